@@ -1,0 +1,30 @@
+# Convenience front end over CMake. The README's quick start:
+#   make demo   install what is missing, build, run the main job on the default model
+#   make test   build with ASan+UBSan and run the whole test suite
+JOBS ?= $(shell nproc)
+BUILD ?= build
+TEST_BUILD ?= build-test
+DEMO_MODEL ?= models/resnet50.json
+
+.PHONY: all setup build demo test clean
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/tasc info $(DEMO_MODEL)
+	./$(BUILD)/tasc run $(DEMO_MODEL) --seed 1 --out-dir $(BUILD)/demo-out
+
+test: setup
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASC_SANITIZE=ON >/dev/null
+	cmake --build $(TEST_BUILD) -j $(JOBS)
+	cd $(TEST_BUILD) && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(TEST_BUILD)

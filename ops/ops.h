@@ -1,0 +1,146 @@
+/* ops.h: the operator table, the single source of truth for what an operator is.
+ *
+ * Operators are listed once in ops/ops.def and parameters in ops/params.def; the enums and
+ * names here are generated from those lists, and ops/ops.c holds one designated-initializer
+ * entry per operator: parameters and domains, shape inference, CPU reference, FLOPs, and the
+ * slots later stages fill (CUDA, Z3 symbol). Shape inference reports errors through a message
+ * buffer and never asserts on user input. CPU references are plain float32 loops: the oracle.
+ * Nothing returned by this module is owned by the caller unless a comment says so.
+ */
+#ifndef TASC_OPS_H
+#define TASC_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OPS_MAX_DIMS 6     /* tensor rank limit */
+#define OPS_MAX_INPUTS 64  /* concat fan-in limit */
+#define OPS_MAX_OUTPUTS 8  /* split fan-out limit */
+#define OPS_MAX_LIST 8     /* perm / shape / sizes length limit */
+#define OPS_MAX_OP_PARAMS 12
+
+typedef enum {
+#define OP(id, name, min_in, max_in, n_out, doc) OP_##id, /* doc */
+#include "ops.def"
+#undef OP
+    OP_COUNT
+} ops_type;
+
+typedef enum {
+#define PM(id, name, kind) PM_##id,
+#include "params.def"
+#undef PM
+    PM_COUNT
+} ops_param_key;
+
+typedef enum { OPS_PK_INT, OPS_PK_FLOAT, OPS_PK_ACT, OPS_PK_PADMODE, OPS_PK_LIST } ops_param_kind;
+
+typedef enum { OPS_ACT_NONE, OPS_ACT_RELU, OPS_ACT_SIGMOID, OPS_ACT_TANH, OPS_ACT_GELU, OPS_ACT_COUNT } ops_act;
+typedef enum { OPS_PAD_EXPLICIT, OPS_PAD_SAME, OPS_PAD_VALID, OPS_PAD_COUNT } ops_padmode;
+
+/* A tensor shape; dims[i] for i >= rank are unused and kept 0. Rank 0 is a scalar. */
+typedef struct {
+    int32_t rank;
+    int64_t dims[OPS_MAX_DIMS];
+} ops_shape;
+
+/* A node's parameters. Only the keys the operator declares are meaningful; the rest are 0. */
+typedef struct {
+    int64_t v[PM_COUNT];
+    int32_t n_list;
+    int64_t list[OPS_MAX_LIST]; /* PM_LIST values: perm (transpose), shape (reshape, const_ones), sizes (split) */
+} ops_params;
+
+/* One operator parameter as the op declares it: key, inclusive domain, default, and the
+ * values the rule generator draws from (a subset of the domain; none means the default only). */
+typedef struct {
+    ops_param_key key;
+    int64_t lo, hi;          /* domain; for FLOAT keys unused */
+    int64_t def;             /* default (float bits for FLOAT keys) */
+    int required;            /* no default: must be given */
+    const char *list_name;   /* for PM_LIST: what the list is called in JSON ("perm", "shape", "sizes") */
+    int32_t n_gen;
+    int64_t gen[8];
+} ops_param_desc;
+
+/* Everything a kernel or a cost function needs to know about one node instance. */
+typedef struct {
+    ops_type op;
+    const ops_params *p;
+    int32_t n_in, n_out;
+    const ops_shape *in;   /* n_in shapes */
+    const ops_shape *out;  /* n_out shapes */
+} ops_sig;
+
+struct rt_ctx; /* the GPU runtime's per-graph context (src/), opaque here */
+
+/* Shape inference: fill out[0..*n_out) from the inputs, or write a one-line message to err and
+ * return -1. Parameters have already been checked against their domains. */
+typedef int (*ops_shape_fn)(const ops_params *p, int32_t n_in, const ops_shape *in,
+                            int32_t *n_out, ops_shape *out, char *err, size_t errlen);
+/* CPU reference: out buffers are preallocated with the inferred shapes. Deterministic. */
+typedef void (*ops_cpu_fn)(const ops_sig *s, const float *const *in, float *const *out);
+/* Floating-point operations of one call (a multiply-add counts 2). */
+typedef double (*ops_flops_fn)(const ops_sig *s);
+/* GPU implementation on device buffers; returns 0 or -1 with a message. Filled by src/ (GPU runtime). */
+typedef int (*ops_cuda_fn)(struct rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out);
+
+typedef struct {
+    const char *name;
+    const char *doc;
+    int32_t min_in, max_in;   /* max_in -1: up to OPS_MAX_INPUTS */
+    int32_t n_out;            /* -1: given by the PM_PARTS parameter */
+    int32_t n_params;
+    ops_param_desc params[OPS_MAX_OP_PARAMS];
+    ops_shape_fn shape;
+    ops_cpu_fn cpu;
+    ops_flops_fn flops;
+    const char *z3;           /* uninterpreted-function symbol in verifier/axioms.smt2, or NULL */
+    int weight_input_mask;    /* bit i: input i is normally a weight (conv kernel, bn stats, ...) */
+} ops_desc;
+
+extern const ops_desc ops_table[OP_COUNT];
+/* The CUDA slot is writable so the GPU runtime registers its kernels at start-up without the
+ * op table depending on CUDA; NULL where not (yet) implemented. */
+extern ops_cuda_fn ops_cuda[OP_COUNT];
+
+typedef struct {
+    const char *name;
+    ops_param_kind kind;
+} ops_param_info;
+extern const ops_param_info ops_param_table[PM_COUNT];
+extern const char *const ops_act_names[OPS_ACT_COUNT];
+extern const char *const ops_padmode_names[OPS_PAD_COUNT];
+
+/* Lookups; return -1 (or NULL) when not found. */
+int ops_find(const char *name);                 /* ops_type or -1 */
+int ops_param_find(const char *name);           /* ops_param_key or -1 */
+const ops_param_desc *ops_param_desc_of(ops_type op, ops_param_key key); /* NULL if op lacks it */
+
+/* Fill p with the op's defaults (all other keys 0). */
+void ops_params_default(ops_type op, ops_params *p);
+/* Check every declared parameter against its domain; -1 with a message naming it otherwise. */
+int ops_params_check(ops_type op, const ops_params *p, char *err, size_t errlen);
+/* Full check of a node: input count, parameters, shape inference. */
+int ops_infer(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in,
+              int32_t *n_out, ops_shape *out, char *err, size_t errlen);
+
+/* Float parameters are stored as their IEEE-754 single bits. */
+int64_t ops_f2p(float f);
+float ops_p2f(int64_t v);
+
+/* Shape helpers. ops_shape_numel returns -1 on int64 overflow. */
+int64_t ops_shape_numel(const ops_shape *s);
+int ops_shape_eq(const ops_shape *a, const ops_shape *b);
+ops_shape ops_shape_make(int32_t rank, const int64_t *dims);
+/* "(1,3,224,224)" into buf; returns buf. */
+const char *ops_shape_str(const ops_shape *s, char *buf, size_t len);
+
+/* Activation applied by fused epilogues (conv2d, matmul) and by the standalone ops. */
+float ops_act_apply(ops_act act, float x);
+
+/* Start-up self-check of the table: every op has a name, shape, cpu and flops; returns the number
+ * of problems, one line each on stderr (with verbose, also each empty optional slot: cuda, z3). */
+int ops_table_check(int verbose);
+
+#endif

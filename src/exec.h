@@ -1,0 +1,32 @@
+/* exec.h: the CPU reference executor, the oracle every other executor and every rewrite is
+ * checked against; plus .npy reading and writing.
+ *
+ * exec_cpu_run evaluates a valid graph node by node in topological order with the op table's
+ * CPU references. Results are deterministic and independent of the thread count. Buffers of
+ * intermediates are freed after their last use.
+ */
+#ifndef TASC_EXEC_H
+#define TASC_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+/* Inputs: in[i] holds graph input i (numel of its shape floats), or NULL to draw it from the
+ * seeded normal generator (seed + i). Outputs: out[j] receives a malloc'd buffer per graph
+ * output (caller frees each). Returns 0, or -1 with a one-line message. */
+int exec_cpu_run(const graph *g, const float *const *in, uint64_t seed, float **out,
+                 char *err, size_t errlen);
+
+/* Relative L2 error ||a-b|| / max(||b||, tiny) and max |a-b|; nan_count counts NaN/Inf in a. */
+typedef struct { double rel_l2, max_abs; int64_t nan_count; } exec_diff;
+exec_diff exec_compare(const float *a, const float *b, int64_t n);
+
+/* .npy files (version 1.0/2.0, little-endian, C order): float32, float64, int64, int32 are read
+ * into float32. Returns a malloc'd buffer (caller frees) and its shape, or NULL with a message. */
+float *npy_read(const char *path, ops_shape *shape, char *err, size_t errlen);
+/* Write float32 .npy through a temporary file and rename. */
+int npy_write(const char *path, const ops_shape *shape, const float *data, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,43 @@
+/* test.h: a tiny assertion helper for the test programs (after Redis's testhelp.h).
+ * CHECK prints the failing expression with file and line and counts the failure; the program
+ * ends with TEST_REPORT(), which prints "N passed, N failed" and returns the exit code. */
+#ifndef TASC_TEST_H
+#define TASC_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int test_passed, test_failed;
+
+#define CHECK(cond) do { \
+    if (cond) test_passed++; \
+    else { test_failed++; fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } \
+} while (0)
+
+#define CHECK_EQ_INT(a, b) do { \
+    long long _a = (long long)(a), _b = (long long)(b); \
+    if (_a == _b) test_passed++; \
+    else { test_failed++; fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", \
+                                  __FILE__, __LINE__, #a, #b, _a, _b); } \
+} while (0)
+
+#define CHECK_NEAR(a, b, tol) do { \
+    double _a = (double)(a), _b = (double)(b); \
+    if (fabs(_a - _b) <= (tol)) test_passed++; \
+    else { test_failed++; fprintf(stderr, "%s:%d: CHECK failed: %s ~ %s (%.9g vs %.9g, tol %g)\n", \
+                                  __FILE__, __LINE__, #a, #b, _a, _b, (double)(tol)); } \
+} while (0)
+
+#define CHECK_STR_CONTAINS(hay, needle) do { \
+    const char *_h = (hay), *_n = (needle); \
+    if (_h && strstr(_h, _n)) test_passed++; \
+    else { test_failed++; fprintf(stderr, "%s:%d: CHECK failed: \"%s\" contains \"%s\"\n", \
+                                  __FILE__, __LINE__, _h ? _h : "(null)", _n); } \
+} while (0)
+
+#define TEST_REPORT() ( \
+    printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed), \
+    test_failed ? 1 : 0)
+
+#endif
