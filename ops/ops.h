@@ -82,6 +82,11 @@ typedef int (*ops_shape_fn)(const ops_params *p, int32_t n_in, const ops_shape *
 typedef void (*ops_cpu_fn)(const ops_sig *s, const float *const *in, float *const *out);
 /* Floating-point operations of one call (a multiply-add counts 2). */
 typedef double (*ops_flops_fn)(const ops_sig *s);
+/* Fingerprint semantics for the rule generator: exact arithmetic on uint32 values, wrapping mod 2^32
+ * (division by an odd pool size is multiplication by its inverse mod 2^32), with relu replaced by
+ * the non-linear stand-in x*(x+1)+1 so relu's zeros cannot make false equalities. Defined for the
+ * generation op set only (ops/ops_fp.c); NULL for the others. */
+typedef void (*ops_fp_fn)(const ops_sig *s, const uint32_t *const *in, uint32_t *const *out);
 /* GPU implementation on device buffers; returns 0 or -1 with a message. Filled by src/ (GPU runtime). */
 typedef int (*ops_cuda_fn)(struct rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out);
 
@@ -95,6 +100,8 @@ typedef struct {
     ops_shape_fn shape;
     ops_cpu_fn cpu;
     ops_flops_fn flops;
+    ops_fp_fn fp;             /* integer fingerprint semantics (generation op set), or NULL */
+    int gen;                  /* 1: in TASO's generation op set (the enumerator uses it) */
     const char *z3;           /* uninterpreted-function symbol in verifier/axioms.smt2, or NULL */
     int weight_input_mask;    /* bit i: input i is normally a weight (conv kernel, bn stats, ...) */
 } ops_desc;
