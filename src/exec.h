@@ -19,6 +19,16 @@
 int exec_cpu_run(const graph *g, const float *const *in, uint64_t seed, float **out,
                  char *err, size_t errlen);
 
+/* What one run allocated (float buffers the executor owns; caller-given inputs not counted). */
+typedef struct {
+    int64_t peak_bytes;    /* most bytes held at once */
+    int64_t total_bytes;   /* bytes allocated over the run (what keeping every tensor would hold) */
+    int32_t nodes_run;     /* nodes evaluated: those whose results reach a graph output */
+} exec_stats;
+/* exec_cpu_run, also reporting allocation statistics into st (may be NULL). */
+int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float **out,
+                    exec_stats *st, char *err, size_t errlen);
+
 /* Relative L2 error ||a-b|| / max(||b||, tiny) and max |a-b|; nan_count counts NaN/Inf in a. */
 typedef struct { double rel_l2, max_abs; int64_t nan_count; } exec_diff;
 exec_diff exec_compare(const float *a, const float *b, int64_t n);
