@@ -82,18 +82,20 @@ static int np_string(npy_parser *p, char *buf, size_t len) {
     if (p->pos >= p->n || (p->s[p->pos] != '\'' && p->s[p->pos] != '"'))
         return np_fail(p, "expected a quoted string");
     char q = p->s[p->pos++];
+    size_t end = p->pos;
+    while (end < p->n && p->s[end] != q && p->s[end] != '\n')
+        end++;
+    if (end >= p->n || p->s[end] != q)
+        return np_fail(p, "unterminated string");
+    if (end - p->pos >= len)
+        return np_fail(p, "string too long");
     size_t k = 0;
-    while (p->pos < p->n && p->s[p->pos] != q) {
+    for (; p->pos < end; p->pos++) {
         unsigned char c = (unsigned char)p->s[p->pos];
         if (c == '\\' || c < 0x20 || c > 0x7e)
             return np_fail(p, "unsupported character in string");
-        if (k + 1 >= len)
-            return np_fail(p, "string too long");
         buf[k++] = (char)c;
-        p->pos++;
     }
-    if (p->pos >= p->n)
-        return np_fail(p, "unterminated string");
     p->pos++;
     buf[k] = '\0';
     return 0;
