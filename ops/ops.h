@@ -143,6 +143,20 @@ ops_shape ops_shape_make(int32_t rank, const int64_t *dims);
 /* "(1,3,224,224)" into buf; returns buf. */
 const char *ops_shape_str(const ops_shape *s, char *buf, size_t len);
 
+/* The resolved sliding-window geometry of a conv2d, avgpool2d or maxpool2d node, with the pad
+ * mode applied ("same" = ceil(H/stride) outputs, the odd padding cell at the end as ONNX
+ * SAME_UPPER), so that every executor pads identically. x is the (N,C,H,W) input, w the conv
+ * kernel (F,C/g,KH,KW) or NULL for the pools (their window is PM_KH x PM_KW). Returns 0, or -1
+ * with a one-line message (err may be NULL) when the window does not fit the input. */
+typedef struct {
+    int64_t kh, kw;          /* window (undilated) */
+    int64_t sh, sw, dh, dw;  /* strides, dilations */
+    int64_t pt, pl, pb, pr;  /* zero padding per side */
+    int64_t oh, ow;          /* output height and width */
+} ops_window;
+int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops_shape *w,
+                 ops_window *win, char *err, size_t errlen);
+
 /* Activation applied by fused epilogues (conv2d, matmul) and by the standalone ops. */
 float ops_act_apply(ops_act act, float x);
 

@@ -1,0 +1,1005 @@
+/* ops.c: the operator table (one entry per op of ops.def), the parameter table (params.def),
+ * parameter checking, shape inference and FLOP counts. The CPU references are in ops_cpu.c.
+ *
+ * The table is generated from ops.def: name, doc and input/output counts come from there, and
+ * the rest of each entry from the OPS_ENTRY_<ID> macro below, so a new op in ops.def without an
+ * entry here does not compile. Every shape function reports a wrong input as one line that names
+ * the op, the input and what is wrong; every int64 product is checked for overflow.
+ * Float parameters are stored as their IEEE-754 single bits, zero-extended (ops_f2p).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+#include "ops_fp.h"
+#include "ops_impl.h"
+
+/* --- names ---------------------------------------------------------------------------------- */
+
+const ops_param_info ops_param_table[PM_COUNT] = {
+#define PM(id, nm, knd) [PM_##id] = {.name = nm, .kind = OPS_PK_##knd},
+#include "params.def"
+#undef PM
+};
+
+const char *const ops_act_names[OPS_ACT_COUNT] = {"none", "relu", "sigmoid", "tanh", "gelu"};
+const char *const ops_padmode_names[OPS_PAD_COUNT] = {"explicit", "same", "valid"};
+
+ops_cuda_fn ops_cuda[OP_COUNT];
+
+/* What each op calls its inputs in messages ("input 1 (kernel)"); NULL: just "input K". */
+static const char *const ops_roles[OP_COUNT][5] = {
+    [OP_CONV2D] = {"x", "kernel", "bias"},
+    [OP_MATMUL] = {"A", "B", "bias"},
+    [OP_EWADD] = {"x", "y"},
+    [OP_EWMUL] = {"x", "y"},
+    [OP_EWSUB] = {"x", "y"},
+    [OP_EWDIV] = {"x", "y"},
+    [OP_SMUL] = {"x", "scalar"},
+    [OP_RELU] = {"x"},
+    [OP_SIGMOID] = {"x"},
+    [OP_TANH] = {"x"},
+    [OP_GELU] = {"x"},
+    [OP_ERF] = {"x"},
+    [OP_SQRT] = {"x"},
+    [OP_POW] = {"x", "exponent"},
+    [OP_CLIP] = {"x"},
+    [OP_TRANSPOSE] = {"x"},
+    [OP_SPLIT] = {"x"},
+    [OP_AVGPOOL2D] = {"x"},
+    [OP_MAXPOOL2D] = {"x"},
+    [OP_GLOBALAVGPOOL] = {"x"},
+    [OP_ENLARGE] = {"kernel"},
+    [OP_BATCHNORM] = {"x", "scale", "bias", "mean", "var"},
+    [OP_RESHAPE] = {"x"},
+    [OP_SOFTMAX] = {"x"},
+    [OP_LAYERNORM] = {"x", "gamma", "beta"},
+    [OP_GATHER] = {"table", "ids"},
+};
+
+/* --- small helpers -------------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+#define OPS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define OPS_PRINTF(a, b)
+#endif
+
+/* Write a one-line message into err (if any) and return -1. */
+static int ops_fail(char *err, size_t errlen, const char *fmt, ...) OPS_PRINTF(3, 4);
+static int ops_fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+        for (char *c = err; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+    }
+    return -1;
+}
+
+/* "input 1 (kernel)" or "input 3". */
+static const char *ops_in_name(ops_type op, int32_t k, char *buf, size_t len) {
+    const char *r = (k >= 0 && k < 5) ? ops_roles[op][k] : NULL;
+    if (r)
+        snprintf(buf, len, "input %d (%s)", (int)k, r);
+    else
+        snprintf(buf, len, "input %d", (int)k);
+    return buf;
+}
+
+static int ops_add(int64_t a, int64_t b, int64_t *r) { return __builtin_add_overflow(a, b, r); }
+static int ops_mul(int64_t a, int64_t b, int64_t *r) { return __builtin_mul_overflow(a, b, r); }
+
+int64_t ops_f2p(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (int64_t)u;
+}
+
+float ops_p2f(int64_t v) {
+    uint32_t u = (uint32_t)v;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+int64_t ops_shape_numel(const ops_shape *s) {
+    if (s->rank < 0 || s->rank > OPS_MAX_DIMS)
+        return -1;
+    int64_t n = 1;
+    for (int32_t i = 0; i < s->rank; i++) {
+        if (s->dims[i] < 0 || ops_mul(n, s->dims[i], &n))
+            return -1;
+    }
+    return n;
+}
+
+int ops_shape_eq(const ops_shape *a, const ops_shape *b) {
+    if (a->rank != b->rank)
+        return 0;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+ops_shape ops_shape_make(int32_t rank, const int64_t *dims) {
+    ops_shape s;
+    memset(&s, 0, sizeof s);
+    if (rank < 0)
+        rank = 0;
+    if (rank > OPS_MAX_DIMS)
+        rank = OPS_MAX_DIMS;
+    s.rank = rank;
+    for (int32_t i = 0; i < rank; i++)
+        s.dims[i] = dims[i];
+    return s;
+}
+
+const char *ops_shape_str(const ops_shape *s, char *buf, size_t len) {
+    if (!buf || !len)
+        return buf;
+    size_t at = 0;
+    int n = snprintf(buf, len, "(");
+    at = n > 0 ? (size_t)n : 0;
+    int32_t rank = s->rank < 0 ? 0 : s->rank > OPS_MAX_DIMS ? OPS_MAX_DIMS : s->rank;
+    for (int32_t i = 0; i < rank && at < len; i++) {
+        n = snprintf(buf + at, len - at, i ? ",%lld" : "%lld", (long long)s->dims[i]);
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (at < len)
+        snprintf(buf + at, len - at, ")");
+    return buf;
+}
+
+void ops_impl_strides(const ops_shape *s, int64_t *st) {
+    int64_t acc = 1;
+    for (int32_t i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+float ops_act_apply(ops_act act, float x) {
+    switch (act) {
+    case OPS_ACT_NONE:
+        return x;
+    case OPS_ACT_RELU:
+        return x < 0.0f ? 0.0f : x; /* NaN passes through */
+    case OPS_ACT_SIGMOID:
+        return (float)(1.0 / (1.0 + exp(-(double)x)));
+    case OPS_ACT_TANH:
+        return (float)tanh((double)x);
+    case OPS_ACT_GELU:
+        return (float)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)));
+    case OPS_ACT_COUNT:
+        break;
+    }
+    return x;
+}
+
+/* --- window geometry (conv2d and the pools) ------------------------------------------------- */
+
+/* One spatial axis: output size and the two paddings for the pad mode. */
+static int ops_win_axis(const char *opn, const char *what, int64_t mode, int64_t in, int64_t k, int64_t s,
+                        int64_t d, int64_t p0, int64_t p1, int64_t *o, int64_t *q0, int64_t *q1, char *err,
+                        size_t errlen) {
+    int64_t ek, span;
+    if (ops_mul(k - 1, d, &ek) || ops_add(ek, 1, &ek))
+        return ops_fail(err, errlen, "%s: dilated window %s overflows", opn, what);
+    if (mode == OPS_PAD_SAME) {
+        *o = in / s + (in % s != 0);
+        int64_t total;
+        if (ops_mul(*o - 1, s, &total) || ops_add(total, ek, &total))
+            return ops_fail(err, errlen, "%s: 'same' padding of the %s overflows", opn, what);
+        total -= in;
+        if (total < 0)
+            total = 0;
+        *q0 = total / 2;
+        *q1 = total - *q0;
+        return 0;
+    }
+    if (mode == OPS_PAD_VALID)
+        p0 = p1 = 0;
+    if (ops_add(in, p0, &span) || ops_add(span, p1, &span))
+        return ops_fail(err, errlen, "%s: padded input %s overflows", opn, what);
+    if (span < ek) {
+        if (d > 1)
+            return ops_fail(err, errlen, "%s: window %s %lld (dilated %lld) is larger than the padded input %s %lld",
+                            opn, what, (long long)k, (long long)ek, what, (long long)span);
+        return ops_fail(err, errlen, "%s: window %s %lld is larger than the padded input %s %lld", opn, what,
+                        (long long)k, what, (long long)span);
+    }
+    *o = (span - ek) / s + 1;
+    *q0 = p0;
+    *q1 = p1;
+    return 0;
+}
+
+int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops_shape *w, ops_window *win,
+                 char *err, size_t errlen) {
+    if (op != OP_CONV2D && op != OP_AVGPOOL2D && op != OP_MAXPOOL2D)
+        return ops_fail(err, errlen, "ops_window2d: op %d has no window", (int)op);
+    const char *opn = ops_table[op].name;
+    char b[64];
+    memset(win, 0, sizeof *win);
+    if (x->rank != 4)
+        return ops_fail(err, errlen, "%s: %s has %d dims, expected 4 (N,C,H,W)", opn, ops_in_name(op, 0, b, sizeof b),
+                        (int)x->rank);
+    if (op == OP_CONV2D) {
+        if (!w || w->rank != 4)
+            return ops_fail(err, errlen, "%s: %s has %d dims, expected 4 (F,C/groups,KH,KW)", opn,
+                            ops_in_name(op, 1, b, sizeof b), w ? (int)w->rank : 0);
+        win->kh = w->dims[2];
+        win->kw = w->dims[3];
+        win->dh = p->v[PM_DIL_H];
+        win->dw = p->v[PM_DIL_W];
+    } else {
+        win->kh = p->v[PM_KH];
+        win->kw = p->v[PM_KW];
+        win->dh = win->dw = 1;
+    }
+    win->sh = p->v[PM_STRIDE_H];
+    win->sw = p->v[PM_STRIDE_W];
+    if (win->kh < 1 || win->kw < 1 || win->sh < 1 || win->sw < 1 || win->dh < 1 || win->dw < 1)
+        return ops_fail(err, errlen, "%s: window, stride and dilation must be >= 1", opn);
+    int64_t mode = p->v[PM_PAD];
+    if (mode < 0 || mode >= OPS_PAD_COUNT)
+        return ops_fail(err, errlen, "%s: pad mode %lld unknown", opn, (long long)mode);
+    if (mode == OPS_PAD_EXPLICIT &&
+        (p->v[PM_PAD_T] < 0 || p->v[PM_PAD_B] < 0 || p->v[PM_PAD_L] < 0 || p->v[PM_PAD_R] < 0))
+        return ops_fail(err, errlen, "%s: negative padding", opn);
+    if (ops_win_axis(opn, "height", mode, x->dims[2], win->kh, win->sh, win->dh, p->v[PM_PAD_T], p->v[PM_PAD_B],
+                     &win->oh, &win->pt, &win->pb, err, errlen) < 0 ||
+        ops_win_axis(opn, "width", mode, x->dims[3], win->kw, win->sw, win->dw, p->v[PM_PAD_L], p->v[PM_PAD_R],
+                     &win->ow, &win->pl, &win->pr, err, errlen) < 0)
+        return -1;
+    /* A pool window must always hold one real cell (max of nothing, mean of nothing): 'same'
+     * padding guarantees it, explicit padding must be smaller than the window. */
+    if (op != OP_CONV2D) {
+        const char *side[4] = {"pad_t", "pad_b", "pad_l", "pad_r"};
+        int64_t pad[4] = {win->pt, win->pb, win->pl, win->pr}, k[4] = {win->kh, win->kh, win->kw, win->kw};
+        for (int i = 0; i < 4; i++)
+            if (pad[i] >= k[i])
+                return ops_fail(err, errlen, "%s: %s = %lld is not smaller than the window (%lld)", opn, side[i],
+                                (long long)pad[i], (long long)k[i]);
+    }
+    return 0;
+}
+
+/* --- shape inference ------------------------------------------------------------------------ */
+
+#define SHAPE_FN(nm) \
+    static int shape_##nm(const ops_params *p, int32_t n_in, const ops_shape *in, int32_t *n_out, ops_shape *out, \
+                          char *err, size_t errlen)
+
+/* Input k must have the given rank. */
+static int need_rank(ops_type op, const ops_shape *in, int32_t k, int32_t rank, char *err, size_t errlen) {
+    char b[64];
+    if (in[k].rank != rank)
+        return ops_fail(err, errlen, "%s: %s has %d dims, expected %d", ops_table[op].name,
+                        ops_in_name(op, k, b, sizeof b), (int)in[k].rank, (int)rank);
+    return 0;
+}
+
+/* Input k must be a vector (n). */
+static int need_vec(ops_type op, const ops_shape *in, int32_t k, int64_t n, char *err, size_t errlen) {
+    char b[64], s[96];
+    if (in[k].rank != 1 || in[k].dims[0] != n)
+        return ops_fail(err, errlen, "%s: %s has shape %s, expected (%lld)", ops_table[op].name,
+                        ops_in_name(op, k, b, sizeof b), ops_shape_str(&in[k], s, sizeof s), (long long)n);
+    return 0;
+}
+
+SHAPE_FN(conv2d) {
+    char b[64];
+    if (need_rank(OP_CONV2D, in, 0, 4, err, errlen) < 0 || need_rank(OP_CONV2D, in, 1, 4, err, errlen) < 0)
+        return -1;
+    const ops_shape *x = &in[0], *w = &in[1]; /* (N,C,H,W), (F,C/g,KH,KW) */
+    int64_t C = x->dims[1], F = w->dims[0], g = p->v[PM_GROUPS];
+    if (C % g)
+        return ops_fail(err, errlen, "conv2d: groups = %lld does not divide the %lld input channels of input 0 (x)",
+                        (long long)g, (long long)C);
+    if (F % g)
+        return ops_fail(err, errlen, "conv2d: groups = %lld does not divide the %lld filters of input 1 (kernel)",
+                        (long long)g, (long long)F);
+    if (w->dims[1] != C / g)
+        return ops_fail(err, errlen, "conv2d: %s has %lld channels (dim 1), expected C/groups = %lld",
+                        ops_in_name(OP_CONV2D, 1, b, sizeof b), (long long)w->dims[1], (long long)(C / g));
+    if (n_in > 2 && need_vec(OP_CONV2D, in, 2, F, err, errlen) < 0)
+        return -1;
+    ops_window win;
+    if (ops_window2d(OP_CONV2D, p, x, w, &win, err, errlen) < 0)
+        return -1;
+    int64_t d[4] = {x->dims[0], F, win.oh, win.ow};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(matmul) {
+    char b[64], s1[96], s2[96];
+    const ops_shape *a = &in[0], *bm = &in[1]; /* (...,m,k), (...,k,n) */
+    for (int32_t k = 0; k < 2; k++)
+        if (in[k].rank < 2)
+            return ops_fail(err, errlen, "matmul: %s has %d dims, expected at least 2",
+                            ops_in_name(OP_MATMUL, k, b, sizeof b), (int)in[k].rank);
+    int64_t m = a->dims[a->rank - 2], kk = a->dims[a->rank - 1];
+    int64_t kb = bm->dims[bm->rank - 2], n = bm->dims[bm->rank - 1];
+    if (kb != kk)
+        return ops_fail(err, errlen, "matmul: input 1 (B) has %lld rows (dim %d), expected k = %lld (the last dim of A)",
+                        (long long)kb, (int)(bm->rank - 2), (long long)kk);
+    int32_t r = a->rank > bm->rank ? a->rank : bm->rank;
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < r - 2; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - bm->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? bm->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return ops_fail(err, errlen, "matmul: batch dims of A %s and B %s do not broadcast (%lld vs %lld)",
+                            ops_shape_str(a, s1, sizeof s1), ops_shape_str(bm, s2, sizeof s2), (long long)da,
+                            (long long)db);
+        d[i] = da == 1 ? db : da;
+    }
+    d[r - 2] = m;
+    d[r - 1] = n;
+    if (n_in > 2 && need_vec(OP_MATMUL, in, 2, n, err, errlen) < 0)
+        return -1;
+    out[0] = ops_shape_make(r, d);
+    *n_out = 1;
+    return 0;
+}
+
+/* numpy broadcasting of in[0] and in[1] (right-aligned; dims equal or 1). */
+static int shape_bcast(ops_type op, const ops_shape *in, ops_shape *out, char *err, size_t errlen) {
+    char s1[96], s2[96];
+    const ops_shape *a = &in[0], *b = &in[1];
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return ops_fail(err, errlen, "%s: shapes %s and %s do not broadcast (output dim %d: %lld vs %lld)",
+                            ops_table[op].name, ops_shape_str(a, s1, sizeof s1), ops_shape_str(b, s2, sizeof s2),
+                            (int)i, (long long)da, (long long)db);
+        d[i] = da == 1 ? db : da;
+    }
+    out[0] = ops_shape_make(r, d);
+    return 0;
+}
+
+#define SHAPE_BCAST(nm, ID) \
+    SHAPE_FN(nm) { \
+        *n_out = 1; \
+        return shape_bcast(OP_##ID, in, out, err, errlen); \
+    }
+SHAPE_BCAST(ewadd, EWADD)
+SHAPE_BCAST(ewmul, EWMUL)
+SHAPE_BCAST(ewsub, EWSUB)
+SHAPE_BCAST(ewdiv, EWDIV)
+SHAPE_BCAST(pow, POW)
+
+SHAPE_FN(smul) {
+    char s[96];
+    if (ops_shape_numel(&in[1]) != 1)
+        return ops_fail(err, errlen, "smul: input 1 (scalar) has shape %s, expected a single element",
+                        ops_shape_str(&in[1], s, sizeof s));
+    out[0] = in[0];
+    *n_out = 1;
+    return 0;
+}
+
+/* Unary elementwise ops (and clip): the output has the input's shape. */
+SHAPE_FN(same) {
+    out[0] = in[0];
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(transpose) {
+    const ops_shape *x = &in[0];
+    if (p->n_list != x->rank)
+        return ops_fail(err, errlen, "transpose: perm has %d entries, input 0 (x) has rank %d", (int)p->n_list,
+                        (int)x->rank);
+    int seen[OPS_MAX_DIMS] = {0};
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < x->rank; i++) {
+        int64_t q = p->list[i];
+        if (q < 0 || q >= x->rank || seen[q])
+            return ops_fail(err, errlen, "transpose: perm is not a permutation of 0..%d (entry %d = %lld)",
+                            (int)x->rank - 1, (int)i, (long long)q);
+        seen[q] = 1;
+        d[i] = x->dims[q];
+    }
+    out[0] = ops_shape_make(x->rank, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(concat) {
+    int64_t ax = p->v[PM_AXIS];
+    int32_t r = in[0].rank;
+    if (ax >= r)
+        return ops_fail(err, errlen, "concat: axis %lld out of range for input 0 of rank %d", (long long)ax, (int)r);
+    int64_t total = 0;
+    for (int32_t k = 0; k < n_in; k++) {
+        if (in[k].rank != r)
+            return ops_fail(err, errlen, "concat: input %d has rank %d, input 0 has rank %d", (int)k,
+                            (int)in[k].rank, (int)r);
+        for (int32_t i = 0; i < r; i++)
+            if (i != ax && in[k].dims[i] != in[0].dims[i])
+                return ops_fail(err, errlen,
+                                "concat: input %d has dim %d = %lld, input 0 has %lld (only dim %lld, the axis, may differ)",
+                                (int)k, (int)i, (long long)in[k].dims[i], (long long)in[0].dims[i], (long long)ax);
+        if (ops_add(total, in[k].dims[ax], &total))
+            return ops_fail(err, errlen, "concat: the output size along axis %lld overflows", (long long)ax);
+    }
+    out[0] = in[0];
+    out[0].dims[ax] = total;
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(split) {
+    const ops_shape *x = &in[0];
+    int64_t ax = p->v[PM_AXIS], parts = p->v[PM_PARTS];
+    if (ax >= x->rank)
+        return ops_fail(err, errlen, "split: axis %lld out of range for input 0 (x) of rank %d", (long long)ax,
+                        (int)x->rank);
+    int64_t dim = x->dims[ax];
+    if (p->n_list == 0) {
+        if (dim % parts)
+            return ops_fail(err, errlen, "split: dim %lld of input 0 (x) (= %lld) does not divide into %lld equal parts",
+                            (long long)ax, (long long)dim, (long long)parts);
+        for (int64_t k = 0; k < parts; k++) {
+            out[k] = *x;
+            out[k].dims[ax] = dim / parts;
+        }
+    } else {
+        int64_t sum = 0;
+        for (int64_t k = 0; k < parts; k++) {
+            if (ops_add(sum, p->list[k], &sum))
+                return ops_fail(err, errlen, "split: sizes overflow");
+            out[k] = *x;
+            out[k].dims[ax] = p->list[k];
+        }
+        if (sum != dim)
+            return ops_fail(err, errlen, "split: sizes sum to %lld, dim %lld of input 0 (x) is %lld", (long long)sum,
+                            (long long)ax, (long long)dim);
+    }
+    *n_out = (int32_t)parts;
+    return 0;
+}
+
+static int shape_pool(ops_type op, const ops_params *p, const ops_shape *in, int32_t *n_out, ops_shape *out,
+                      char *err, size_t errlen) {
+    ops_window win;
+    if (ops_window2d(op, p, &in[0], NULL, &win, err, errlen) < 0)
+        return -1;
+    int64_t d[4] = {in[0].dims[0], in[0].dims[1], win.oh, win.ow};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(avgpool2d) { return shape_pool(OP_AVGPOOL2D, p, in, n_out, out, err, errlen); }
+SHAPE_FN(maxpool2d) { return shape_pool(OP_MAXPOOL2D, p, in, n_out, out, err, errlen); }
+
+SHAPE_FN(globalavgpool) {
+    if (need_rank(OP_GLOBALAVGPOOL, in, 0, 4, err, errlen) < 0)
+        return -1;
+    int64_t d[4] = {in[0].dims[0], in[0].dims[1], 1, 1};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(enlarge) {
+    if (need_rank(OP_ENLARGE, in, 0, 4, err, errlen) < 0)
+        return -1;
+    const ops_shape *k = &in[0]; /* (F,C,kh,kw) */
+    int64_t want[2] = {p->v[PM_KH], p->v[PM_KW]};
+    const char *nm[2] = {"kh", "kw"}, *what[2] = {"height", "width"};
+    for (int i = 0; i < 2; i++) {
+        int64_t have = k->dims[2 + i];
+        if (want[i] < have)
+            return ops_fail(err, errlen, "enlarge: %s = %lld is smaller than the %s %lld of input 0 (kernel)", nm[i],
+                            (long long)want[i], what[i], (long long)have);
+        if ((want[i] - have) % 2)
+            return ops_fail(err, errlen,
+                            "enlarge: %s = %lld minus the kernel %s %lld is odd; the kernel would not stay centred",
+                            nm[i], (long long)want[i], what[i], (long long)have);
+    }
+    int64_t d[4] = {k->dims[0], k->dims[1], want[0], want[1]};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(const_imm) {
+    int64_t d[2] = {p->v[PM_N], p->v[PM_N]};
+    out[0] = ops_shape_make(2, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(const_iconv) {
+    if (p->v[PM_KH] % 2 == 0 || p->v[PM_KW] % 2 == 0)
+        return ops_fail(err, errlen, "const_iconv: kh = %lld and kw = %lld must be odd (the identity tap is central)",
+                        (long long)p->v[PM_KH], (long long)p->v[PM_KW]);
+    int64_t d[4] = {p->v[PM_C], p->v[PM_C], p->v[PM_KH], p->v[PM_KW]};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+/* A shape given as the list parameter (const_ones, reshape). */
+static int shape_from_list(ops_type op, const ops_params *p, ops_shape *s, char *err, size_t errlen) {
+    if (p->n_list > OPS_MAX_DIMS)
+        return ops_fail(err, errlen, "%s: shape has %d entries, at most %d", ops_table[op].name, (int)p->n_list,
+                        OPS_MAX_DIMS);
+    *s = ops_shape_make(p->n_list, p->list);
+    if (ops_shape_numel(s) < 0)
+        return ops_fail(err, errlen, "%s: the number of elements of the shape overflows", ops_table[op].name);
+    return 0;
+}
+
+SHAPE_FN(const_ones) {
+    *n_out = 1;
+    return shape_from_list(OP_CONST_ONES, p, &out[0], err, errlen);
+}
+
+SHAPE_FN(const_pool) {
+    int64_t d[4] = {p->v[PM_C], 1, p->v[PM_KH], p->v[PM_KW]};
+    out[0] = ops_shape_make(4, d);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(batchnorm) {
+    if (in[0].rank < 2)
+        return ops_fail(err, errlen, "batchnorm: input 0 (x) has %d dims, expected at least 2 (N,C,...)",
+                        (int)in[0].rank);
+    for (int32_t k = 1; k < 5; k++)
+        if (need_vec(OP_BATCHNORM, in, k, in[0].dims[1], err, errlen) < 0)
+            return -1;
+    out[0] = in[0];
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(reshape) {
+    char s1[96], s2[96];
+    if (shape_from_list(OP_RESHAPE, p, &out[0], err, errlen) < 0)
+        return -1;
+    int64_t n = ops_shape_numel(&out[0]), nx = ops_shape_numel(&in[0]);
+    if (n != nx)
+        return ops_fail(err, errlen, "reshape: shape %s has %lld elements, input 0 (x) %s has %lld",
+                        ops_shape_str(&out[0], s1, sizeof s1), (long long)n, ops_shape_str(&in[0], s2, sizeof s2),
+                        (long long)nx);
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(softmax) {
+    if (p->v[PM_AXIS] >= in[0].rank)
+        return ops_fail(err, errlen, "softmax: axis %lld out of range for input 0 (x) of rank %d",
+                        (long long)p->v[PM_AXIS], (int)in[0].rank);
+    out[0] = in[0];
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(layernorm) {
+    char b[64], s1[96], s2[96];
+    const ops_shape *x = &in[0];
+    int64_t ax = p->v[PM_AXIS];
+    if (ax >= x->rank)
+        return ops_fail(err, errlen, "layernorm: axis %lld out of range for input 0 (x) of rank %d", (long long)ax,
+                        (int)x->rank);
+    ops_shape tail = ops_shape_make(x->rank - (int32_t)ax, x->dims + ax);
+    for (int32_t k = 1; k < n_in; k++)
+        if (!ops_shape_eq(&in[k], &tail))
+            return ops_fail(err, errlen, "layernorm: %s has shape %s, expected %s (the dims of x from axis %lld)",
+                            ops_in_name(OP_LAYERNORM, k, b, sizeof b), ops_shape_str(&in[k], s1, sizeof s1),
+                            ops_shape_str(&tail, s2, sizeof s2), (long long)ax);
+    out[0] = *x;
+    *n_out = 1;
+    return 0;
+}
+
+SHAPE_FN(gather) {
+    const ops_shape *t = &in[0], *ids = &in[1]; /* (V,...), (...) */
+    if (t->rank < 1)
+        return ops_fail(err, errlen, "gather: input 0 (table) is a scalar, expected at least 1 dim");
+    int32_t r = ids->rank + t->rank - 1;
+    if (r > OPS_MAX_DIMS)
+        return ops_fail(err, errlen, "gather: the output would have rank %d (ids rank %d + table rank %d - 1), at most %d",
+                        (int)r, (int)ids->rank, (int)t->rank, OPS_MAX_DIMS);
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < ids->rank; i++)
+        d[i] = ids->dims[i];
+    for (int32_t i = 1; i < t->rank; i++)
+        d[ids->rank + i - 1] = t->dims[i];
+    out[0] = ops_shape_make(r, d);
+    *n_out = 1;
+    return 0;
+}
+
+/* --- FLOPs ---------------------------------------------------------------------------------
+ * A multiply-add counts 2; an elementwise op, a fused bias or a fused activation 1 per output
+ * element; pools 1 per window cell; data movement and constants 0. */
+
+#define FLOPS_FN(nm) static double flops_##nm(const ops_sig *s)
+
+static double numel_d(const ops_shape *s) { return (double)ops_shape_numel(s); }
+
+/* Fused bias and activation: 1 each per output element. */
+static double epilogue_flops(const ops_sig *s) {
+    double n = numel_d(&s->out[0]);
+    return (s->n_in > 2 ? n : 0.0) + (s->p->v[PM_ACT] != OPS_ACT_NONE ? n : 0.0);
+}
+
+FLOPS_FN(conv2d) {
+    const ops_shape *w = &s->in[1]; /* (F, C/g, KH, KW) */
+    return 2.0 * numel_d(&s->out[0]) * (double)(w->dims[1] * w->dims[2] * w->dims[3]) + epilogue_flops(s);
+}
+
+FLOPS_FN(matmul) {
+    const ops_shape *a = &s->in[0]; /* (..., m, k) */
+    return 2.0 * numel_d(&s->out[0]) * (double)a->dims[a->rank - 1] + epilogue_flops(s);
+}
+
+FLOPS_FN(elementwise) { return numel_d(&s->out[0]); }
+FLOPS_FN(zero) { return 0.0; }
+
+FLOPS_FN(pool) { return numel_d(&s->out[0]) * (double)(s->p->v[PM_KH] * s->p->v[PM_KW]); }
+FLOPS_FN(globalavgpool) { return numel_d(&s->in[0]); }
+/* y = x * a + b with a, b per channel */
+FLOPS_FN(batchnorm) { return 2.0 * numel_d(&s->out[0]); }
+/* max, exp, sum, divide */
+FLOPS_FN(softmax) { return 4.0 * numel_d(&s->out[0]); }
+/* mean, variance (2), normalise (2), gamma, beta */
+FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0]); }
+
+/* --- the table ------------------------------------------------------------------------------
+ * Parameter declarations: P_INT(key, lo, hi, default), P_REQ(key, lo, hi) for a parameter
+ * without default; the _G forms end with the values the rule generator draws (TASO's generation
+ * set); without them the generator uses the default, or for a required parameter a value it
+ * derives from the input shapes (const_imm n, const_iconv c, ...). For the list parameter, lo..hi
+ * is the domain of each entry and the generator values form the one list it uses. */
+#define NGEN(...) ((int32_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+#define GEN(...) .n_gen = NGEN(__VA_ARGS__), .gen = {__VA_ARGS__}
+#define P_INT(k, l, h, d) {.key = PM_##k, .lo = (l), .hi = (h), .def = (d)}
+#define P_INT_G(k, l, h, d, ...) {.key = PM_##k, .lo = (l), .hi = (h), .def = (d), GEN(__VA_ARGS__)}
+#define P_REQ(k, l, h) {.key = PM_##k, .lo = (l), .hi = (h), .required = 1}
+#define P_REQ_G(k, l, h, ...) {.key = PM_##k, .lo = (l), .hi = (h), .required = 1, GEN(__VA_ARGS__)}
+#define P_FLOAT(k, bits) {.key = PM_##k, .def = (bits)}
+#define P_ACT_G(...) {.key = PM_ACT, .lo = 0, .hi = OPS_ACT_COUNT - 1, .def = OPS_ACT_NONE, GEN(__VA_ARGS__)}
+#define P_PAD_G(...) {.key = PM_PAD, .lo = 0, .hi = OPS_PAD_COUNT - 1, .def = OPS_PAD_EXPLICIT, GEN(__VA_ARGS__)}
+#define P_LIST(nm, l, h, req) {.key = PM_LIST, .lo = (l), .hi = (h), .required = (req), .list_name = (nm)}
+#define P_LIST_G(nm, l, h, req, ...) \
+    {.key = PM_LIST, .lo = (l), .hi = (h), .required = (req), .list_name = (nm), GEN(__VA_ARGS__)}
+#define PARAMS(...) \
+    .n_params = (int32_t)(sizeof((ops_param_desc[]){__VA_ARGS__}) / sizeof(ops_param_desc)), .params = {__VA_ARGS__}
+
+#define PADS P_INT(PAD_T, 0, 64, 0), P_INT(PAD_L, 0, 64, 0), P_INT(PAD_B, 0, 64, 0), P_INT(PAD_R, 0, 64, 0)
+#define MAX_DIM (INT64_C(1) << 40) /* domain of one dim in a list parameter */
+#define F_1EM5 INT64_C(0x3727c5ac)   /* 1e-5f */
+#define F_NEG_MAX INT64_C(0xff7fc99e) /* -3.4e38f */
+#define F_POS_MAX INT64_C(0x7f7fc99e) /* 3.4e38f */
+
+/* Pool parameters shared by avgpool2d and maxpool2d (TASO generates 3x3, stride 1, 'same'). */
+#define POOL_PARAMS \
+    P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3), P_INT_G(STRIDE_H, 1, 16, 1, 1), P_INT_G(STRIDE_W, 1, 16, 1, 1), \
+        P_PAD_G(OPS_PAD_SAME), PADS
+
+#define OPS_ENTRY_CONV2D \
+    PARAMS(P_INT_G(STRIDE_H, 1, 16, 1, 1), P_INT_G(STRIDE_W, 1, 16, 1, 1), P_PAD_G(OPS_PAD_SAME), PADS, \
+           P_INT(DIL_H, 1, 16, 1), P_INT(DIL_W, 1, 16, 1), P_INT_G(GROUPS, 1, 65536, 1, 1), \
+           P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), \
+    .shape = shape_conv2d, .cpu = ops_cpu_conv2d, .flops = flops_conv2d, .fp = ops_fp_conv2d, .gen = 1, \
+    .z3 = "conv2d", .weight_input_mask = 0x6
+#define OPS_ENTRY_MATMUL \
+    PARAMS(P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), .shape = shape_matmul, .cpu = ops_cpu_matmul, \
+    .flops = flops_matmul, .fp = ops_fp_matmul, .gen = 1, .z3 = "matmul", .weight_input_mask = 0x6
+#define OPS_ENTRY_EWADD \
+    .shape = shape_ewadd, .cpu = ops_cpu_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
+    .z3 = "ewadd"
+#define OPS_ENTRY_EWMUL \
+    .shape = shape_ewmul, .cpu = ops_cpu_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
+    .z3 = "ewmul"
+#define OPS_ENTRY_EWSUB .shape = shape_ewsub, .cpu = ops_cpu_ewsub, .flops = flops_elementwise
+#define OPS_ENTRY_EWDIV .shape = shape_ewdiv, .cpu = ops_cpu_ewdiv, .flops = flops_elementwise
+#define OPS_ENTRY_SMUL \
+    .shape = shape_smul, .cpu = ops_cpu_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
+    .z3 = "smul"
+#define OPS_ENTRY_RELU \
+    .shape = shape_same, .cpu = ops_cpu_relu, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, .z3 = "relu"
+#define OPS_ENTRY_SIGMOID .shape = shape_same, .cpu = ops_cpu_sigmoid, .flops = flops_elementwise
+#define OPS_ENTRY_TANH .shape = shape_same, .cpu = ops_cpu_tanh, .flops = flops_elementwise
+#define OPS_ENTRY_GELU .shape = shape_same, .cpu = ops_cpu_gelu, .flops = flops_elementwise
+#define OPS_ENTRY_ERF .shape = shape_same, .cpu = ops_cpu_erf, .flops = flops_elementwise
+#define OPS_ENTRY_SQRT .shape = shape_same, .cpu = ops_cpu_sqrt, .flops = flops_elementwise
+#define OPS_ENTRY_POW .shape = shape_pow, .cpu = ops_cpu_pow, .flops = flops_elementwise
+#define OPS_ENTRY_CLIP \
+    PARAMS(P_FLOAT(LO, F_NEG_MAX), P_FLOAT(HI, F_POS_MAX)), .shape = shape_same, .cpu = ops_cpu_clip, \
+    .flops = flops_elementwise
+#define OPS_ENTRY_TRANSPOSE \
+    PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), .shape = shape_transpose, .cpu = ops_cpu_transpose, \
+    .flops = flops_zero, .fp = ops_fp_transpose, .gen = 1, .z3 = "transpose"
+#define OPS_ENTRY_CONCAT \
+    PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3)), .shape = shape_concat, .cpu = ops_cpu_concat, \
+    .flops = flops_zero, .fp = ops_fp_concat, .gen = 1, .z3 = "concat"
+#define OPS_ENTRY_SPLIT \
+    PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3), P_REQ_G(PARTS, 1, OPS_MAX_OUTPUTS, 2), \
+           P_LIST("sizes", 1, MAX_DIM, 0)), \
+    .shape = shape_split, .cpu = ops_cpu_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, .z3 = "split"
+#define OPS_ENTRY_AVGPOOL2D \
+    PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), .shape = shape_avgpool2d, .cpu = ops_cpu_avgpool2d, \
+    .flops = flops_pool, .fp = ops_fp_avgpool2d, .gen = 1, .z3 = "avgpool2d"
+#define OPS_ENTRY_MAXPOOL2D \
+    PARAMS(POOL_PARAMS), .shape = shape_maxpool2d, .cpu = ops_cpu_maxpool2d, .flops = flops_pool, \
+    .fp = ops_fp_maxpool2d, .gen = 1, .z3 = "maxpool2d"
+#define OPS_ENTRY_GLOBALAVGPOOL .shape = shape_globalavgpool, .cpu = ops_cpu_globalavgpool, .flops = flops_globalavgpool
+#define OPS_ENTRY_ENLARGE \
+    PARAMS(P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_enlarge, .cpu = ops_cpu_enlarge, \
+    .flops = flops_zero, .fp = ops_fp_enlarge, .gen = 1, .z3 = "enlarge", .weight_input_mask = 0x1
+#define OPS_ENTRY_CONST_IMM \
+    PARAMS(P_REQ(N, 1, 65536)), .shape = shape_const_imm, .cpu = ops_cpu_const_imm, .flops = flops_zero, \
+    .fp = ops_fp_const_imm, .gen = 1, .z3 = "const_imm"
+#define OPS_ENTRY_CONST_ICONV \
+    PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 63, 1, 3), P_REQ_G(KW, 1, 63, 1, 3)), .shape = shape_const_iconv, \
+    .cpu = ops_cpu_const_iconv, .flops = flops_zero, .fp = ops_fp_const_iconv, .gen = 1, .z3 = "const_iconv"
+#define OPS_ENTRY_CONST_ONES \
+    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_const_ones, .cpu = ops_cpu_const_ones, \
+    .flops = flops_zero, .fp = ops_fp_const_ones, .gen = 1, .z3 = "const_ones"
+#define OPS_ENTRY_CONST_POOL \
+    PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_const_pool, \
+    .cpu = ops_cpu_const_pool, .flops = flops_zero, .fp = ops_fp_const_pool, .gen = 1, .z3 = "const_pool"
+#define OPS_ENTRY_BATCHNORM \
+    PARAMS(P_FLOAT(EPS, F_1EM5)), .shape = shape_batchnorm, .cpu = ops_cpu_batchnorm, .flops = flops_batchnorm, \
+    .weight_input_mask = 0x1e
+#define OPS_ENTRY_RESHAPE \
+    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_reshape, .cpu = ops_cpu_reshape, .flops = flops_zero
+#define OPS_ENTRY_SOFTMAX \
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), .shape = shape_softmax, .cpu = ops_cpu_softmax, .flops = flops_softmax
+#define OPS_ENTRY_LAYERNORM \
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5)), .shape = shape_layernorm, \
+    .cpu = ops_cpu_layernorm, .flops = flops_layernorm, .weight_input_mask = 0x6
+#define OPS_ENTRY_GATHER \
+    PARAMS(P_INT(AXIS, 0, 0, 0)), .shape = shape_gather, .cpu = ops_cpu_gather, .flops = flops_zero, \
+    .weight_input_mask = 0x1
+
+const ops_desc ops_table[OP_COUNT] = {
+#define OP(id, nm, mi, ma, no, dc) \
+    [OP_##id] = {.name = nm, .doc = dc, .min_in = mi, .max_in = ma, .n_out = no, OPS_ENTRY_##id},
+#include "ops.def"
+#undef OP
+};
+
+/* --- lookups and parameters ----------------------------------------------------------------- */
+
+int ops_find(const char *name) {
+    if (!name)
+        return -1;
+    for (int op = 0; op < OP_COUNT; op++)
+        if (ops_table[op].name && !strcmp(ops_table[op].name, name))
+            return op;
+    return -1;
+}
+
+int ops_param_find(const char *name) {
+    if (!name)
+        return -1;
+    for (int k = 0; k < PM_COUNT; k++)
+        if (!strcmp(ops_param_table[k].name, name))
+            return k;
+    return -1;
+}
+
+const ops_param_desc *ops_param_desc_of(ops_type op, ops_param_key key) {
+    if ((int)op < 0 || op >= OP_COUNT)
+        return NULL;
+    const ops_desc *d = &ops_table[op];
+    for (int32_t i = 0; i < d->n_params; i++)
+        if (d->params[i].key == key)
+            return &d->params[i];
+    return NULL;
+}
+
+void ops_params_default(ops_type op, ops_params *p) {
+    memset(p, 0, sizeof *p);
+    if ((int)op < 0 || op >= OP_COUNT)
+        return;
+    const ops_desc *d = &ops_table[op];
+    for (int32_t i = 0; i < d->n_params; i++)
+        if (d->params[i].key != PM_LIST)
+            p->v[d->params[i].key] = d->params[i].def;
+}
+
+/* "none|relu|..." for an enum kind. */
+static const char *ops_enum_names(ops_param_kind kind, char *buf, size_t len) {
+    const char *const *names = kind == OPS_PK_ACT ? ops_act_names : ops_padmode_names;
+    int n = kind == OPS_PK_ACT ? OPS_ACT_COUNT : OPS_PAD_COUNT;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at < len; i++) {
+        int w = snprintf(buf + at, len - at, i ? "|%s" : "%s", names[i]);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+int ops_params_check(ops_type op, const ops_params *p, char *err, size_t errlen) {
+    if ((int)op < 0 || op >= OP_COUNT)
+        return ops_fail(err, errlen, "unknown op %d", (int)op);
+    const ops_desc *d = &ops_table[op];
+    const char *opn = d->name;
+    char b[96];
+    for (int32_t i = 0; i < d->n_params; i++) {
+        const ops_param_desc *pd = &d->params[i];
+        const ops_param_info *pi = &ops_param_table[pd->key];
+        int64_t v = p->v[pd->key];
+        switch (pi->kind) {
+        case OPS_PK_INT:
+            if (v < pd->lo || v > pd->hi) {
+                if (pd->required && v == 0)
+                    return ops_fail(err, errlen, "%s: parameter '%s' is required (%lld..%lld)", opn, pi->name,
+                                    (long long)pd->lo, (long long)pd->hi);
+                return ops_fail(err, errlen, "%s: parameter '%s' = %lld out of range %lld..%lld", opn, pi->name,
+                                (long long)v, (long long)pd->lo, (long long)pd->hi);
+            }
+            break;
+        case OPS_PK_ACT:
+        case OPS_PK_PADMODE:
+            if (v < pd->lo || v > pd->hi)
+                return ops_fail(err, errlen, "%s: parameter '%s' = %lld is not one of %s", opn, pi->name,
+                                (long long)v, ops_enum_names(pi->kind, b, sizeof b));
+            break;
+        case OPS_PK_FLOAT: {
+            if (v < 0 || v > (int64_t)UINT32_MAX)
+                return ops_fail(err, errlen, "%s: parameter '%s' = %lld is not float32 bits", opn, pi->name,
+                                (long long)v);
+            float f = ops_p2f(v);
+            if (isnan(f))
+                return ops_fail(err, errlen, "%s: parameter '%s' is NaN", opn, pi->name);
+            if (pd->key == PM_EPS && !(f > 0.0f && isfinite(f)))
+                return ops_fail(err, errlen, "%s: parameter 'eps' = %g must be positive and finite", opn, (double)f);
+            break;
+        }
+        case OPS_PK_LIST:
+            if (p->n_list < 0 || p->n_list > OPS_MAX_LIST)
+                return ops_fail(err, errlen, "%s: '%s' has %d entries, at most %d", opn, pd->list_name,
+                                (int)p->n_list, OPS_MAX_LIST);
+            if (pd->required && p->n_list == 0)
+                return ops_fail(err, errlen, "%s: parameter '%s' is required", opn, pd->list_name);
+            for (int32_t k = 0; k < p->n_list; k++)
+                if (p->list[k] < pd->lo || p->list[k] > pd->hi)
+                    return ops_fail(err, errlen, "%s: %s[%d] = %lld out of range %lld..%lld", opn, pd->list_name,
+                                    (int)k, (long long)p->list[k], (long long)pd->lo, (long long)pd->hi);
+            break;
+        }
+    }
+    /* relations between parameters */
+    if (op == OP_CLIP && ops_p2f(p->v[PM_LO]) > ops_p2f(p->v[PM_HI]))
+        return ops_fail(err, errlen, "clip: lo = %g is greater than hi = %g", (double)ops_p2f(p->v[PM_LO]),
+                        (double)ops_p2f(p->v[PM_HI]));
+    if (op == OP_SPLIT && p->n_list != 0 && p->n_list != p->v[PM_PARTS])
+        return ops_fail(err, errlen, "split: 'sizes' has %d entries but parts = %lld", (int)p->n_list,
+                        (long long)p->v[PM_PARTS]);
+    return 0;
+}
+
+int ops_infer(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in, int32_t *n_out,
+              ops_shape *out, char *err, size_t errlen) {
+    if (err && errlen)
+        err[0] = '\0';
+    *n_out = 0;
+    if ((int)op < 0 || op >= OP_COUNT)
+        return ops_fail(err, errlen, "unknown op %d", (int)op);
+    const ops_desc *d = &ops_table[op];
+    int32_t max_in = d->max_in < 0 ? OPS_MAX_INPUTS : d->max_in;
+    if (n_in < d->min_in || n_in > max_in) {
+        if (d->min_in == max_in)
+            return ops_fail(err, errlen, "%s: %d input%s, expected %d", d->name, (int)n_in, n_in == 1 ? "" : "s",
+                            (int)d->min_in);
+        return ops_fail(err, errlen, "%s: %d input%s, expected %d..%d", d->name, (int)n_in, n_in == 1 ? "" : "s",
+                        (int)d->min_in, (int)max_in);
+    }
+    char b[64];
+    for (int32_t k = 0; k < n_in; k++) {
+        if (in[k].rank < 0 || in[k].rank > OPS_MAX_DIMS)
+            return ops_fail(err, errlen, "%s: %s has rank %d, expected 0..%d", d->name, ops_in_name(op, k, b, sizeof b),
+                            (int)in[k].rank, OPS_MAX_DIMS);
+        for (int32_t i = 0; i < in[k].rank; i++)
+            if (in[k].dims[i] < 1)
+                return ops_fail(err, errlen, "%s: %s has dim %d = %lld, dims must be >= 1", d->name,
+                                ops_in_name(op, k, b, sizeof b), (int)i, (long long)in[k].dims[i]);
+        if (ops_shape_numel(&in[k]) < 0)
+            return ops_fail(err, errlen, "%s: %s has too many elements (int64 overflow)", d->name,
+                            ops_in_name(op, k, b, sizeof b));
+    }
+    if (ops_params_check(op, p, err, errlen) < 0)
+        return -1;
+    ops_shape tmp[OPS_MAX_OUTPUTS];
+    memset(tmp, 0, sizeof tmp);
+    int32_t no = 0;
+    if (d->shape(p, n_in, in, &no, tmp, err, errlen) < 0)
+        return -1;
+    for (int32_t k = 0; k < no; k++)
+        if (ops_shape_numel(&tmp[k]) < 0)
+            return ops_fail(err, errlen, "%s: output %d has too many elements (int64 overflow)", d->name, (int)k);
+    memcpy(out, tmp, sizeof(ops_shape) * (size_t)no);
+    *n_out = no;
+    return 0;
+}
+
+/* --- self-check ----------------------------------------------------------------------------- */
+
+static int ops_param_in_domain(const ops_param_desc *pd, int64_t v) {
+    ops_param_kind kind = ops_param_table[pd->key].kind;
+    if (kind == OPS_PK_FLOAT)
+        return v >= 0 && v <= (int64_t)UINT32_MAX && !isnan(ops_p2f(v));
+    return v >= pd->lo && v <= pd->hi;
+}
+
+int ops_table_check(int verbose) {
+    int problems = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        const ops_desc *d = &ops_table[op];
+        const char *nm = d->name ? d->name : "?";
+#define OPS_PROBLEM(...) (fprintf(stderr, "ops: %s: ", nm), fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), problems++)
+        if (!d->name)
+            OPS_PROBLEM("op %d has no name", op);
+        if (!d->shape)
+            OPS_PROBLEM("no shape function");
+        if (!d->cpu)
+            OPS_PROBLEM("no CPU reference");
+        if (!d->flops)
+            OPS_PROBLEM("no FLOP count");
+        if (d->gen && !d->fp)
+            OPS_PROBLEM("in the generation set but no fingerprint semantics");
+        if (d->min_in < 0 || (d->max_in >= 0 && d->max_in < d->min_in) || d->max_in > OPS_MAX_INPUTS)
+            OPS_PROBLEM("bad input counts %d..%d", (int)d->min_in, (int)d->max_in);
+        if (d->n_params < 0 || d->n_params > OPS_MAX_OP_PARAMS) {
+            OPS_PROBLEM("%d parameters, at most %d", (int)d->n_params, OPS_MAX_OP_PARAMS);
+            continue;
+        }
+        if (d->n_out == -1 ? !ops_param_desc_of((ops_type)op, PM_PARTS) : (d->n_out < 1 || d->n_out > OPS_MAX_OUTPUTS))
+            OPS_PROBLEM("bad output count %d", (int)d->n_out);
+        for (int32_t i = 0; i < d->n_params; i++) {
+            const ops_param_desc *pd = &d->params[i];
+            if ((int)pd->key < 0 || pd->key >= PM_COUNT) {
+                OPS_PROBLEM("parameter %d has key %d", (int)i, (int)pd->key);
+                continue;
+            }
+            const char *pn = ops_param_table[pd->key].name;
+            for (int32_t j = 0; j < i; j++)
+                if (d->params[j].key == pd->key)
+                    OPS_PROBLEM("parameter '%s' declared twice", pn);
+            if (pd->key == PM_LIST && !pd->list_name)
+                OPS_PROBLEM("list parameter without a name");
+            if (!pd->required && pd->key != PM_LIST && !ops_param_in_domain(pd, pd->def))
+                OPS_PROBLEM("default of '%s' outside its domain", pn);
+            if (pd->n_gen < 0 || pd->n_gen > 8)
+                OPS_PROBLEM("parameter '%s' has %d generator values", pn, (int)pd->n_gen);
+            for (int32_t k = 0; k < pd->n_gen && k < 8; k++)
+                if (!ops_param_in_domain(pd, pd->gen[k]))
+                    OPS_PROBLEM("generator value %lld of '%s' outside its domain", (long long)pd->gen[k], pn);
+        }
+        if (verbose) {
+            if (!ops_cuda[op])
+                fprintf(stderr, "ops: %s: no CUDA kernel registered (optional)\n", nm);
+            if (!d->z3)
+                fprintf(stderr, "ops: %s: no Z3 symbol (optional)\n", nm);
+        }
+#undef OPS_PROBLEM
+    }
+    return problems;
+}

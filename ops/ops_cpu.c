@@ -1,0 +1,691 @@
+/* ops_cpu.c: the CPU reference of every operator, the oracle the rest of tasc is checked against.
+ *
+ * Plain float32 loops. Each output element is computed by one fixed sequence of operations, so
+ * results are bit-identical for any OpenMP thread count: loops are parallelised only over
+ * independent output elements or rows, never over a reduction. conv2d and matmul accumulate in
+ * float in a fixed order (sum over the reduction index, ascending, from 0; then + bias; then the
+ * activation); the reductions softmax, layernorm, batchnorm and globalavgpool use double.
+ * Transcendental functions are evaluated in double and rounded once. Buffers belong to the
+ * caller (preallocated with the inferred shapes); scratch memory is freed before returning.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_impl.h"
+
+/* Go parallel only when a loop does at least this much work (elements or multiply-adds). */
+#define CPU_PAR_MIN 32768
+
+#define CPU_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+static void *cpu_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "tasc: out of memory (%zu bytes) in a CPU reference kernel\n", n);
+        abort();
+    }
+    return p;
+}
+
+static int64_t cpu_numel(const ops_shape *s) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < s->rank; i++)
+        n *= s->dims[i];
+    return n;
+}
+
+/* --- the shared multiply-add block of conv2d and matmul ------------------------------------- */
+
+#define CPU_RB 8   /* output rows (filters, matrix rows) per block */
+#define CPU_TW 128 /* output columns (positions, matrix columns) per tile */
+
+/* acc[q][j] += w[q] * x[j] for q < 8, j < n: each x loaded once for 8 accumulators. */
+static inline void cpu_madd8(float (*restrict acc)[CPU_TW], const float *restrict w, const float *restrict x,
+                             int64_t n) {
+    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7];
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) {
+        float xv = x[j];
+        acc[0][j] += w0 * xv;
+        acc[1][j] += w1 * xv;
+        acc[2][j] += w2 * xv;
+        acc[3][j] += w3 * xv;
+        acc[4][j] += w4 * xv;
+        acc[5][j] += w5 * xv;
+        acc[6][j] += w6 * xv;
+        acc[7][j] += w7 * xv;
+    }
+}
+
+/* acc[j] += w * x[j]; the same arithmetic per element as cpu_madd8. */
+static inline void cpu_madd1(float *restrict acc, float w, const float *restrict x, int64_t n) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++)
+        acc[j] += w * x[j];
+}
+
+/* --- conv2d --------------------------------------------------------------------------------- */
+
+/* x (N,C,H,W) into xp (N,C,HP,WP) with zero borders pt, pl (and the rest at the end). */
+static void cpu_pad_input(const float *x, float *xp, int64_t NC, int64_t H, int64_t W, int64_t HP, int64_t WP,
+                          int64_t pt, int64_t pl) {
+    int64_t rows = NC * HP;
+#pragma omp parallel for schedule(static) if (rows * WP > CPU_PAR_MIN)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t c = r / HP, h = r % HP - pt;
+        float *dst = xp + r * WP;
+        if (h < 0 || h >= H) {
+            memset(dst, 0, sizeof(float) * (size_t)WP);
+            continue;
+        }
+        memset(dst, 0, sizeof(float) * (size_t)pl);
+        memcpy(dst + pl, x + (c * H + h) * W, sizeof(float) * (size_t)W);
+        memset(dst + pl + W, 0, sizeof(float) * (size_t)(WP - pl - W));
+    }
+}
+
+/* Write one block of results: acc[q][j] for filters f0..f0+nf at output positions given by pos(j). */
+static void cpu_conv_store(float *y, float (*acc)[CPU_TW], const float *bias, ops_act act, int64_t f0, int64_t nf,
+                           int64_t ostride, int64_t n, const int64_t *pos) {
+    for (int64_t q = 0; q < nf; q++) {
+        float *yf = y + (f0 + q) * ostride;
+        for (int64_t j = 0; j < n; j++) {
+            if (pos[j] < 0)
+                continue;
+            float v = bias ? acc[q][j] + bias[f0 + q] : acc[q][j];
+            yf[pos[j]] = ops_act_apply(act, v);
+        }
+    }
+}
+
+/* Direct convolution, no im2col. With stride 1 each (filter block, channel, kernel tap) step is
+ * one contiguous multiply-add over a tile of the output plane flattened with the padded input's
+ * row pitch WP: output (oh, ow) sits at q = oh*WP + ow and reads x at q + kh*dh*WP + kw*dw, so
+ * a tile covers several short rows at once; the WP-OW columns per row that are not outputs are
+ * computed and dropped. With a larger stride, tiles run along one output row and each tap's
+ * strided inputs are first gathered into a contiguous scratch row. */
+void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *ws = &s->in[1];
+    ops_window win;
+    if (ops_window2d(OP_CONV2D, s->p, xs, ws, &win, NULL, 0) < 0)
+        abort(); /* ops_infer accepted this node: unreachable */
+    const int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3];
+    const int64_t F = ws->dims[0], CG = ws->dims[1], KH = ws->dims[2], KW = ws->dims[3];
+    const int64_t G = s->p->v[PM_GROUPS], FG = F / G, KK = CG * KH * KW;
+    const int64_t OH = win.oh, OW = win.ow, sh = win.sh, sw = win.sw, dh = win.dh, dw = win.dw;
+    const int64_t HP = H + win.pt + win.pb, WP = W + win.pl + win.pr;
+    const float *x = in[0];                         /* (N, C, H, W) */
+    const float *w = in[1];                         /* (F, CG, KH, KW) */
+    const float *bias = s->n_in > 2 ? in[2] : NULL; /* (F) */
+    float *y = out[0];                              /* (N, F, OH, OW) */
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+
+    float *xbuf = NULL; /* (N, C, HP, WP) when padded */
+    const float *xp = x;
+    if (HP != H || WP != W) {
+        xbuf = cpu_xmalloc(sizeof(float) * (size_t)(N * C * HP * WP));
+        cpu_pad_input(x, xbuf, N * C, H, W, HP, WP, win.pt, win.pl);
+        xp = xbuf;
+    }
+    const int64_t nfb = (FG + CPU_RB - 1) / CPU_RB;
+    const int64_t work = N * F * OH * OW * KK;
+
+    if (sh == 1 && sw == 1) {
+        const int64_t Q = (OH - 1) * WP + OW; /* flattened positions up to the last output */
+        const int64_t nqt = (Q + CPU_TW - 1) / CPU_TW, total = N * G * nqt * nfb;
+#pragma omp parallel for schedule(static) if (work > CPU_PAR_MIN)
+        for (int64_t t = 0; t < total; t++) {
+            int64_t fb = t % nfb, r = t / nfb, qt = r % nqt;
+            r /= nqt;
+            int64_t g = r % G, n = r / G;
+            int64_t q0 = qt * CPU_TW, tw = CPU_MIN(CPU_TW, Q - q0);
+            int64_t f0 = g * FG + fb * CPU_RB, nf = CPU_MIN(CPU_RB, FG - fb * CPU_RB);
+            float acc[CPU_RB][CPU_TW];
+            int64_t pos[CPU_TW];
+            for (int64_t q = 0; q < nf; q++)
+                memset(acc[q], 0, sizeof(float) * (size_t)tw);
+            for (int64_t c = 0; c < CG; c++) {
+                const float *plane = xp + (n * C + g * CG + c) * HP * WP + q0;
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float *xk = plane + kh * dh * WP + kw * dw;
+                        const float *wk = w + f0 * KK + (c * KH + kh) * KW + kw;
+                        if (nf == CPU_RB) {
+                            float w8[CPU_RB];
+                            for (int q = 0; q < CPU_RB; q++)
+                                w8[q] = wk[q * KK];
+                            cpu_madd8(acc, w8, xk, tw);
+                        } else {
+                            for (int64_t q = 0; q < nf; q++)
+                                cpu_madd1(acc[q], wk[q * KK], xk, tw);
+                        }
+                    }
+            }
+            for (int64_t j = 0; j < tw; j++) {
+                int64_t oh = (q0 + j) / WP, ow = (q0 + j) % WP;
+                pos[j] = ow < OW ? oh * OW + ow : -1;
+            }
+            cpu_conv_store(y + n * F * OH * OW, acc, bias, act, f0, nf, OH * OW, tw, pos);
+        }
+    } else {
+        const int64_t nwt = (OW + CPU_TW - 1) / CPU_TW, total = N * G * OH * nwt * nfb;
+#pragma omp parallel for schedule(static) if (work > CPU_PAR_MIN)
+        for (int64_t t = 0; t < total; t++) {
+            int64_t fb = t % nfb, r = t / nfb, wt = r % nwt;
+            r /= nwt;
+            int64_t oh = r % OH;
+            r /= OH;
+            int64_t g = r % G, n = r / G;
+            int64_t ow0 = wt * CPU_TW, tw = CPU_MIN(CPU_TW, OW - ow0);
+            int64_t f0 = g * FG + fb * CPU_RB, nf = CPU_MIN(CPU_RB, FG - fb * CPU_RB);
+            float acc[CPU_RB][CPU_TW], tmp[CPU_TW];
+            int64_t pos[CPU_TW];
+            for (int64_t q = 0; q < nf; q++)
+                memset(acc[q], 0, sizeof(float) * (size_t)tw);
+            for (int64_t c = 0; c < CG; c++) {
+                const float *plane = xp + (n * C + g * CG + c) * HP * WP;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const float *row = plane + (oh * sh + kh * dh) * WP + ow0 * sw;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float *xk = row + kw * dw;
+                        if (sw != 1) {
+                            for (int64_t j = 0; j < tw; j++)
+                                tmp[j] = xk[j * sw];
+                            xk = tmp;
+                        }
+                        const float *wk = w + f0 * KK + (c * KH + kh) * KW + kw;
+                        if (nf == CPU_RB) {
+                            float w8[CPU_RB];
+                            for (int q = 0; q < CPU_RB; q++)
+                                w8[q] = wk[q * KK];
+                            cpu_madd8(acc, w8, xk, tw);
+                        } else {
+                            for (int64_t q = 0; q < nf; q++)
+                                cpu_madd1(acc[q], wk[q * KK], xk, tw);
+                        }
+                    }
+                }
+            }
+            for (int64_t j = 0; j < tw; j++)
+                pos[j] = oh * OW + ow0 + j;
+            cpu_conv_store(y + n * F * OH * OW, acc, bias, act, f0, nf, OH * OW, tw, pos);
+        }
+    }
+    free(xbuf);
+}
+
+/* --- matmul --------------------------------------------------------------------------------- */
+
+/* Offset of batch element idx (row-major over out dims[0..r)) in a tensor whose batch strides,
+ * aligned to the output's batch dims, are st (0 where it broadcasts). */
+static int64_t cpu_bcast_off(int64_t idx, int32_t r, const int64_t *dims, const int64_t *st) {
+    int64_t off = 0;
+    for (int32_t i = r - 1; i >= 0; i--) {
+        off += (idx % dims[i]) * st[i];
+        idx /= dims[i];
+    }
+    return off;
+}
+
+/* Strides of src's dims aligned right to an output of rank r (0 for broadcast or missing dims),
+ * with a unit of 'unit' elements for src's last dim considered. */
+static void cpu_bcast_strides(const ops_shape *src, int32_t src_rank, int32_t r, int64_t unit, int64_t *st) {
+    int64_t acc = unit;
+    for (int32_t i = r - 1; i >= 0; i--) {
+        int32_t k = i - (r - src_rank);
+        if (k >= 0 && src->dims[k] != 1) {
+            st[i] = acc;
+            acc *= src->dims[k];
+        } else {
+            st[i] = 0;
+            if (k >= 0)
+                acc *= src->dims[k];
+        }
+    }
+}
+
+/* C = A B per batch element, in 8-row x 128-column blocks of C, each summed over k in order. */
+void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *as = &s->in[0], *bs = &s->in[1], *os = &s->out[0];
+    const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
+    const int32_t rb = os->rank - 2; /* batch rank */
+    int64_t ast[OPS_MAX_DIMS], bst[OPS_MAX_DIMS];
+    cpu_bcast_strides(as, as->rank - 2, rb, m * k, ast);
+    cpu_bcast_strides(bs, bs->rank - 2, rb, k * n, bst);
+    int64_t nb = 1;
+    for (int32_t i = 0; i < rb; i++)
+        nb *= os->dims[i];
+    const float *A = in[0];                         /* (..., m, k) */
+    const float *B = in[1];                         /* (..., k, n) */
+    const float *bias = s->n_in > 2 ? in[2] : NULL; /* (n) */
+    float *Cm = out[0];                             /* (..., m, n) */
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+    const int64_t nib = (m + CPU_RB - 1) / CPU_RB, njt = (n + CPU_TW - 1) / CPU_TW, total = nb * njt * nib;
+#pragma omp parallel for schedule(static) if (nb * m * n * k > CPU_PAR_MIN)
+    for (int64_t t = 0; t < total; t++) {
+        int64_t ib = t % nib, r = t / nib, jt = r % njt, bi = r / njt;
+        const float *a = A + cpu_bcast_off(bi, rb, os->dims, ast); /* (m, k) */
+        const float *b = B + cpu_bcast_off(bi, rb, os->dims, bst); /* (k, n) */
+        float *c = Cm + bi * m * n;                                /* (m, n) */
+        int64_t i0 = ib * CPU_RB, mi = CPU_MIN(CPU_RB, m - i0), j0 = jt * CPU_TW, tw = CPU_MIN(CPU_TW, n - j0);
+        float acc[CPU_RB][CPU_TW];
+        for (int64_t q = 0; q < mi; q++)
+            memset(acc[q], 0, sizeof(float) * (size_t)tw);
+        for (int64_t p = 0; p < k; p++) {
+            const float *brow = b + p * n + j0;
+            if (mi == CPU_RB) {
+                float a8[CPU_RB];
+                for (int q = 0; q < CPU_RB; q++)
+                    a8[q] = a[(i0 + q) * k + p];
+                cpu_madd8(acc, a8, brow, tw);
+            } else {
+                for (int64_t q = 0; q < mi; q++)
+                    cpu_madd1(acc[q], a[(i0 + q) * k + p], brow, tw);
+            }
+        }
+        for (int64_t q = 0; q < mi; q++) {
+            float *crow = c + (i0 + q) * n + j0;
+            for (int64_t j = 0; j < tw; j++)
+                crow[j] = ops_act_apply(act, bias ? acc[q][j] + bias[j0 + j] : acc[q][j]);
+        }
+    }
+}
+
+/* --- elementwise ---------------------------------------------------------------------------- */
+
+typedef enum { CPU_BIN_ADD, CPU_BIN_MUL, CPU_BIN_SUB, CPU_BIN_DIV, CPU_BIN_POW } cpu_binop;
+
+static float cpu_powf(float u, float v) { return (float)pow((double)u, (double)v); }
+
+/* y[j] = a[j*sa] op b[j*sb] for j < n, with sa, sb in {0, 1}. */
+static void cpu_bin_row(cpu_binop op, float *restrict y, const float *restrict a, int64_t sa, const float *restrict b,
+                        int64_t sb, int64_t n) {
+#define CPU_BIN_LOOPS(EXPR) \
+    if (sa && sb) { \
+        for (int64_t j = 0; j < n; j++) { \
+            float u = a[j], v = b[j]; \
+            y[j] = EXPR; \
+        } \
+    } else if (sa) { \
+        const float v = b[0]; \
+        for (int64_t j = 0; j < n; j++) { \
+            float u = a[j]; \
+            y[j] = EXPR; \
+        } \
+    } else if (sb) { \
+        const float u = a[0]; \
+        for (int64_t j = 0; j < n; j++) { \
+            float v = b[j]; \
+            y[j] = EXPR; \
+        } \
+    } else { \
+        const float u = a[0], v = b[0]; \
+        for (int64_t j = 0; j < n; j++) \
+            y[j] = EXPR; \
+    }
+    switch (op) {
+    case CPU_BIN_ADD:
+        CPU_BIN_LOOPS(u + v);
+        break;
+    case CPU_BIN_MUL:
+        CPU_BIN_LOOPS(u * v);
+        break;
+    case CPU_BIN_SUB:
+        CPU_BIN_LOOPS(u - v);
+        break;
+    case CPU_BIN_DIV:
+        CPU_BIN_LOOPS(u / v);
+        break;
+    case CPU_BIN_POW:
+        CPU_BIN_LOOPS(cpu_powf(u, v));
+        break;
+    }
+#undef CPU_BIN_LOOPS
+}
+
+/* numpy broadcasting: the output is cut into rows along its last dim; each row reads a row (or
+ * one broadcast element) of each input. Shapes equal to the output's run as one flat range. */
+static void cpu_binary(const ops_sig *s, const float *const *in, float *const *out, cpu_binop op) {
+    const ops_shape *os = &s->out[0];
+    const int64_t n = cpu_numel(os);
+    const int64_t na = cpu_numel(&s->in[0]), nb = cpu_numel(&s->in[1]);
+    if ((na == n || na == 1) && (nb == n || nb == 1)) { /* same shape or a single element */
+        const int64_t chunk = 16384, nch = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+        for (int64_t c = 0; c < nch; c++) {
+            int64_t j0 = c * chunk, len = CPU_MIN(chunk, n - j0);
+            cpu_bin_row(op, out[0] + j0, in[0] + (na == 1 ? 0 : j0), na != 1, in[1] + (nb == 1 ? 0 : j0), nb != 1,
+                        len);
+        }
+        return;
+    }
+    const int32_t r = os->rank; /* >= 1 here: a rank-0 output has one element */
+    int64_t ast[OPS_MAX_DIMS], bst[OPS_MAX_DIMS];
+    cpu_bcast_strides(&s->in[0], s->in[0].rank, r, 1, ast);
+    cpu_bcast_strides(&s->in[1], s->in[1].rank, r, 1, bst);
+    const int64_t inner = os->dims[r - 1], rows = n / inner;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t oa = cpu_bcast_off(row, r - 1, os->dims, ast), ob = cpu_bcast_off(row, r - 1, os->dims, bst);
+        cpu_bin_row(op, out[0] + row * inner, in[0] + oa, ast[r - 1], in[1] + ob, bst[r - 1], inner);
+    }
+}
+
+void ops_cpu_ewadd(const ops_sig *s, const float *const *in, float *const *out) { cpu_binary(s, in, out, CPU_BIN_ADD); }
+void ops_cpu_ewmul(const ops_sig *s, const float *const *in, float *const *out) { cpu_binary(s, in, out, CPU_BIN_MUL); }
+void ops_cpu_ewsub(const ops_sig *s, const float *const *in, float *const *out) { cpu_binary(s, in, out, CPU_BIN_SUB); }
+void ops_cpu_ewdiv(const ops_sig *s, const float *const *in, float *const *out) { cpu_binary(s, in, out, CPU_BIN_DIV); }
+void ops_cpu_pow(const ops_sig *s, const float *const *in, float *const *out) { cpu_binary(s, in, out, CPU_BIN_POW); }
+
+void ops_cpu_smul(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t n = cpu_numel(&s->out[0]);
+    const float k = in[1][0], *x = in[0];
+    float *y = out[0];
+#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MIN)
+    for (int64_t i = 0; i < n; i++)
+        y[i] = x[i] * k;
+}
+
+/* y = f(x) elementwise for the unary ops; EXPR uses v. */
+#define CPU_UNARY(nm, EXPR) \
+    void ops_cpu_##nm(const ops_sig *s, const float *const *in, float *const *out) { \
+        const int64_t n = cpu_numel(&s->out[0]); \
+        const float *x = in[0]; \
+        float *y = out[0]; \
+        _Pragma("omp parallel for schedule(static) if (n > CPU_PAR_MIN)") \
+        for (int64_t i = 0; i < n; i++) { \
+            float v = x[i]; \
+            y[i] = (EXPR); \
+        } \
+    }
+
+CPU_UNARY(relu, v < 0.0f ? 0.0f : v)
+CPU_UNARY(sigmoid, ops_act_apply(OPS_ACT_SIGMOID, v))
+CPU_UNARY(tanh, ops_act_apply(OPS_ACT_TANH, v))
+CPU_UNARY(gelu, ops_act_apply(OPS_ACT_GELU, v))
+CPU_UNARY(erf, (float)erf((double)v))
+CPU_UNARY(sqrt, sqrtf(v))
+
+/* min(max(x, lo), hi); NaN stays NaN. */
+void ops_cpu_clip(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t n = cpu_numel(&s->out[0]);
+    const float lo = ops_p2f(s->p->v[PM_LO]), hi = ops_p2f(s->p->v[PM_HI]), *x = in[0];
+    float *y = out[0];
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        v = v < lo ? lo : v;
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+/* --- data movement -------------------------------------------------------------------------- */
+
+/* out.dim[i] = x.dim[perm[i]]: each output row (last dim) reads x with the stride of dim perm[r-1]. */
+void ops_cpu_transpose(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int32_t r = os->rank;
+    const int64_t n = cpu_numel(os);
+    if (r == 0) {
+        out[0][0] = in[0][0];
+        return;
+    }
+    int64_t xst[OPS_MAX_DIMS], st[OPS_MAX_DIMS];
+    ops_impl_strides(xs, xst);
+    for (int32_t i = 0; i < r; i++)
+        st[i] = xst[s->p->list[i]]; /* x stride of output dim i */
+    const int64_t inner = os->dims[r - 1], rows = n / inner, sl = st[r - 1];
+    const float *x = in[0];
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t off = cpu_bcast_off(row, r - 1, os->dims, st);
+        float *y = out[0] + row * inner;
+        for (int64_t j = 0; j < inner; j++)
+            y[j] = x[off + j * sl];
+    }
+}
+
+/* outer = product of dims before axis, inner = product after. */
+static void cpu_axis_split(const ops_shape *sh, int64_t axis, int64_t *outer, int64_t *inner) {
+    *outer = *inner = 1;
+    for (int32_t i = 0; i < sh->rank; i++) {
+        if (i < axis)
+            *outer *= sh->dims[i];
+        else if (i > axis)
+            *inner *= sh->dims[i];
+    }
+}
+
+void ops_cpu_concat(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer, inner;
+    cpu_axis_split(&s->out[0], axis, &outer, &inner);
+    const int64_t orow = s->out[0].dims[axis] * inner;
+#pragma omp parallel for schedule(static) if (outer * orow > CPU_PAR_MIN)
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t col = 0;
+        for (int32_t k = 0; k < s->n_in; k++) {
+            int64_t len = s->in[k].dims[axis] * inner;
+            memcpy(out[0] + o * orow + col, in[k] + o * len, sizeof(float) * (size_t)len);
+            col += len;
+        }
+    }
+}
+
+void ops_cpu_split(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer, inner;
+    cpu_axis_split(&s->in[0], axis, &outer, &inner);
+    const int64_t irow = s->in[0].dims[axis] * inner;
+#pragma omp parallel for schedule(static) if (outer * irow > CPU_PAR_MIN)
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t col = 0;
+        for (int32_t k = 0; k < s->n_out; k++) {
+            int64_t len = s->out[k].dims[axis] * inner;
+            memcpy(out[k] + o * len, in[0] + o * irow + col, sizeof(float) * (size_t)len);
+            col += len;
+        }
+    }
+}
+
+void ops_cpu_reshape(const ops_sig *s, const float *const *in, float *const *out) {
+    if (out[0] != in[0])
+        memcpy(out[0], in[0], sizeof(float) * (size_t)cpu_numel(&s->out[0]));
+}
+
+/* (F,C,kh,kw) -> (F,C,KH,KW) zero-padded, centred at offset ((KH-kh)/2, (KW-kw)/2). */
+void ops_cpu_enlarge(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int64_t FC = xs->dims[0] * xs->dims[1], kh = xs->dims[2], kw = xs->dims[3];
+    const int64_t KH = os->dims[2], KW = os->dims[3], oh = (KH - kh) / 2, ow = (KW - kw) / 2;
+    memset(out[0], 0, sizeof(float) * (size_t)cpu_numel(os));
+    for (int64_t c = 0; c < FC; c++)
+        for (int64_t i = 0; i < kh; i++)
+            memcpy(out[0] + (c * KH + i + oh) * KW + ow, in[0] + (c * kh + i) * kw, sizeof(float) * (size_t)kw);
+}
+
+/* table (V, ...) rows picked by ids (...): an id that is not an integer in [0, V) gives a row of
+ * zeros (the reference cannot report errors; the executor checks ids before calling it). */
+void ops_cpu_gather(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *ts = &s->in[0];
+    const int64_t V = ts->dims[0], row = cpu_numel(ts) / V, nid = cpu_numel(&s->in[1]);
+    const float *table = in[0], *ids = in[1];
+#pragma omp parallel for schedule(static) if (nid * row > CPU_PAR_MIN)
+    for (int64_t i = 0; i < nid; i++) {
+        float v = ids[i];
+        float *dst = out[0] + i * row;
+        if (v >= 0.0f && (double)v < (double)V && v == floorf(v))
+            memcpy(dst, table + (int64_t)v * row, sizeof(float) * (size_t)row);
+        else
+            memset(dst, 0, sizeof(float) * (size_t)row);
+    }
+}
+
+/* --- pools ---------------------------------------------------------------------------------- */
+
+/* Max or mean over each window, visiting cells row by row; padded cells are skipped (for the mean
+ * with count_pad = 1 they still count in the divisor kh*kw). A NaN in a window gives NaN. */
+static void cpu_pool(const ops_sig *s, const float *const *in, float *const *out, int is_max) {
+    const ops_shape *xs = &s->in[0];
+    ops_window win;
+    if (ops_window2d(s->op, s->p, xs, NULL, &win, NULL, 0) < 0)
+        abort(); /* ops_infer accepted this node: unreachable */
+    const int64_t NC = xs->dims[0] * xs->dims[1], H = xs->dims[2], W = xs->dims[3], OH = win.oh, OW = win.ow;
+    const int count_pad = (int)s->p->v[PM_COUNT_PAD];
+    const float *x = in[0]; /* (N, C, H, W) */
+    float *y = out[0];      /* (N, C, OH, OW) */
+#pragma omp parallel for schedule(static) if (NC * OH * OW * win.kh * win.kw > CPU_PAR_MIN)
+    for (int64_t r = 0; r < NC * OH; r++) {
+        int64_t c = r / OH, oh = r % OH;
+        int64_t h0 = oh * win.sh - win.pt, hs = h0 < 0 ? 0 : h0, he = CPU_MIN(h0 + win.kh, H);
+        const float *xc = x + c * H * W;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            int64_t w0 = ow * win.sw - win.pl, ws = w0 < 0 ? 0 : w0, we = CPU_MIN(w0 + win.kw, W);
+            float v;
+            if (is_max) {
+                v = xc[hs * W + ws];
+                for (int64_t i = hs; i < he; i++)
+                    for (int64_t j = ws; j < we; j++) {
+                        float u = xc[i * W + j];
+                        if (u > v || u != u)
+                            v = u;
+                    }
+            } else {
+                float sum = 0.0f;
+                for (int64_t i = hs; i < he; i++)
+                    for (int64_t j = ws; j < we; j++)
+                        sum += xc[i * W + j];
+                int64_t cnt = count_pad ? win.kh * win.kw : (he - hs) * (we - ws);
+                v = sum / (float)cnt;
+            }
+            y[r * OW + ow] = v;
+        }
+    }
+}
+
+void ops_cpu_avgpool2d(const ops_sig *s, const float *const *in, float *const *out) { cpu_pool(s, in, out, 0); }
+void ops_cpu_maxpool2d(const ops_sig *s, const float *const *in, float *const *out) { cpu_pool(s, in, out, 1); }
+
+void ops_cpu_globalavgpool(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0];
+    const int64_t NC = xs->dims[0] * xs->dims[1], HW = xs->dims[2] * xs->dims[3];
+#pragma omp parallel for schedule(static) if (NC * HW > CPU_PAR_MIN)
+    for (int64_t c = 0; c < NC; c++) {
+        const float *xc = in[0] + c * HW;
+        double sum = 0.0;
+        for (int64_t i = 0; i < HW; i++)
+            sum += xc[i];
+        out[0][c] = (float)(sum / (double)HW);
+    }
+}
+
+/* --- constants ------------------------------------------------------------------------------ */
+
+void ops_cpu_const_imm(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t n = s->out[0].dims[0];
+    memset(out[0], 0, sizeof(float) * (size_t)(n * n));
+    for (int64_t i = 0; i < n; i++)
+        out[0][i * n + i] = 1.0f;
+}
+
+void ops_cpu_const_iconv(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *os = &s->out[0]; /* (c, c, kh, kw) */
+    const int64_t c = os->dims[0], kh = os->dims[2], kw = os->dims[3];
+    memset(out[0], 0, sizeof(float) * (size_t)cpu_numel(os));
+    for (int64_t i = 0; i < c; i++)
+        out[0][((i * c + i) * kh + kh / 2) * kw + kw / 2] = 1.0f;
+}
+
+static void cpu_fill(float *y, int64_t n, float v) {
+#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MIN)
+    for (int64_t i = 0; i < n; i++)
+        y[i] = v;
+}
+
+void ops_cpu_const_ones(const ops_sig *s, const float *const *in, float *const *out) {
+    cpu_fill(out[0], cpu_numel(&s->out[0]), 1.0f);
+}
+
+void ops_cpu_const_pool(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *os = &s->out[0]; /* (c, 1, kh, kw) */
+    cpu_fill(out[0], cpu_numel(os), (float)(1.0 / (double)(os->dims[2] * os->dims[3])));
+}
+
+/* --- normalisation -------------------------------------------------------------------------- */
+
+/* x (N, C, ...) with scale, bias, mean, var (C): (x - mean) / sqrt(var + eps) * scale + bias, in double. */
+void ops_cpu_batchnorm(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0];
+    const int64_t N = xs->dims[0], C = xs->dims[1], inner = cpu_numel(xs) / (N * C);
+    const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
+    const float *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
+#pragma omp parallel for schedule(static) if (N * C * inner > CPU_PAR_MIN)
+    for (int64_t r = 0; r < N * C; r++) {
+        int64_t c = r % C;
+        double mu = mean[c], a = (double)scale[c] / sqrt((double)var[c] + eps), b = bias[c];
+        const float *x = in[0] + r * inner;
+        float *y = out[0] + r * inner;
+        for (int64_t i = 0; i < inner; i++)
+            y[i] = (float)(((double)x[i] - mu) * a + b);
+    }
+}
+
+/* exp(x - max) / sum along axis; the sum in double. */
+void ops_cpu_softmax(const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer, inner;
+    cpu_axis_split(&s->in[0], axis, &outer, &inner);
+    const int64_t L = s->in[0].dims[axis];
+#pragma omp parallel for schedule(static) if (outer * inner * L > CPU_PAR_MIN)
+    for (int64_t col = 0; col < outer * inner; col++) {
+        int64_t o = col / inner, i = col % inner;
+        const float *x = in[0] + o * L * inner + i; /* stride inner */
+        float *y = out[0] + o * L * inner + i;
+        float mx = x[0];
+        for (int64_t l = 1; l < L; l++)
+            if (x[l * inner] > mx || x[l * inner] != x[l * inner])
+                mx = x[l * inner];
+        double sum = 0.0;
+        for (int64_t l = 0; l < L; l++)
+            sum += exp((double)x[l * inner] - (double)mx);
+        for (int64_t l = 0; l < L; l++)
+            y[l * inner] = (float)(exp((double)x[l * inner] - (double)mx) / sum);
+    }
+}
+
+/* Normalise over dims axis..end (mean and biased variance in double), then * gamma + beta. */
+void ops_cpu_layernorm(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0];
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer = 1;
+    for (int32_t i = 0; i < axis; i++)
+        outer *= xs->dims[i];
+    const int64_t L = cpu_numel(xs) / outer;
+    const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
+    const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL; /* x.dims[axis..] */
+#pragma omp parallel for schedule(static) if (outer * L > CPU_PAR_MIN)
+    for (int64_t o = 0; o < outer; o++) {
+        const float *x = in[0] + o * L;
+        float *y = out[0] + o * L;
+        double mean = 0.0, var = 0.0;
+        for (int64_t l = 0; l < L; l++)
+            mean += x[l];
+        mean /= (double)L;
+        for (int64_t l = 0; l < L; l++) {
+            double d = (double)x[l] - mean;
+            var += d * d;
+        }
+        var /= (double)L;
+        double inv = 1.0 / sqrt(var + eps);
+        for (int64_t l = 0; l < L; l++) {
+            double v = ((double)x[l] - mean) * inv;
+            if (gamma)
+                v *= gamma[l];
+            if (beta)
+                v += beta[l];
+            y[l] = (float)v;
+        }
+    }
+}
