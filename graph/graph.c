@@ -1024,6 +1024,16 @@ int32_t graph_impl_find_cycle(int32_t n, const int32_t *pstart, const int32_t *p
             cyc[i] = cyc[j];
             cyc[j] = t;
         }
+        /* start at the lowest item, so the message does not depend on where the walk began */
+        int32_t lo = 0;
+        for (int32_t i = 1; i < len; i++)
+            if (cyc[i] < cyc[lo])
+                lo = i;
+        for (int32_t r = 0; r < lo; r++) {
+            int32_t t = cyc[0];
+            memmove(cyc, cyc + 1, (size_t)(len - 1) * sizeof *cyc);
+            cyc[len - 1] = t;
+        }
     }
     free(emitted);
     free(step);

@@ -65,7 +65,8 @@ const char *graph_impl_param_name(const ops_param_desc *d);
  * and returns how many were emitted: fewer than n means a cycle. */
 int32_t graph_impl_kahn(int32_t n, const int32_t *pstart, const int32_t *pred, int32_t *order);
 /* After a short graph_impl_kahn: a cycle among the items not emitted, written to cyc in
- * data-flow order (cyc[0] feeds cyc[1] ... feeds cyc[len-1] feeds cyc[0]); returns len. */
+ * data-flow order (cyc[0] feeds cyc[1] ... feeds cyc[len-1] feeds cyc[0]), starting at its
+ * lowest item; returns len. */
 int32_t graph_impl_find_cycle(int32_t n, const int32_t *pstart, const int32_t *pred,
                               const int32_t *order, int32_t n_emitted, int32_t *cyc);
 /* "a -> b -> c -> a" from item names, truncated to fit buf. */

@@ -25,7 +25,19 @@
 #include "graph_impl.h"
 
 #define JL_MAX_FILE_BYTES (INT64_C(1) << 30) /* a model file larger than this is refused */
-#define JS_WIDTH 100                          /* containers that fit on one line are written inline */
+#define JS_WIDTH 120                          /* containers that fit on one line are written inline */
+
+/* d rounded to float as a conversion would, without the undefined behaviour of converting an
+ * out-of-range value: values that round to +-FLT_MAX are accepted, larger ones refused. */
+static int js_to_float(double d, float *out) {
+    const double lim = 0x1.fffffefp+127; /* FLT_MAX plus half an ulp: from here on, rounding gives inf */
+    if (!(fabs(d) < lim))
+        return -1; /* also NaN */
+    if (fabs(d) > (double)FLT_MAX)
+        d = d < 0 ? -(double)FLT_MAX : (double)FLT_MAX;
+    *out = (float)d;
+    return 0;
+}
 
 /* =============================================================================================
  * loading
@@ -144,12 +156,10 @@ static int jl_float(jl_ctx *c, const char *label, const char *what, json_t *v, f
         jl_fail(c, label, "%s must be a number, got %s", what, jl_type(v));
         return -1;
     }
-    double d = json_number_value(v);
-    if (!isfinite(d) || fabs(d) > (double)FLT_MAX) {
-        jl_fail(c, label, "%s is %g, outside the float32 range", what, d);
+    if (js_to_float(json_number_value(v), out) < 0) {
+        jl_fail(c, label, "%s is %g, outside the float32 range", what, json_number_value(v));
         return -1;
     }
-    *out = (float)d;
     return 0;
 }
 
@@ -1007,8 +1017,8 @@ static void js_string(js_buf *b, const char *s) {
 static void js_float_str(float f, char *buf, size_t len) {
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, len, "%.*g", p, (double)f);
-        float back = (float)strtod(buf, NULL);
-        if (memcmp(&back, &f, sizeof f) == 0)
+        float back;
+        if (js_to_float(strtod(buf, NULL), &back) == 0 && memcmp(&back, &f, sizeof f) == 0)
             break;
     }
     if (!strpbrk(buf, ".eE"))

@@ -1,0 +1,552 @@
+/* test_json.c: the JSON model format: byte-exact round trips (text, file, hash, float bits),
+ * nodes in any order, defaults, and every kind of bad input, each with the message it must give
+ * (file name, line:col or the node / weight / input named, and what is wrong); saving through a
+ * temporary file leaves nothing behind on failure.
+ */
+#include <dirent.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "graph.h"
+#include "test.h"
+
+static char tmpdir[] = "/tmp/tasc_test_json_XXXXXX";
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t r = fread(s, 1, (size_t)n, f);
+    s[r] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static int count_dir_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* A model with every feature of the format: both dtypes, the three initialisers, enum, float and
+ * list parameters, a multi-output node with default and one with explicit output names, a graph
+ * input and a weight used as outputs, an output listed twice. */
+static graph *feature_graph(void) {
+    graph *g = graph_new("features \"quoted\" \xc3\xa9");
+    int64_t xd[4] = {2, 4, 8, 8}, wd[4] = {6, 4, 3, 3}, bd[1] = {6}, td[2] = {10, 8}, idd[2] = {2, 3};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t ids = graph_input_typed(g, "ids", GRAPH_DT_I64, 2, idd);
+    int32_t w = graph_weight_he(g, "conv.w", 4, wd);
+    int32_t b = graph_weight_const(g, "conv.b", 1, bd, 0.1f);
+    graph_init fi = {GRAPH_INIT_FILE, 0, 0, 0, 0, "table.bin", 16};
+    int32_t tab = graph_weight(g, "table", 2, td, fi);
+    graph_init ri = {GRAPH_INIT_RANDOM, UINT64_C(0xFFFFFFFFFFFFFFF0), -0.0f, 1e-5f, 0, NULL, 0};
+    int32_t odd = graph_weight(g, "odd", 1, bd, ri);
+    int32_t pads[4] = {1, 1, 1, 1};
+    int32_t c = graph_conv2d_ex(g, "conv", x, w, b, 1, 1, pads, 1, OPS_ACT_RELU);
+    int32_t parts[OPS_MAX_OUTPUTS];
+    int64_t sz[2] = {2, 4};
+    graph_split(g, c, 1, 2, sz, parts);
+    int32_t perm[4] = {0, 2, 3, 1};
+    int32_t t = graph_transpose(g, parts[1], 4, perm);
+    ops_params cp;
+    ops_params_default(OP_CLIP, &cp);
+    cp.v[PM_LO] = ops_f2p(-0.3f);
+    cp.v[PM_HI] = ops_f2p(FLT_MAX);
+    int32_t cl = -1;
+    graph_add(g, "clip", OP_CLIP, &cp, 1, &t, &cl);
+    ops_params gp;
+    ops_params_default(OP_GATHER, &gp);
+    int32_t gin[2] = {tab, ids}, ge = -1;
+    graph_add(g, "embed", OP_GATHER, &gp, 2, gin, &ge);
+    int32_t ln = graph_layernorm(g, ge, -1, -1, 2, 1e-6f);
+    graph_mark_output(g, cl);
+    graph_mark_output(g, ln);
+    graph_mark_output(g, parts[0]);
+    graph_mark_output(g, x);
+    graph_mark_output(g, odd);
+    graph_mark_output(g, cl);
+    return g;
+}
+
+static void test_round_trip(void) {
+    graph *g = feature_graph();
+    CHECK(graph_ok(g));
+    if (!graph_ok(g)) {
+        fprintf(stderr, "  %s\n", graph_error(g));
+        graph_free(g);
+        return;
+    }
+    /* rename the split's outputs so that the file must carry them */
+    int32_t s0 = graph_find_tensor(g, "split_0:0");
+    CHECK(s0 >= 0);
+    if (s0 >= 0) {
+        free(g->tensors[s0].name);
+        g->tensors[s0].name = strdup("left");
+    }
+    char *a = graph_to_json_string(g);
+    CHECK(a != NULL);
+    if (!a) {
+        graph_free(g);
+        return;
+    }
+    CHECK(a[strlen(a) - 1] == '\n');
+    CHECK(!strncmp(a, "{\n  \"format\": \"tasc-model\",\n  \"version\": 1,\n  \"name\": \"features \\\"quoted\\\" \xc3\xa9\",\n", 80));
+    CHECK_STR_CONTAINS(a, "{\"name\": \"ids\", \"shape\": [2, 3], \"dtype\": \"int64\"}");
+    CHECK_STR_CONTAINS(a, "\"init\": {\"kind\": \"constant\", \"value\": 0.1}");
+    CHECK_STR_CONTAINS(a, "\"init\": {\"kind\": \"file\", \"path\": \"table.bin\", \"offset\": 16}");
+    CHECK_STR_CONTAINS(a, "\"init\": {\"kind\": \"random\", \"seed\": -16, \"mean\": -0.0, \"std\": 1e-05}");
+    CHECK_STR_CONTAINS(a, "\"act\": \"relu\"");
+    CHECK_STR_CONTAINS(a, "\"pad\": \"explicit\"");
+    CHECK_STR_CONTAINS(a, "\"perm\": [0, 2, 3, 1]");
+    CHECK_STR_CONTAINS(a, "\"sizes\": [2, 4]");
+    CHECK_STR_CONTAINS(a, "\"lo\": -0.3");
+    CHECK_STR_CONTAINS(a, "\"hi\": 3.4028235e+38");
+    CHECK_STR_CONTAINS(a, "\"eps\": 1e-06");
+    CHECK_STR_CONTAINS(a, "\"outputs\": [\"left\", \"split_0:1\"]");
+    CHECK_STR_CONTAINS(a, "\"outputs\": [\"clip\", \"layernorm_0\", \"left\", \"x\", \"odd\", \"clip\"]\n}\n");
+    CHECK(!strstr(a, "\"outputs\": [\"conv\"]")); /* default names are not written */
+
+    char err[GRAPH_ERR_LEN] = "";
+    graph *h = graph_load_json_string(a, "mem.json", 0, err, sizeof err);
+    CHECK(h != NULL);
+    if (!h) {
+        fprintf(stderr, "  %s\n", err);
+        free(a);
+        graph_free(g);
+        return;
+    }
+    char *b = graph_to_json_string(h);
+    CHECK(b && !strcmp(a, b));
+    CHECK(graph_hash(h) == graph_hash(g));
+    CHECK(graph_hash(h) != 0);
+    CHECK(!strcmp(h->name, g->name));
+    /* floats come back bit for bit */
+    int32_t o = graph_find_tensor(h, "odd");
+    CHECK(o >= 0 && h->tensors[o].init.seed == UINT64_C(0xFFFFFFFFFFFFFFF0));
+    float m = o >= 0 ? h->tensors[o].init.mean : 1.0f, sd = o >= 0 ? h->tensors[o].init.std : 0.0f;
+    CHECK(!memcmp(&m, &g->tensors[graph_find_tensor(g, "odd")].init.mean, 4) && signbit(m));
+    CHECK(sd == 1e-5f);
+    int32_t cn = h->tensors[graph_find_tensor(h, "clip")].producer;
+    CHECK(ops_p2f(h->nodes[cn].p.v[PM_HI]) == FLT_MAX);
+    CHECK(ops_p2f(h->nodes[cn].p.v[PM_LO]) == -0.3f);
+    CHECK_EQ_INT(h->tensors[graph_find_tensor(h, "ids")].dtype, GRAPH_DT_I64);
+    CHECK(!strcmp(h->tensors[graph_find_tensor(h, "table")].init.path, "table.bin"));
+    CHECK_EQ_INT(h->n_outputs, 6);
+    CHECK_EQ_INT(h->outputs[0], h->outputs[5]);
+
+    /* through a file: the same bytes, and the file's folder becomes the base of weight paths */
+    char path[600];
+    snprintf(path, sizeof path, "%s/model.json", tmpdir);
+    CHECK_EQ_INT(graph_save_json(h, path, err, sizeof err), 0);
+    char *c = read_file(path);
+    CHECK(c && !strcmp(c, a));
+    graph *k = graph_load_json(path, 0, err, sizeof err);
+    CHECK(k != NULL);
+    if (k) {
+        CHECK(k->base_dir && !strcmp(k->base_dir, tmpdir));
+        char *d = graph_to_json_string(k);
+        CHECK(d && !strcmp(d, a));
+        free(d);
+        CHECK(graph_hash(k) == graph_hash(g));
+        /* a FILE weight loads relative to the model's folder */
+        char bin[640];
+        snprintf(bin, sizeof bin, "%s/table.bin", tmpdir);
+        FILE *f = fopen(bin, "wb");
+        float vals[16 / 4 + 80];
+        for (int i = 0; i < 84; i++)
+            vals[i] = (float)i * 0.5f;
+        fwrite(vals, 4, 84, f); /* little-endian host */
+        fclose(f);
+        float tv[80];
+        CHECK_EQ_INT(graph_weight_values(k, graph_find_tensor(k, "table"), tv, err, sizeof err), 0);
+        CHECK(tv[0] == 2.0f && tv[79] == 83 * 0.5f);
+        unlink(bin);
+        graph_free(k);
+    }
+    unlink(path);
+    /* the model name defaults to the file's stem */
+    snprintf(path, sizeof path, "%s/stem.v2.json", tmpdir);
+    write_file(path, "{\"format\":\"tasc-model\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"shape\":[3]}],"
+                     "\"nodes\":[{\"op\":\"relu\",\"inputs\":[\"x\"]}],\"outputs\":[\"relu_0\"]}");
+    k = graph_load_json(path, 0, err, sizeof err);
+    CHECK(k && !strcmp(k->name, "stem.v2"));
+    graph_free(k);
+    unlink(path);
+    free(c);
+    free(b);
+    free(a);
+    graph_free(h);
+    graph_free(g);
+}
+
+/* Nodes in any order, names and outputs by default, parameters by default, enums as ints. */
+static void test_any_order(void) {
+    const char *fwd =
+        "{\"format\": \"tasc-model\", \"version\": 1, \"name\": \"m\",\n"
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 8, 8]}],\n"
+        " \"weights\": [{\"name\": \"w\", \"shape\": [4, 3, 3, 3], \"init\": {\"kind\": \"random\", \"seed\": 5}}],\n"
+        " \"nodes\": [\n"
+        "  {\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": \"same\", \"act\": \"relu\"}},\n"
+        "  {\"name\": \"r\", \"op\": \"sigmoid\", \"inputs\": [\"c\"]},\n"
+        "  {\"op\": \"ewadd\", \"inputs\": [\"r\", \"c\"]},\n"
+        "  {\"name\": \"p\", \"op\": \"globalavgpool\", \"inputs\": [\"ewadd_0\"]}],\n"
+        " \"outputs\": [\"p\"]}\n";
+    const char *rev =
+        "{\"format\": \"tasc-model\", \"version\": 1, \"name\": \"m\",\n"
+        " \"nodes\": [\n"
+        "  {\"name\": \"p\", \"op\": \"globalavgpool\", \"inputs\": [\"ewadd_0\"]},\n"
+        "  {\"op\": \"ewadd\", \"inputs\": [\"r\", \"c\"]},\n"
+        "  {\"name\": \"r\", \"op\": \"sigmoid\", \"inputs\": [\"c\"]},\n"
+        "  {\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 1, \"act\": 1}}],\n"
+        " \"weights\": [{\"name\": \"w\", \"shape\": [4, 3, 3, 3], \"init\": {\"std\": 1, \"kind\": \"random\", \"seed\": 5, \"mean\": 0}}],\n"
+        " \"outputs\": [\"p\"],\n"
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 8, 8], \"dtype\": \"float32\"}]}\n";
+    char err[GRAPH_ERR_LEN] = "";
+    graph *a = graph_load_json_string(fwd, "fwd.json", 0, err, sizeof err);
+    CHECK(a != NULL);
+    if (!a)
+        fprintf(stderr, "  %s\n", err);
+    graph *b = graph_load_json_string(rev, "rev.json", 0, err, sizeof err);
+    CHECK(b != NULL);
+    if (!b)
+        fprintf(stderr, "  %s\n", err);
+    if (a && b) {
+        CHECK(graph_hash(a) == graph_hash(b));
+        char *ta = graph_to_json_string(a), *tb = graph_to_json_string(b);
+        CHECK(ta && tb && !strcmp(ta, tb));
+        free(ta);
+        free(tb);
+        /* nodes were added in topological order, ties by file position */
+        CHECK(!strcmp(b->nodes[0].name, "c") && !strcmp(b->nodes[1].name, "r"));
+        CHECK(!strcmp(b->nodes[2].name, "ewadd_0") && !strcmp(b->nodes[3].name, "p"));
+        CHECK_EQ_INT(b->nodes[0].p.v[PM_PAD], OPS_PAD_SAME);
+        CHECK_EQ_INT(b->nodes[0].p.v[PM_ACT], OPS_ACT_RELU);
+        CHECK_EQ_INT(b->nodes[0].p.v[PM_STRIDE_H], 1); /* default */
+        CHECK(b->tensors[graph_find_tensor(b, "w")].init.std == 1.0f); /* default std */
+        int64_t want[4] = {2, 4, 1, 1};
+        const ops_shape *s = &b->tensors[b->outputs[0]].shape;
+        CHECK(s->rank == 4 && !memcmp(s->dims, want, sizeof want));
+        CHECK(b->base_dir == NULL);
+    }
+    graph_free(a);
+    graph_free(b);
+}
+
+/* ---- bad inputs --------------------------------------------------------------------------- */
+#define HEAD "{\"format\": \"tasc-model\", \"version\": 1, \"name\": \"bad\",\n"
+#define XIN " \"inputs\": [{\"name\": \"x\", \"shape\": [1, 3, 8, 8]}],\n"
+#define WCONV " \"weights\": [{\"name\": \"w\", \"shape\": [4, 3, 3, 3], \"init\": {\"kind\": \"constant\", \"value\": 1}}],\n"
+#define NODES(...) " \"nodes\": [" __VA_ARGS__ "],\n"
+#define OUTS(...) " \"outputs\": [" __VA_ARGS__ "]}\n"
+#define RELU "{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}"
+
+typedef struct {
+    const char *text;
+    const char *want[3]; /* substrings the message must contain */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    /* syntax, with line:col */
+    {"{\"format\": \"tasc-model\",\n \"version\": 1,\n oops\n}\n", {"bad.json:3:5: ", "string or '}' expected near 'oops'"}},
+    {"{\"format\": \"tasc-model\", \"format\": \"x\"}", {"bad.json:1:", "duplicate object key"}},
+    {"", {"bad.json:1:", "end of file"}},
+    {"{\"a\": [1, 2}\n", {"bad.json:1:"}},
+    {"{\"a\": 99999999999999999999999}", {"bad.json:1:", "too big integer"}},
+    /* wrong top level */
+    {"[1, 2]", {"bad.json: the top level must be an object, got an array"}},
+    {"{\"version\": 1}", {"bad.json: missing \"format\""}},
+    {"{\"format\": \"tasc-rules\", \"version\": 1}", {"bad.json: \"format\" is 'tasc-rules', expected 'tasc-model'"}},
+    {"{\"format\": \"tasc-model\", \"version\": 2}", {"bad.json: unsupported version 2"}},
+    {"{\"format\": \"tasc-model\", \"version\": \"1\"}", {"bad.json: \"version\" must be an integer, got a string"}},
+    {"{\"format\": \"tasc-model\"}", {"bad.json: missing \"version\""}},
+    {HEAD XIN NODES(RELU) OUTS("\"r\"") , {NULL}}, /* the good base: loads */
+    {HEAD " \"inputs\": {},\n" NODES(RELU) OUTS("\"r\""), {"bad.json: \"inputs\" must be an array, got an object"}},
+    {HEAD XIN " \"nodes\": 3,\n" OUTS("\"r\""), {"bad.json: \"nodes\" must be an array, got an integer"}},
+    {HEAD XIN NODES(RELU) " \"outputs\": \"r\"}", {"bad.json: \"outputs\" must be an array, got a string"}},
+    {HEAD XIN NODES(RELU) OUTS("\"r\"") "", {NULL}},
+    {HEAD XIN " \"extra\": 1,\n" NODES(RELU) OUTS("\"r\""), {"bad.json: unknown key 'extra'", "expected format, version"}},
+    {HEAD " \"name2\": 1}", {"bad.json: unknown key 'name2'"}},
+    {HEAD " \"inputs\": []}", {"bad.json: missing \"nodes\""}},
+    {HEAD " \"name\": 5}", {"bad.json:"}}, /* duplicate key: syntax */
+    /* empty graph */
+    {HEAD XIN NODES() OUTS("\"x\""), {"bad.json: \"nodes\" is empty: a model needs at least one node"}},
+    {HEAD XIN NODES(RELU) OUTS(), {"bad.json: \"outputs\" is empty: a model needs at least one output"}},
+    {HEAD XIN " \"nodes\": [" RELU "]}", {"bad.json: missing \"outputs\""}},
+    /* inputs */
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1, 3, 8, 8]}, 7],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: inputs[1]: must be an object, got an integer"}},
+    {HEAD " \"inputs\": [{\"shape\": [1]}],\n" NODES(RELU) OUTS("\"r\""), {"bad.json: inputs[0]: missing \"name\""}},
+    {HEAD " \"inputs\": [{\"name\": \"x\"}],\n" NODES(RELU) OUTS("\"r\""), {"bad.json: input 'x': missing \"shape\""}},
+    {HEAD " \"inputs\": [{\"name\": \"\", \"shape\": [1]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: inputs[0]: \"name\": the name is empty"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1, 0, 8]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': shape[1] is 0 (dims must be positive)"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [-3]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': shape[0] is -3"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [2.5]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': shape[0] must be a positive integer, got a real"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": \"1,3\"}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': \"shape\" must be an array of positive integers, got a string"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1, 1, 1, 1, 1, 1, 1]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': \"shape\" has 7 dims, more than the limit of 6"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [4611686018427387904, 4]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': shape (4611686018427387904,4) has more elements than int64 can count"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [65536, 65536]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': shape (65536,65536) has 4294967296 elements, over the limit of 2147483648"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1], \"dtype\": \"float16\"}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': unknown dtype 'float16'"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1], \"dims\": [1]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': unknown key 'dims' (expected name, shape, dtype)"}},
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [1]}, {\"name\": \"x\", \"shape\": [2]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: input 'x': duplicate tensor name 'x' (also input 'x')"}},
+    /* weights */
+    {HEAD XIN " \"weights\": [{\"name\": \"x\", \"shape\": [1], \"init\": {\"kind\": \"constant\", \"value\": 0}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'x': duplicate tensor name 'x' (also input 'x')"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1]}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: weight 'w': missing \"init\""}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"zeros\"}}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: weight 'w': init: unknown kind 'zeros' (expected random, constant or file)"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"random\"}}],\n" NODES(RELU) OUTS("\"r\""),
+     {"bad.json: weight 'w': init: missing \"seed\""}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"random\", \"seed\": 1, \"std\": -1}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: random init needs", "std >= 0"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"random\", \"seed\": 1, \"value\": 1}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: unknown key 'value' (expected kind, seed, mean, std)"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"constant\", \"value\": \"1\"}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: \"value\" must be a number, got a string"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"constant\", \"value\": 1e39}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: \"value\" is 1e+39, outside the float32 range"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"file\", \"offset\": 0}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: missing \"path\""}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [1], \"init\": {\"kind\": \"file\", \"path\": \"a\", \"offset\": -8}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': init: \"offset\" must be a non-negative integer"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [0], \"init\": {\"kind\": \"constant\", \"value\": 0}}],\n"
+     NODES(RELU) OUTS("\"r\""), {"bad.json: weight 'w': shape[0] is 0"}},
+    {HEAD XIN " \"weights\": [[1]],\n" NODES(RELU) OUTS("\"r\""), {"bad.json: weights[0]: must be an object, got an array"}},
+    /* nodes */
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"conv3d\", \"inputs\": [\"x\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': unknown op 'conv3d'"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"inputs\": [\"x\"]}") OUTS("\"c\""), {"bad.json: node 'c': missing \"op\""}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\"}") OUTS("\"c\""), {"bad.json: node 'c': missing \"inputs\""}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": 7, \"inputs\": [\"x\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': \"op\" must be a string, got an integer"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": \"x\"}") OUTS("\"c\""),
+     {"bad.json: node 'c': \"inputs\" must be an array of tensor names, got a string"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": [0]}") OUTS("\"c\""),
+     {"bad.json: node 'c': inputs[0] must be a tensor name, got an integer"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": [\"x\", \"x\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': op 'relu' takes 1 input, got 2"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': op 'conv2d' takes 2 to 3 inputs, got 1"}},
+    {HEAD XIN NODES("{\"op\": \"relu\", \"inputs\": [\"x\"], \"param\": {}}") OUTS("\"relu_0\""),
+     {"bad.json: nodes[0]: unknown key 'param' (expected name, op, inputs, params, outputs)"}},
+    {HEAD XIN NODES(RELU ", 5") OUTS("\"r\""), {"bad.json: nodes[1]: must be an object, got an integer"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"strid_h\": 2}}")
+     OUTS("\"c\""), {"bad.json: node 'c': unknown parameter 'strid_h' for op 'conv2d' (it takes: ", "stride_h"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": [\"x\"], \"params\": {\"axis\": 1}}") OUTS("\"c\""),
+     {"bad.json: node 'c': unknown parameter 'axis' for op 'relu' (it takes: none)"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"stride_h\": \"2\"}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'stride_h' must be an integer, got a string"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"stride_h\": 0}}")
+     OUTS("\"c\""), {"bad.json: node 'c': ", "stride_h"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": \"swish\"}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act': unknown value 'swish' (one of: none, relu, sigmoid, tanh, gelu)"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 9}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'pad': 9 is out of range (one of: explicit, same, valid)"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": true}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got a boolean"}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"clip\", \"inputs\": [\"x\"], \"params\": {\"lo\": \"0\"}}") OUTS("\"c\""),
+     {"bad.json: node 'c': parameter 'lo' must be a number, got a string"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"]}") OUTS("\"t\""),
+     {"bad.json: node 't': missing required parameter 'perm' for op 'transpose'"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"], \"params\": {\"perm\": 3}}") OUTS("\"t\""),
+     {"bad.json: node 't': parameter 'perm' must be an array of integers, got an integer"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"], \"params\": {\"perm\": [0, 1, \"2\", 3]}}")
+     OUTS("\"t\""), {"bad.json: node 't': parameter 'perm': element 2 must be an integer, got a string"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"], \"params\": {\"perm\": [0,1,2,3,4,5,6,7,8]}}")
+     OUTS("\"t\""), {"bad.json: node 't': parameter 'perm' has 9 values, more than the limit of 8"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"], \"params\": {\"list\": [0, 1, 2, 3]}}")
+     OUTS("\"t\""), {"bad.json: node 't': unknown parameter 'list' for op 'transpose' (it takes: perm)"}},
+    {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [4, 5, 3, 3], \"init\": {\"kind\": \"constant\", \"value\": 1}}],\n"
+     NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"]}") OUTS("\"c\""), {"bad.json: node 'c': "}},
+    {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": [\"y\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': input 'y' names no tensor"}},
+    {HEAD XIN NODES(RELU ", {\"name\": \"r\", \"op\": \"tanh\", \"inputs\": [\"x\"]}") OUTS("\"r\""),
+     {"bad.json: node 'r': duplicate node name (also nodes[0])"}},
+    {HEAD XIN NODES(RELU ", {\"name\": \"t\", \"op\": \"tanh\", \"inputs\": [\"x\"], \"outputs\": [\"r\"]}") OUTS("\"r\""),
+     {"bad.json: node 't': duplicate tensor name 'r' (also an output of node 'r')"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"tanh\", \"inputs\": [\"x\"], \"outputs\": [\"x\"]}") OUTS("\"x\""),
+     {"bad.json: node 't': duplicate tensor name 'x' (also input 'x')"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"tanh\", \"inputs\": [\"x\"], \"outputs\": [\"a\", \"b\"]}") OUTS("\"a\""),
+     {"bad.json: node 't': \"outputs\" has 2 names, the node makes 1 output"}},
+    {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"tanh\", \"inputs\": [\"x\"], \"outputs\": [\"\"]}") OUTS("\"x\""),
+     {"bad.json: node 't': outputs[0]: the name is empty"}},
+    {HEAD XIN NODES("{\"name\": \"a\", \"op\": \"relu\", \"inputs\": [\"b\"]}, {\"name\": \"b\", \"op\": \"tanh\", \"inputs\": [\"a\"]}")
+     OUTS("\"b\""), {"bad.json: node 'a': the nodes form a cycle: a -> b -> a"}},
+    {HEAD XIN NODES("{\"name\": \"a\", \"op\": \"relu\", \"inputs\": [\"a\"]}") OUTS("\"a\""),
+     {"bad.json: node 'a': the nodes form a cycle: a -> a"}},
+    {HEAD XIN NODES("{\"name\": \"s\", \"op\": \"split\", \"inputs\": [\"x\"], \"params\": {\"axis\": 1, \"parts\": 3}}")
+     OUTS("\"s:0\", \"s:3\""), {"bad.json: outputs[1]: 's:3' names no tensor"}},
+    {HEAD XIN NODES(RELU) OUTS("\"r\", 3"), {"bad.json: outputs[1]: must be a tensor name, got an integer"}},
+    {HEAD XIN NODES("{\"name\": \"r\\nx\", \"op\": \"relu\", \"inputs\": [\"x\"]}") OUTS("\"r\""),
+     {"bad.json: nodes[0]: \"name\": the name contains a control character (0x0a)"}},
+    /* element limit on a node output */
+    {HEAD " \"inputs\": [{\"name\": \"x\", \"shape\": [40000, 40000]}],\n"
+     NODES("{\"name\": \"c\", \"op\": \"concat\", \"inputs\": [\"x\", \"x\"], \"params\": {\"axis\": 0}}") OUTS("\"c\""),
+     {"bad.json: node 'c': output 'c': shape (80000,40000) has 3200000000 elements, over the limit of 2147483648"}},
+};
+
+static void test_bad_inputs(void) {
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const bad_case *bc = &bad_cases[i];
+        char err[GRAPH_ERR_LEN];
+        snprintf(err, sizeof err, "untouched");
+        graph *g = graph_load_json_string(bc->text, "bad.json", 0, err, sizeof err);
+        if (!bc->want[0]) { /* a good control case */
+            CHECK(g != NULL);
+            if (!g)
+                fprintf(stderr, "  case %zu: %s\n", i, err);
+            graph_free(g);
+            continue;
+        }
+        CHECK(g == NULL);
+        int ok = 1;
+        for (int k = 0; k < 3 && bc->want[k]; k++)
+            ok &= strstr(err, bc->want[k]) != NULL;
+        ok &= !strncmp(err, "bad.json:", 9);
+        ok &= strchr(err, '\n') == NULL;
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  case %zu: got \"%s\", want \"%s\"\n", i, err, bc->want[0]);
+        graph_free(g);
+    }
+}
+
+static void test_file_errors(void) {
+    char err[GRAPH_ERR_LEN], path[600];
+    snprintf(path, sizeof path, "%s/missing.json", tmpdir);
+    CHECK(graph_load_json(path, 0, err, sizeof err) == NULL);
+    CHECK_STR_CONTAINS(err, path);
+    CHECK_STR_CONTAINS(err, "cannot open: No such file or directory");
+    CHECK(graph_load_json(tmpdir, 0, err, sizeof err) == NULL);
+    CHECK_STR_CONTAINS(err, tmpdir);
+    CHECK_STR_CONTAINS(err, "is a directory");
+    /* a syntax error in a file names the file, line and column */
+    snprintf(path, sizeof path, "%s/syntax.json", tmpdir);
+    write_file(path, "{\n  \"format\": \"tasc-model\",\n  \"version\": 1,\n  \"nodes\": [,]\n}\n");
+    CHECK(graph_load_json(path, 0, err, sizeof err) == NULL);
+    char want[700];
+    snprintf(want, sizeof want, "%s:4:", path);
+    CHECK_STR_CONTAINS(err, want);
+    unlink(path);
+    /* the element limit passed by the caller */
+    const char *small = "{\"format\": \"tasc-model\", \"version\": 1, \"inputs\": [{\"name\": \"x\", \"shape\": [10, 11]}],"
+                        " \"nodes\": [{\"op\": \"relu\", \"inputs\": [\"x\"]}], \"outputs\": [\"relu_0\"]}";
+    graph *g = graph_load_json_string(small, "lim.json", 100, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "lim.json: input 'x': shape (10,11) has 110 elements, over the limit of 100");
+    g = graph_load_json_string(small, "lim.json", 110, err, sizeof err);
+    CHECK(g != NULL && g->max_elements == 110);
+    graph_free(g);
+    /* and from the environment when the caller passes 0 */
+    setenv("TASC_MAX_ELEMENTS", "109", 1);
+    g = graph_load_json_string(small, "lim.json", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "limit of 109");
+    unsetenv("TASC_MAX_ELEMENTS");
+    /* a NUL inside the file is a syntax error, not a truncation */
+    snprintf(path, sizeof path, "%s/nul.json", tmpdir);
+    FILE *f = fopen(path, "wb");
+    fwrite("{\"a\": \"b\0c\"}", 1, 12, f);
+    fclose(f);
+    CHECK(graph_load_json(path, 0, err, sizeof err) == NULL);
+    CHECK_STR_CONTAINS(err, ":1:");
+    unlink(path);
+}
+
+static void test_save_failures(void) {
+    graph *g = graph_new("s");
+    int64_t d[1] = {3};
+    int32_t x = graph_input(g, "x", 1, d);
+    graph_mark_output(g, graph_unary(g, OP_RELU, x));
+    char err[GRAPH_ERR_LEN];
+    /* a folder that does not exist */
+    CHECK_EQ_INT(graph_save_json(g, "/nonexistent-tasc-dir/m.json", err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "/nonexistent-tasc-dir/m.json: cannot create");
+    /* the target is a directory: the temporary is written, the rename fails, nothing is left */
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+    mkdir(sub, 0755);
+    int before = count_dir_entries(tmpdir);
+    CHECK_EQ_INT(graph_save_json(g, sub, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, sub);
+    CHECK_STR_CONTAINS(err, "rename");
+    CHECK_EQ_INT(count_dir_entries(tmpdir), before);
+    CHECK_EQ_INT(count_dir_entries(sub), 0);
+    rmdir(sub);
+    /* an invalid graph is not written, and an old file stays as it was */
+    char path[600];
+    snprintf(path, sizeof path, "%s/keep.json", tmpdir);
+    write_file(path, "old");
+    graph_unary(g, OP_RELU, 77);
+    CHECK(!graph_ok(g));
+    CHECK_EQ_INT(graph_save_json(g, path, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "not saved");
+    char *old = read_file(path);
+    CHECK(old && !strcmp(old, "old"));
+    free(old);
+    unlink(path);
+    graph_free(g);
+
+    /* values JSON cannot hold */
+    g = graph_new("nan");
+    graph_init nanw = {GRAPH_INIT_CONSTANT, 0, 0, 0, 1.0f, NULL, 0};
+    x = graph_input(g, "x", 1, d);
+    int32_t w = graph_weight(g, "w", 1, d, nanw);
+    graph_mark_output(g, graph_ewadd(g, x, w));
+    g->tensors[w].init.value = NAN; /* past the builder's check */
+    CHECK(graph_to_json_string(g) == NULL);
+    CHECK_EQ_INT(graph_save_json(g, path, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "weight 'w'");
+    CHECK(access(path, F_OK) != 0);
+    graph_free(g);
+}
+
+int main(void) {
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_round_trip();
+    test_any_order();
+    test_bad_inputs();
+    test_file_errors();
+    test_save_failures();
+    int rc = TEST_REPORT();
+    rmdir(tmpdir);
+    return rc;
+}
