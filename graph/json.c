@@ -25,7 +25,7 @@
 #include "graph_impl.h"
 
 #define JL_MAX_FILE_BYTES (INT64_C(1) << 30) /* a model file larger than this is refused */
-#define JS_WIDTH 120                          /* containers that fit on one line are written inline */
+#define JS_WIDTH 140                          /* containers that fit on one line are written inline */
 
 /* d rounded to float as a conversion would, without the undefined behaviour of converting an
  * out-of-range value: values that round to +-FLT_MAX are accepted, larger ones refused. */

@@ -372,7 +372,7 @@ static const bad_case bad_cases[] = {
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"stride_h\": \"2\"}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'stride_h' must be an integer, got a string"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"stride_h\": 0}}")
-     OUTS("\"c\""), {"bad.json: node 'c': ", "stride_h"}},
+     OUTS("\"c\""), {"bad.json: node 'c': ", "'stride_h'", "out of range"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": \"swish\"}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'act': unknown value 'swish' (one of: none, relu, sigmoid, tanh, gelu)"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 9}}")
@@ -392,7 +392,8 @@ static const bad_case bad_cases[] = {
     {HEAD XIN NODES("{\"name\": \"t\", \"op\": \"transpose\", \"inputs\": [\"x\"], \"params\": {\"list\": [0, 1, 2, 3]}}")
      OUTS("\"t\""), {"bad.json: node 't': unknown parameter 'list' for op 'transpose' (it takes: perm)"}},
     {HEAD XIN " \"weights\": [{\"name\": \"w\", \"shape\": [4, 5, 3, 3], \"init\": {\"kind\": \"constant\", \"value\": 1}}],\n"
-     NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"]}") OUTS("\"c\""), {"bad.json: node 'c': "}},
+     NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"]}") OUTS("\"c\""),
+     {"bad.json: node 'c': ", "5 channels"}},
     {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"relu\", \"inputs\": [\"y\"]}") OUTS("\"c\""),
      {"bad.json: node 'c': input 'y' names no tensor"}},
     {HEAD XIN NODES(RELU ", {\"name\": \"r\", \"op\": \"tanh\", \"inputs\": [\"x\"]}") OUTS("\"r\""),
