@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "graph.h"
 #include "test.h"
 
@@ -537,6 +539,124 @@ static void test_save_failures(void) {
     graph_free(g);
 }
 
+
+/* Load text: either a graph that validates, or NULL with one line that starts with the file name. */
+static int load_is_clean(const char *text, size_t *n_ok) {
+    char err[GRAPH_ERR_LEN];
+    err[0] = '\0';
+    graph *g = graph_load_json_string(text, "sweep.json", 0, err, sizeof err);
+    int ok;
+    if (g) {
+        char verr[GRAPH_ERR_LEN];
+        ok = graph_validate(g, verr, sizeof verr) == 0;
+        /* whatever is accepted round-trips exactly */
+        char *t1 = graph_to_json_string(g);
+        graph *g2 = t1 ? graph_load_json_string(t1, "again.json", 0, verr, sizeof verr) : NULL;
+        char *t2 = g2 ? graph_to_json_string(g2) : NULL;
+        ok &= t1 && t2 && !strcmp(t1, t2) && graph_hash(g) == graph_hash(g2);
+        free(t1);
+        free(t2);
+        graph_free(g2);
+        (*n_ok)++;
+    } else {
+        ok = !strncmp(err, "sweep.json:", 11) && !strchr(err, '\n') && strlen(err) > 12;
+    }
+    if (!ok)
+        fprintf(stderr, "  unclean result for: %.200s\n  message: %s\n", text, err);
+    graph_free(g);
+    return ok;
+}
+
+static void collect_values(json_t *v, json_t **all, size_t *n, size_t cap) {
+    if (*n < cap)
+        all[(*n)++] = v;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x) collect_values(x, all, n, cap);
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            collect_values(json_array_get(v, i), all, n, cap);
+    }
+}
+
+/* Every prefix, every byte replaced by a few others, and every value of the JSON tree replaced by
+ * values of other types: no crash, no sanitizer report, always a graph or a clean message. */
+static void test_sweep(void) {
+    graph *g = feature_graph();
+    char *text = graph_to_json_string(g);
+    graph_free(g);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    size_t len = strlen(text), n_ok = 0, bad = 0, runs = 0;
+    char *buf = malloc(len + 1);
+    for (size_t cut = 0; cut < len; cut += 7) {
+        memcpy(buf, text, cut);
+        buf[cut] = '\0';
+        bad += !load_is_clean(buf, &n_ok);
+        runs++;
+    }
+    const char subs[] = {'0', '9', '-', '"', '{', ']', ' ', 'x', '\x01', '\xff'};
+    for (size_t i = 0; i < len; i += 3)
+        for (size_t k = 0; k < sizeof subs; k++) {
+            memcpy(buf, text, len + 1);
+            buf[i] = subs[k];
+            bad += !load_is_clean(buf, &n_ok);
+            runs++;
+        }
+    free(buf);
+
+    const char *repl[] = {"null", "0", "-1", "2", "1e300", "0.5", "\"\"", "\"x\"", "\"relu\"", "[]", "[0]", "[1, 2]", "{}",
+                          "true", "9223372036854775807", "[-9223372036854775807, 9223372036854775807]"};
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    CHECK(root != NULL);
+    json_t *all[4096];
+    size_t n = 0;
+    if (root)
+        collect_values(root, all, &n, 4096);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t r = 0; r < sizeof repl / sizeof repl[0]; r++) {
+            json_t *copy = json_deep_copy(root), *call[4096];
+            size_t m = 0;
+            collect_values(copy, call, &m, 4096);
+            json_t *target = call[i], *parent = NULL;
+            /* find the parent of target and replace it there */
+            for (size_t j = 0; j < m && !parent; j++) {
+                if (json_is_object(call[j])) {
+                    const char *k;
+                    json_t *x;
+                    json_object_foreach(call[j], k, x) if (x == target) {
+                        parent = call[j];
+                        json_object_set_new(parent, k, json_loads(repl[r], JSON_DECODE_ANY, &je));
+                        break;
+                    }
+                } else if (json_is_array(call[j])) {
+                    for (size_t q = 0; q < json_array_size(call[j]) && !parent; q++)
+                        if (json_array_get(call[j], q) == target) {
+                            parent = call[j];
+                            json_array_set_new(parent, q, json_loads(repl[r], JSON_DECODE_ANY, &je));
+                        }
+                }
+            }
+            char *t = parent ? json_dumps(copy, 0) : NULL;
+            if (t) {
+                bad += !load_is_clean(t, &n_ok);
+                runs++;
+            }
+            free(t);
+            json_decref(copy);
+        }
+    }
+    json_decref(root);
+    CHECK_EQ_INT(bad, 0);
+    CHECK(runs > 3000);
+    CHECK(n_ok > 10); /* some mutations are harmless: the sweep reaches the semantic checks */
+    printf("sweep: %zu loads, %zu loaded, %zu unclean\n", runs, n_ok, bad);
+    free(text);
+}
+
 int main(void) {
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
@@ -547,6 +667,7 @@ int main(void) {
     test_bad_inputs();
     test_file_errors();
     test_save_failures();
+    test_sweep();
     int rc = TEST_REPORT();
     rmdir(tmpdir);
     return rc;
