@@ -13,6 +13,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1309,12 +1310,12 @@ int graph_save_json(const graph *g, const char *path, char *err, size_t errlen) 
         graph_impl_msg(err, errlen, "%s: not saved: %s", path, m);
         return -1;
     }
-    static unsigned counter;
+    static atomic_uint counter; /* temporaries of concurrent saves get distinct names */
     size_t tl = strlen(path) + 64;
     char *tmp = graph_impl_xrealloc(NULL, tl);
     int fd = -1;
     for (int tries = 0; tries < 100 && fd < 0; tries++) {
-        snprintf(tmp, tl, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
+        snprintf(tmp, tl, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (fd < 0 && errno != EEXIST)
             break;
