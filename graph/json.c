@@ -918,12 +918,19 @@ graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t
         fclose(f);
         return NULL;
     }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (int64_t)st.st_size > JL_MAX_FILE_BYTES) {
+        graph_impl_msg(err, errlen, "%s: %lld bytes, larger than the limit of %lld for a model file", path,
+                       (long long)st.st_size, (long long)JL_MAX_FILE_BYTES);
+        fclose(f);
+        return NULL;
+    }
     size_t cap = 1 << 16, len = 0;
     char *buf = graph_impl_xrealloc(NULL, cap);
     for (;;) {
         if (len == cap) {
             if ((int64_t)cap >= JL_MAX_FILE_BYTES) {
-                graph_impl_msg(err, errlen, "%s: larger than %lld bytes, not read", path, (long long)JL_MAX_FILE_BYTES);
+                graph_impl_msg(err, errlen, "%s: larger than the limit of %lld bytes for a model file", path,
+                               (long long)JL_MAX_FILE_BYTES);
                 free(buf);
                 fclose(f);
                 return NULL;

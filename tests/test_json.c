@@ -481,6 +481,16 @@ static void test_file_errors(void) {
     CHECK(g == NULL);
     CHECK_STR_CONTAINS(err, "limit of 109");
     unsetenv("TASC_MAX_ELEMENTS");
+    /* a file over the size limit is refused before it is read (a sparse file: no disk used) */
+    snprintf(path, sizeof path, "%s/huge.json", tmpdir);
+    FILE *hf = fopen(path, "wb");
+    if (hf) {
+        fclose(hf);
+        CHECK_EQ_INT(truncate(path, (off_t)(INT64_C(1) << 30) + 1), 0);
+        CHECK(graph_load_json(path, 0, err, sizeof err) == NULL);
+        CHECK_STR_CONTAINS(err, "huge.json: 1073741825 bytes, larger than the limit");
+        unlink(path);
+    }
     /* a NUL inside the file is a syntax error, not a truncation */
     snprintf(path, sizeof path, "%s/nul.json", tmpdir);
     FILE *f = fopen(path, "wb");
