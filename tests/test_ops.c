@@ -1659,6 +1659,28 @@ static void test_enlarge(void) {
         CHECK(same_floats(r.y[0], want, 18, "enlarge"));
         result_free(&r);
     }
+    /* random kernels against index mapping: each tap lands centred, every other tap is 0 */
+    ops_shape kr = SHAPE(3, 2, 3, 1);
+    float *wr = rand_buf(numel(&kr), 89, -1, 1);
+    const float *wrs[1] = {wr};
+    p.v[PM_KH] = 7;
+    p.v[PM_KW] = 5;
+    if (run(OP_ENLARGE, &p, 1, &kr, wrs, &r) == 0) {
+        ops_shape ws = SHAPE(3, 2, 7, 5);
+        CHECK(ops_shape_eq(&r.out[0], &ws));
+        int ok = 1;
+        for (int64_t fc = 0; fc < 6; fc++)
+            for (int64_t i = 0; i < 7; i++)
+                for (int64_t j = 0; j < 5; j++) {
+                    int inside = i >= 2 && i < 5 && j == 2;
+                    float want = inside ? wr[fc * 3 + (i - 2)] : 0.0f;
+                    ok &= r.y[0][(fc * 7 + i) * 5 + j] == want;
+                }
+        CHECK(ok);
+        result_free(&r);
+    }
+    free(wr);
+    p.v[PM_KH] = p.v[PM_KW] = 3;
     /* enlarge then conv 'same' equals conv 'same' with the small kernel (exactly: the added taps are 0) */
     const int64_t small[][2] = {{1, 1}, {3, 3}, {1, 3}};
     const int64_t big[][2] = {{3, 3}, {5, 5}, {3, 5}};
