@@ -1,15 +1,415 @@
-/* cmd_kernels.c: `tasc kernels` -- the hand-written GPU matmul kernels (list, bench, tune).
- * Without CUDA compiled in, it says so and exits with TASC_EXIT_RESOURCE. */
+/* cmd_kernels.c: `tasc kernels list|bench|tune` -- the hand-written GPU matmul kernels
+ * (ops/cuda/matmul.h): list the ladder and the tuned kernel's configurations, benchmark every
+ * version against cuBLAS, or autotune shapes into the tuning table.
+ * Without CUDA compiled in, every subcommand says so and exits with TASC_EXIT_RESOURCE; the
+ * same when the build has CUDA but the machine has no GPU (list still works).
+ * Command-line errors are checked before any GPU work starts.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
+static void kernels_usage(void) {
+    printf("usage: tasc kernels list\n"
+           "       tasc kernels bench [--sizes LIST] [--versions LIST] [--reps N] [--warmup N]\n"
+           "                          [--out FILE] [--table FILE] [--max-cell-s S] [--fused LIST|none]\n"
+           "       tasc kernels tune  [--sizes LIST] [--epilogue LIST] [--reps N] [--table FILE]\n"
+           "\n"
+           "The hand-written FP32 CUDA matmul: a ladder of kernel versions (v1 .. v8) and a tuned\n"
+           "kernel whose tile configuration and split-K come from a tuning table per shape.\n"
+           "\n"
+           "  list       the versions, and the tuned kernel's tile configurations\n"
+           "  bench      validate every version against an fp64 reference, then time it against\n"
+           "             cuBLAS (strict FP32); prints the tables and writes FILE (markdown) and the\n"
+           "             same numbers as JSON beside it (FILE without .md, plus .json)\n"
+           "  tune       time every legal configuration for each size and record the fastest in the\n"
+           "             tuning table (entries of other shapes are kept)\n"
+           "\n"
+           "options:\n"
+           "  --sizes LIST      comma-separated MxNxK or MxNxKxB (B: batch) or N (NxNxN); default: the\n"
+           "                    issue's set 256,512,1024,2048,4096,8192,1000,4097,128x768x768,\n"
+           "                    128x3072x768,128x768x3072,128x128x64x12,128x64x128x12\n"
+           "  --versions LIST   comma-separated names (v1,v1.5,v2,...,v8,tuned) or 'all' (default)\n"
+           "  --reps N          timed runs per cell, median reported (bench default 30, tune 15)\n"
+           "  --warmup N        untimed runs before timing (default 5)\n"
+           "  --out FILE        results file (markdown); JSON goes beside it\n"
+           "  --table FILE      tuning table (default $TASC_TUNE_TABLE or ~/.cache/tasc/matmul_tune.txt)\n"
+           "  --max-cell-s S    skip a rung whose timed runs would take longer than S seconds (default 5)\n"
+           "  --fused LIST      sizes for the fused bias+relu comparison, or 'none' (default\n"
+           "                    128x768x768,128x3072x768,128x768x3072,4096x3072x768)\n"
+           "  --epilogue LIST   tune: epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu;\n"
+           "                    default none)\n"
+           "\n"
+           "exit codes: 0 ok, 1 a version failed validation or a bad table file, 2 bad command line,\n"
+           "            3 no CUDA (build or device)\n");
+}
+
+#ifndef TASC_HAVE_CUDA
+
 int cmd_kernels(int argc, char **argv) {
     if (cmd_wants_help(argc, argv)) {
-        printf("usage: tasc kernels list|bench|tune [options]\n"
-               "  GPU matmul kernel ladder; needs a build with CUDA and an NVIDIA GPU.\n");
+        kernels_usage();
         return TASC_EXIT_OK;
     }
-    fprintf(stderr, "tasc kernels: this tasc was built without CUDA\n");
+    cmd_error("kernels", "this tasc was built without CUDA");
     return TASC_EXIT_RESOURCE;
 }
+
+#else
+
+#include <errno.h>
+#include <math.h>
+
+#include "matmul.h"
+
+#define KERNELS_MAX_SIZES 256
+
+static const char *const kernels_default_sizes =
+    "256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12";
+static const char *const kernels_default_fused = "128x768x768,128x3072x768,128x768x3072,4096x3072x768";
+
+/* Parses "MxNxK[xB]" or "N"; 0, or -1 with the message printed. */
+static int kernels_parse_size(const char *cmd, const char *s, size_t len, mm_problem *p) {
+    long long v[4] = {0, 0, 0, 1};
+    int n = 0;
+    size_t i = 0;
+    while (i < len) {
+        if (n == 4)
+            goto bad;
+        long long x = 0;
+        size_t start = i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if (x > (MM_MAX_DIM > INT32_MAX ? MM_MAX_DIM : INT32_MAX))
+                goto bad;
+            x = x * 10 + (s[i] - '0');
+            i++;
+        }
+        if (i == start || x < 1)
+            goto bad;
+        v[n++] = x;
+        if (i < len) {
+            if (s[i] != 'x' || i + 1 == len)
+                goto bad;
+            i++;
+        }
+    }
+    if (n == 1)
+        v[1] = v[2] = v[0];
+    else if (n != 3 && n != 4)
+        goto bad;
+    mm_problem_init(p, v[0], v[1], v[2], v[3]);
+    char why[256];
+    if (mm_problem_check(p, why, sizeof why)) {
+        cmd_error(cmd, "bad size '%.*s': %s", (int)len, s, why);
+        return -1;
+    }
+    return 0;
+bad:
+    cmd_error(cmd, "bad size '%.*s' (MxNxK, MxNxKxB or N, positive integers)", (int)len, s);
+    return -1;
+}
+
+static int kernels_parse_sizes(const char *cmd, const char *list, mm_problem *out, int *n) {
+    *n = 0;
+    const char *s = list;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (*n == KERNELS_MAX_SIZES) {
+            cmd_error(cmd, "too many sizes (at most %d)", KERNELS_MAX_SIZES);
+            return -1;
+        }
+        if (kernels_parse_size(cmd, s, len, &out[*n]))
+            return -1;
+        (*n)++;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+    }
+}
+
+static int kernels_parse_versions(const char *cmd, const char *list, mm_version *out, int *n) {
+    *n = 0;
+    if (!strcmp(list, "all")) {
+        for (int v = 0; v < MM_VERSION_COUNT; v++)
+            out[(*n)++] = (mm_version)v;
+        return 0;
+    }
+    const char *s = list;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char name[32];
+        int v = -1;
+        if (len < sizeof name) {
+            memcpy(name, s, len);
+            name[len] = '\0';
+            v = mm_version_find(name);
+        }
+        if (v < 0) {
+            cmd_error(cmd, "unknown version '%.*s' (tasc kernels list shows them)", (int)len, s);
+            return -1;
+        }
+        if (*n == MM_VERSION_COUNT) {
+            cmd_error(cmd, "too many versions (at most %d)", MM_VERSION_COUNT);
+            return -1;
+        }
+        out[(*n)++] = (mm_version)v;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+    }
+}
+
+static int kernels_list(void) {
+    printf("versions (the ladder; each adds one idea to the one before):\n");
+    for (int v = 0; v < MM_VERSION_COUNT; v++)
+        printf("  %-6s %s\n", mm_version_name((mm_version)v), mm_version_doc((mm_version)v));
+    printf("\ntile configurations of the tuned kernel (block tile, warp tile, thread tile, stages,\n"
+           "k unroll, blocks per SM; threads; shared memory):\n");
+    for (int32_t i = 0; i < mm_config_count(); i++) {
+        const mm_tile_config *c = mm_config_get(i);
+        char name[96];
+        printf("  %2d %-34s %3d threads %6d bytes\n", i, mm_config_name(i, name, sizeof name), c->threads,
+               c->smem_bytes);
+    }
+    printf("\nepilogues: none, bias, relu, gelu, bias_relu, bias_gelu\n");
+    return TASC_EXIT_OK;
+}
+
+static int kernels_need_device(const char *cmd) {
+    char why[256];
+    if (!mm_device_available(why, sizeof why)) {
+        cmd_error(cmd, "%s", why);
+        return TASC_EXIT_RESOURCE;
+    }
+    return 0;
+}
+
+/* Loads the table at path (missing is fine) into t; -1 with the message printed. */
+static int kernels_load_table(const char *cmd, mm_table *t, const char *path) {
+    char why[4200];
+    if (mm_table_load(t, path, 1, why, sizeof why)) {
+        cmd_error(cmd, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int kernels_bench(int argc, char **argv) {
+    const char *cmd = "kernels bench";
+    const char *sizes = kernels_default_sizes, *versions = "all", *out = NULL, *table = NULL;
+    const char *fused = kernels_default_fused;
+    long long reps = 30, warmup = 5;
+    double max_cell_s = 5.0;
+    for (int i = 2; i < argc; i++) {
+        const char *val = NULL;
+        int r;
+        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            sizes = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--versions", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            versions = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
+            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--warmup", &val)) != 0) {
+            if (r < 0 || cmd_parse_i64(cmd, "--warmup", val, 0, 100000, &warmup))
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            out = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            table = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--fused", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            fused = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--max-cell-s", &val)) != 0) {
+            char *end = NULL;
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            errno = 0;
+            max_cell_s = strtod(val, &end);
+            if (!*val || errno || *end || !isfinite(max_cell_s) || max_cell_s <= 0) {
+                cmd_error(cmd, "bad value for --max-cell-s: '%s' (seconds, > 0)", val);
+                return TASC_EXIT_USAGE;
+            }
+        } else {
+            return cmd_bad_option(cmd, argv[i]);
+        }
+    }
+    static mm_problem sz[KERNELS_MAX_SIZES], fz[KERNELS_MAX_SIZES];
+    mm_version vs[MM_VERSION_COUNT];
+    int nsz = 0, nfz = 0, nvs = 0;
+    if (kernels_parse_sizes(cmd, sizes, sz, &nsz) || kernels_parse_versions(cmd, versions, vs, &nvs))
+        return TASC_EXIT_USAGE;
+    if (strcmp(fused, "none") && kernels_parse_sizes(cmd, fused, fz, &nfz))
+        return TASC_EXIT_USAGE;
+    int rc = kernels_need_device(cmd);
+    if (rc)
+        return rc;
+    char path[4096];
+    if (table)
+        snprintf(path, sizeof path, "%s", table);
+    else
+        mm_table_default_path(path, sizeof path);
+    mm_table *t = mm_table_new();
+    int bad = kernels_load_table(cmd, t, path);
+    if (!bad)
+        printf("tuning table: %s (%d entries)\n", path, mm_table_size(t));
+    mm_table_free(t);
+    if (bad)
+        return TASC_EXIT_INPUT;
+    mm_table_use(path);
+
+    char cmdline[2048] = "tasc kernels";
+    for (int i = 1; i < argc; i++) {
+        size_t used = strlen(cmdline);
+        snprintf(cmdline + used, sizeof cmdline - used, " %s", argv[i]);
+    }
+    mm_bench_opts o = {sz, nsz, vs, nvs, (int32_t)reps, (int32_t)warmup, max_cell_s, fz, nfz, out, cmdline};
+    char why[4200];
+    why[0] = '\0';
+    rc = mm_bench(&o, why, sizeof why);
+    if (rc < 0) {
+        cmd_error(cmd, "%s", why);
+        return TASC_EXIT_INPUT;
+    }
+    if (rc > 0) {
+        cmd_error(cmd, "a version failed validation (relative error above 1e-5; see the tables)");
+        return TASC_EXIT_INPUT;
+    }
+    return TASC_EXIT_OK;
+}
+
+static int kernels_tune(int argc, char **argv) {
+    const char *cmd = "kernels tune";
+    const char *sizes = kernels_default_sizes, *table = NULL, *epis = "none";
+    long long reps = 15;
+    for (int i = 2; i < argc; i++) {
+        const char *val = NULL;
+        int r;
+        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            sizes = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--epilogue", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            epis = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
+            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            table = val;
+        } else {
+            return cmd_bad_option(cmd, argv[i]);
+        }
+    }
+    static mm_problem sz[KERNELS_MAX_SIZES];
+    int nsz = 0;
+    if (kernels_parse_sizes(cmd, sizes, sz, &nsz))
+        return TASC_EXIT_USAGE;
+    int32_t bias[MM_EPI_COUNT];
+    mm_act act[MM_EPI_COUNT];
+    int nepi = 0;
+    for (const char *s = epis;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char name[32] = "";
+        if (len < sizeof name) {
+            memcpy(name, s, len);
+            name[len] = '\0';
+        }
+        if (nepi == MM_EPI_COUNT || mm_epilogue_parse(name, &bias[nepi], &act[nepi])) {
+            cmd_error(cmd, "bad epilogue '%.*s' (none, bias, relu, gelu, bias_relu, bias_gelu; each once)", (int)len, s);
+            return TASC_EXIT_USAGE;
+        }
+        nepi++;
+        if (!comma)
+            break;
+        s = comma + 1;
+    }
+    int rc = kernels_need_device(cmd);
+    if (rc)
+        return rc;
+    char path[4096];
+    if (table)
+        snprintf(path, sizeof path, "%s", table);
+    else
+        mm_table_default_path(path, sizeof path);
+    mm_table *t = mm_table_new();
+    if (kernels_load_table(cmd, t, path)) {
+        mm_table_free(t);
+        return TASC_EXIT_INPUT;
+    }
+    const char *dev = mm_device_name();
+    printf("tuning on %s; table %s\n", dev, path);
+    int failed = 0;
+    for (int e = 0; e < nepi; e++)
+        for (int i = 0; i < nsz; i++) {
+            mm_problem p = sz[i];
+            p.has_bias = bias[e];
+            p.act = act[e];
+            printf("%lldx%lldx%lld batch %lld, epilogue %s:\n", (long long)p.m, (long long)p.n, (long long)p.k,
+                   (long long)p.batch, mm_epilogue_name(p.has_bias, p.act));
+            fflush(stdout);
+            mm_choice best;
+            double us = 0;
+            char why[512];
+            if (mm_tune_problem(&p, (int32_t)reps, &best, &us, stdout, why, sizeof why)) {
+                cmd_error(cmd, "%s", why);
+                failed = 1;
+                continue;
+            }
+            char name[96];
+            printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_config_name(best.cfg, name, sizeof name),
+                   best.split_k, best.group_m, us, mm_problem_flops(&p) / (us * 1e-6) / 1e12);
+            fflush(stdout);
+            mm_table_put(t, dev, &p, &best, us);
+        }
+    char why[4200];
+    rc = mm_table_save(t, path, why, sizeof why);
+    mm_table_free(t);
+    if (rc) {
+        cmd_error(cmd, "%s", why);
+        return TASC_EXIT_INPUT;
+    }
+    printf("wrote %s\n", path);
+    return failed ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+}
+
+int cmd_kernels(int argc, char **argv) {
+    if (cmd_wants_help(argc, argv)) {
+        kernels_usage();
+        return TASC_EXIT_OK;
+    }
+    if (argc < 2) {
+        cmd_error("kernels", "missing subcommand: list, bench or tune (tasc kernels --help)");
+        return TASC_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "list")) {
+        if (argc > 2)
+            return cmd_bad_option("kernels list", argv[2]);
+        return kernels_list();
+    }
+    if (!strcmp(argv[1], "bench"))
+        return kernels_bench(argc, argv);
+    if (!strcmp(argv[1], "tune"))
+        return kernels_tune(argc, argv);
+    cmd_error("kernels", "unknown subcommand '%s' (list, bench, tune)", argv[1]);
+    return TASC_EXIT_USAGE;
+}
+
+#endif

@@ -1,0 +1,399 @@
+/* matmul.cu: the matmul module's front door: problem checks, the version table of the ladder,
+ * the tuned kernel's configurations and choices, the split-K workspace, and mm_run (tuning table
+ * lookup, else a heuristic).
+ *
+ * Process-wide state (not thread-safe, one device): the device facts, the tuning table mm_run
+ * reads, and the split-K workspace (partial sums and per-tile arrival counters; the counters are
+ * zero between launches, so launches that share the workspace must be ordered: one stream).
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "matmul_impl.h"
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+static int mm_fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ---- problems -------------------------------------------------------------------------------- */
+
+void mm_problem_init(mm_problem *p, int64_t m, int64_t n, int64_t k, int64_t batch) {
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    p->batch = batch;
+    p->stride_a = m * k;
+    p->stride_b = k * n;
+    p->stride_c = m * n;
+    p->act = MM_ACT_NONE;
+}
+
+int mm_problem_check(const mm_problem *p, char *err, size_t errlen) {
+    const int64_t max_elems = (int64_t)1 << 40;
+    if (!p)
+        return mm_fail(err, errlen, "no problem given");
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->m > MM_MAX_DIM || p->n > MM_MAX_DIM || p->k > MM_MAX_DIM)
+        return mm_fail(err, errlen, "matmul %lldx%lldx%lld: m, n and k must be in [1, %lld]",
+                       (long long)p->m, (long long)p->n, (long long)p->k, (long long)MM_MAX_DIM);
+    if (p->m * p->n > max_elems || p->m * p->k > max_elems || p->k * p->n > max_elems)
+        return mm_fail(err, errlen, "matmul %lldx%lldx%lld: a matrix has more than 2^40 elements",
+                       (long long)p->m, (long long)p->n, (long long)p->k);
+    if (p->batch < 1 || p->batch > INT32_MAX)
+        return mm_fail(err, errlen, "matmul: batch %lld out of range [1, %d]", (long long)p->batch, INT32_MAX);
+    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+        return mm_fail(err, errlen, "matmul: negative batch stride");
+    if (p->batch > 1 && p->stride_c < p->m * p->n)
+        return mm_fail(err, errlen, "matmul: output batch stride %lld is smaller than m*n = %lld "
+                       "(outputs would overlap)", (long long)p->stride_c, (long long)(p->m * p->n));
+    if (p->batch > 1 && ((p->stride_a > 0 && p->stride_a > max_elems) || p->stride_b > max_elems ||
+                         p->stride_c > max_elems))
+        return mm_fail(err, errlen, "matmul: batch stride larger than 2^40");
+    if (p->has_bias != 0 && p->has_bias != 1)
+        return mm_fail(err, errlen, "matmul: has_bias must be 0 or 1");
+    if ((int)p->act < 0 || p->act >= MM_ACT_COUNT)
+        return mm_fail(err, errlen, "matmul: unknown activation %d", (int)p->act);
+    return 0;
+}
+
+double mm_problem_flops(const mm_problem *p) {
+    return 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+}
+
+static const char *const mm_epi_names[MM_EPI_COUNT] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};
+
+const char *mm_epilogue_name(int32_t has_bias, mm_act act) {
+    if ((int)act < 0 || act >= MM_ACT_COUNT)
+        return "?";
+    return mm_epi_names[(has_bias ? 3 : 0) + (int)act];
+}
+
+int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act) {
+    for (int i = 0; i < MM_EPI_COUNT; i++)
+        if (name && !strcmp(name, mm_epi_names[i])) {
+            *has_bias = i >= 3;
+            *act = (mm_act)(i % 3);
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- device ---------------------------------------------------------------------------------- */
+
+const mm_device_info *mm_device(void) {
+    static mm_device_info info;
+    static bool have = false;
+    if (!have) {
+        int dev = 0;
+        cudaDeviceProp prop;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        info.sm_count = prop.multiProcessorCount;
+        info.l2_bytes = prop.l2CacheSize;
+        info.max_smem_optin = (int)prop.sharedMemPerBlockOptin;
+        snprintf(info.name, sizeof info.name, "%s", prop.name);
+        have = true;
+    }
+    return &info;
+}
+
+const char *mm_device_name(void) { return mm_device()->name; }
+
+int mm_device_available(char *err, size_t errlen) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear it */
+        mm_fail(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (n == 0) {
+        mm_fail(err, errlen, "no CUDA device");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- versions -------------------------------------------------------------------------------- */
+
+typedef void (*mm_launch_fn)(const mm_args &a, long long batch, cudaStream_t s);
+
+static const struct {
+    const char *name;
+    const char *doc;
+    mm_launch_fn launch; /* NULL: the warp-tiled template */
+} mm_versions[] = { /* in mm_version order */
+    {"v1", "one thread per output, dot product from global memory", mm_launch_v1},
+    {"v1.5", "thread tiling: 4x4 outputs per thread, each its own dot product", mm_launch_v1_5},
+    {"v2", "4x4 register tile from outer products (partial sums)", mm_launch_v2},
+    {"v3", "shared-memory tiling 64x64x16, cooperative fetch", mm_launch_v3},
+    {"v4", "float4 loads, A transposed in shared memory, 128x128x8, 8x8 per thread", mm_launch_v4},
+    {"v5", "bank-conflict-free layout: padded A, split thread tiles", mm_launch_v5},
+    {"v6", "3-stage cp.async pipeline", mm_launch_v6},
+    {"v7", "warp tiling (64x32 per warp)", NULL},
+    {"v8", "block rasterization (groups of 8 tile rows) for L2 reuse", NULL},
+    {"tuned", "v8's template at the tuned tile configuration and split-K", NULL},
+};
+
+static_assert(sizeof mm_versions / sizeof mm_versions[0] == MM_VERSION_COUNT, "one entry per version");
+
+const char *mm_version_name(mm_version v) {
+    return ((int)v >= 0 && v < MM_VERSION_COUNT) ? mm_versions[v].name : "?";
+}
+
+const char *mm_version_doc(mm_version v) {
+    return ((int)v >= 0 && v < MM_VERSION_COUNT) ? mm_versions[v].doc : "?";
+}
+
+int mm_version_find(const char *name) {
+    if (!name)
+        return -1;
+    if (!strcmp(name, "best"))
+        return MM_TUNED;
+    for (int v = 0; v < MM_VERSION_COUNT; v++) {
+        const char *n = mm_versions[v].name;
+        if (!strcmp(name, n) || (n[0] == 'v' && !strcmp(name, n + 1)))
+            return v;
+    }
+    return -1;
+}
+
+/* ---- configurations and choices -------------------------------------------------------------- */
+
+int32_t mm_config_count(void) { return mm_wt_count; }
+
+const mm_tile_config *mm_config_get(int32_t i) {
+    return (i >= 0 && i < mm_wt_count) ? &mm_wt_table[i].cfg : NULL;
+}
+
+const char *mm_config_name(int32_t i, char *buf, size_t len) {
+    const mm_tile_config *c = mm_config_get(i);
+    if (!c)
+        snprintf(buf, len, "?");
+    else
+        snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_s%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
+                 c->tm, c->tn, c->stages, c->kunroll, c->minb);
+    return buf;
+}
+
+int32_t mm_config_find(const char *name) {
+    char buf[96];
+    for (int32_t i = 0; i < mm_wt_count; i++)
+        if (name && !strcmp(name, mm_config_name(i, buf, sizeof buf)))
+            return i;
+    return -1;
+}
+
+int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen) {
+    const mm_tile_config *cfg = mm_config_get(c->cfg);
+    if (!cfg)
+        return mm_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count);
+    if (c->split_k < 1 || c->split_k > 64)
+        return mm_fail(err, errlen, "split_k %d out of range [1, 64]", c->split_k);
+    if (c->group_m < 1 || c->group_m > 1024)
+        return mm_fail(err, errlen, "group_m %d out of range [1, 1024]", c->group_m);
+    if (cfg->smem_bytes > mm_device()->max_smem_optin) {
+        char buf[96];
+        return mm_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
+                       mm_config_name(c->cfg, buf, sizeof buf), cfg->smem_bytes, mm_device()->max_smem_optin);
+    }
+    if (c->split_k > 1 && p->k < (int64_t)c->split_k * cfg->bk)
+        return mm_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
+                       c->split_k, cfg->bk, (long long)p->k);
+    return 0;
+}
+
+mm_args mm_args_make(const mm_problem *p, const float *A, const float *B, const float *bias, float *C) {
+    mm_args a;
+    memset(&a, 0, sizeof a);
+    a.A = A;
+    a.B = B;
+    a.bias = bias;
+    a.C = C;
+    a.M = (int)p->m;
+    a.N = (int)p->n;
+    a.K = (int)p->k;
+    a.sa = p->stride_a;
+    a.sb = p->stride_b;
+    a.sc = p->stride_c;
+    a.has_bias = p->has_bias;
+    a.act = (int)p->act;
+    a.vec_a = p->k % 4 == 0 && (uintptr_t)A % 16 == 0 && p->stride_a % 4 == 0;
+    a.vec_b = p->n % 4 == 0 && (uintptr_t)B % 16 == 0 && p->stride_b % 4 == 0;
+    a.vec_c = p->n % 4 == 0 && (uintptr_t)C % 16 == 0 && p->stride_c % 4 == 0;
+    a.split_k = 1;
+    a.k_chunk = a.K;
+    a.group_m = 1;
+    return a;
+}
+
+/* ---- split-K workspace ----------------------------------------------------------------------- */
+
+static float *mm_ws;          /* partial sums */
+static size_t mm_ws_floats;
+static int *mm_counters;      /* per (batch, tile) arrival counters, zero between launches */
+static size_t mm_counters_n;
+
+static void mm_workspace_ensure(size_t floats, size_t counters, cudaStream_t s) {
+    if (floats > mm_ws_floats) {
+        if (mm_ws)
+            CUDA_CHECK(cudaFree(mm_ws)); /* synchronizes: no launch still uses it */
+        CUDA_CHECK(cudaMalloc((void **)&mm_ws, floats * sizeof(float)));
+        mm_ws_floats = floats;
+    }
+    if (counters > mm_counters_n) {
+        if (mm_counters)
+            CUDA_CHECK(cudaFree(mm_counters));
+        CUDA_CHECK(cudaMalloc((void **)&mm_counters, counters * sizeof(int)));
+        CUDA_CHECK(cudaMemsetAsync(mm_counters, 0, counters * sizeof(int), s));
+        mm_counters_n = counters;
+    }
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+static int mm_check_call(const mm_problem *p, const float *A, const float *B, const float *bias,
+                         const float *C, char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    if (!A || !B || !C)
+        return mm_fail(err, errlen, "matmul: A, B and C must be device pointers, not NULL");
+    if (p->has_bias && !bias)
+        return mm_fail(err, errlen, "matmul: the problem has a bias but no bias pointer was given");
+    if (!p->has_bias && bias)
+        return mm_fail(err, errlen, "matmul: a bias pointer was given for a problem without bias");
+    return 0;
+}
+
+static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
+                             const float *bias, float *C, cudaStream_t s) {
+    const mm_wt_entry *e = &mm_wt_table[c->cfg];
+    mm_args a = mm_args_make(p, A, B, bias, C);
+    a.group_m = c->group_m;
+    if (c->split_k > 1) {
+        int bk = e->cfg.bk;
+        long long per = (p->k + c->split_k - 1) / c->split_k;
+        long long chunk = (per + bk - 1) / bk * bk;
+        int splits = (int)((p->k + chunk - 1) / chunk); /* slices that are not empty */
+        if (splits > 1) {
+            long long tiles = (long long)((p->m + e->cfg.bm - 1) / e->cfg.bm) * ((p->n + e->cfg.bn - 1) / e->cfg.bn);
+            mm_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);
+            a.split_k = splits;
+            a.k_chunk = (int)chunk;
+            a.ws = mm_ws;
+            a.counters = mm_counters;
+        }
+    }
+    e->launch(a, p->batch, s);
+}
+
+int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
+                  const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
+    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choice_check(p, c, err, errlen))
+        return -1;
+    mm_launch_choice(p, c, A, B, bias, C, s);
+    return 0;
+}
+
+void mm_choose_heuristic(const mm_problem *p, mm_choice *c) {
+    const int sms = mm_device()->sm_count;
+    static int32_t small = -1; /* 64x64 tiles, 128 threads */
+    if (small < 0)
+        small = mm_config_find("64x64x8_w32x32_t4x8_s3_u8_b4");
+    const int32_t big = MM_WT_DEFAULT_CFG; /* 128x128 tiles, 256 threads */
+    c->cfg = big;
+    c->split_k = 1;
+    c->group_m = MM_WT_DEFAULT_GROUP;
+    long long tiles = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+    if (tiles >= sms)
+        return;
+    c->cfg = small;
+    long long tiles64 = ((p->m + 63) / 64) * ((p->n + 63) / 64) * p->batch;
+    if (tiles64 >= sms / 2)
+        return;
+    long long split = sms / tiles64;
+    long long kmax = p->k / 128; /* at least 128 of k per slice */
+    if (split > kmax)
+        split = kmax;
+    if (split > 16)
+        split = 16;
+    c->split_k = split < 1 ? 1 : (int32_t)split;
+}
+
+static mm_table *mm_run_table;
+static bool mm_run_table_loaded;
+static char mm_run_table_path[4096];
+
+void mm_table_use(const char *path) {
+    snprintf(mm_run_table_path, sizeof mm_run_table_path, "%s", path ? path : "");
+    mm_table_free(mm_run_table);
+    mm_run_table = NULL;
+    mm_run_table_loaded = false;
+}
+
+int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    if (!mm_run_table_loaded) {
+        char path[4096], msg[512];
+        if (mm_run_table_path[0])
+            snprintf(path, sizeof path, "%s", mm_run_table_path);
+        else
+            mm_table_default_path(path, sizeof path);
+        mm_run_table = mm_table_new();
+        if (mm_table_load(mm_run_table, path, 1, msg, sizeof msg)) {
+            fprintf(stderr, "tasc: %s (tuning table ignored; using the built-in heuristic)\n", msg);
+            mm_table_free(mm_run_table);
+            mm_run_table = mm_table_new();
+        }
+        mm_run_table_loaded = true;
+    }
+    if (mm_table_lookup(mm_run_table, mm_device_name(), p, c, NULL) && !mm_choice_check(p, c, NULL, 0)) {
+        if (from_table)
+            *from_table = 1;
+        return 0;
+    }
+    mm_choose_heuristic(p, c);
+    if (from_table)
+        *from_table = 0;
+    return 0;
+}
+
+int mm_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+           cudaStream_t s, char *err, size_t errlen) {
+    mm_choice c;
+    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choose(p, &c, NULL, err, errlen))
+        return -1;
+    mm_launch_choice(p, &c, A, B, bias, C, s);
+    return 0;
+}
+
+int mm_run_version(mm_version v, const mm_problem *p, const float *A, const float *B,
+                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
+    if ((int)v < 0 || v >= MM_VERSION_COUNT)
+        return mm_fail(err, errlen, "matmul: no version %d", (int)v);
+    if (v == MM_TUNED)
+        return mm_run(p, A, B, bias, C, s, err, errlen);
+    if (mm_check_call(p, A, B, bias, C, err, errlen))
+        return -1;
+    if (v == MM_V7 || v == MM_V8) {
+        mm_choice c = {MM_WT_DEFAULT_CFG, 1, v == MM_V8 ? MM_WT_DEFAULT_GROUP : 1};
+        if (mm_choice_check(p, &c, err, errlen))
+            return -1;
+        mm_launch_choice(p, &c, A, B, bias, C, s);
+        return 0;
+    }
+    mm_args a = mm_args_make(p, A, B, bias, C);
+    mm_versions[v].launch(a, p->batch, s);
+    return 0;
+}

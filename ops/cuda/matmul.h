@@ -1,0 +1,193 @@
+/* matmul.h: the hand-written FP32 CUDA matmul (issue 6): the kernel ladder v1 .. v8, the tuned
+ * kernel chosen per shape from a persisted tuning table, checking helpers (fp64 reference on the
+ * GPU, relative Frobenius error), the autotuner and the benchmark against cuBLAS.
+ *
+ * C = act(A x B + bias), all row-major with contiguous rows: A (m,k), B (k,n), C (m,n), bias (n).
+ * Batched: item b uses A + b*stride_a, B + b*stride_b, C + b*stride_c (elements); a stride of 0
+ * broadcasts A or B. Every pointer is a device pointer. Plain C, so .c files can include it.
+ * Errors a caller can cause (bad shapes, bad names, a bad table file) come back as -1 with a one
+ * line message in err (err may be NULL); failed CUDA calls abort with CUDA's message.
+ * Not thread-safe: the tuned path keeps one tuning table and one split-K workspace per process.
+ */
+#ifndef TASC_MATMUL_H
+#define TASC_MATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- problems ------------------------------------------------------------------------------ */
+
+typedef enum { MM_ACT_NONE, MM_ACT_RELU, MM_ACT_GELU, MM_ACT_COUNT } mm_act; /* gelu: erf form */
+
+typedef struct {
+    int64_t m, n, k;                      /* C (m,n) = A (m,k) x B (k,n) */
+    int64_t batch;                        /* >= 1 */
+    int64_t stride_a, stride_b, stride_c; /* elements between batch items; 0 broadcasts A or B */
+    int32_t has_bias;                     /* 1: add bias (n) to every row before act */
+    mm_act act;
+} mm_problem;
+
+/* Largest m, n or k accepted (keeps every in-tile index in 32 bits). */
+#define MM_MAX_DIM ((int64_t)1 << 30)
+
+/* m x n x k, batch items packed back to back (strides m*k, k*n, m*n), no bias, no act. */
+void mm_problem_init(mm_problem *p, int64_t m, int64_t n, int64_t k, int64_t batch);
+/* 0 if the problem is well-formed, else -1 with the reason in err. */
+int mm_problem_check(const mm_problem *p, char *err, size_t errlen);
+/* 2*m*n*k*batch */
+double mm_problem_flops(const mm_problem *p);
+
+/* Epilogues, as named in tuning tables and on the command line: none, bias, relu, gelu,
+ * bias_relu, bias_gelu. */
+#define MM_EPI_COUNT 6
+const char *mm_epilogue_name(int32_t has_bias, mm_act act);
+/* Sets has_bias and act from a name; -1 if the name is unknown. */
+int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act);
+
+/* ---- versions (the ladder) ----------------------------------------------------------------- */
+
+typedef enum {
+    MM_V1,     /* one thread per output */
+    MM_V1_5,   /* thread tiling: 4x4 outputs per thread, each a dot product from global memory */
+    MM_V2,     /* register tile from outer products (partial sums) */
+    MM_V3,     /* shared-memory tiling, cooperative fetch */
+    MM_V4,     /* float4 global loads, A transposed in shared memory, 128x128 tiles, 8x8 per thread */
+    MM_V5,     /* bank-conflict-free shared layout (padded A, split thread tiles) */
+    MM_V6,     /* 3-stage cp.async pipeline */
+    MM_V7,     /* warp tiling */
+    MM_V8,     /* block rasterization for L2 reuse */
+    MM_TUNED,  /* v8's template at the tile configuration and split-K the tuning table names */
+    MM_VERSION_COUNT
+} mm_version;
+
+const char *mm_version_name(mm_version v); /* "v1", "v1.5", ..., "v8", "tuned" */
+const char *mm_version_doc(mm_version v);
+/* Accepts "v1.5", "1.5", "v8", "8", "tuned" and "best"; -1 if unknown. */
+int mm_version_find(const char *name);
+
+/* ---- tile configurations of the tuned kernel ------------------------------------------------ */
+
+typedef struct {
+    int32_t bm, bn, bk;   /* block tile and k-step */
+    int32_t wm, wn;       /* warp tile */
+    int32_t tm, tn;       /* thread tile */
+    int32_t stages;       /* cp.async pipeline depth */
+    int32_t kunroll;      /* unroll of the k loop inside a tile */
+    int32_t minb;         /* blocks per SM the register allocation allows */
+    int32_t threads;
+    int32_t smem_bytes;   /* dynamic shared memory per block */
+} mm_tile_config;
+
+/* How one problem is run by the tuned kernel. */
+typedef struct {
+    int32_t cfg;      /* index into the configuration list */
+    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order */
+    int32_t group_m;  /* >= 1: block rasterization group height (1 = row-major block order) */
+} mm_choice;
+
+int32_t mm_config_count(void);
+const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
+/* "128x128x8_w64x32_t8x8_s3_u4_b2"; returns buf. */
+const char *mm_config_name(int32_t i, char *buf, size_t len);
+int32_t mm_config_find(const char *name);                  /* -1 if unknown */
+/* 0 if the choice can run p on the current device, else -1 with the reason. */
+int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen);
+
+/* ---- running ------------------------------------------------------------------------------- */
+
+/* The runtime's entry point: the tuned kernel with the choice from the tuning table (exact key
+ * (device, m, n, k, batch, epilogue)) or, without an entry, a built-in heuristic. bias must be
+ * non-NULL exactly when p->has_bias. Asynchronous on stream s. */
+int mm_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+           cudaStream_t s, char *err, size_t errlen);
+/* One version of the ladder (MM_TUNED behaves as mm_run). */
+int mm_run_version(mm_version v, const mm_problem *p, const float *A, const float *B,
+                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
+/* The tuned kernel at an explicit choice (the autotuner and the tests use this). */
+int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
+                  const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
+/* The choice mm_run makes for p; *from_table is 1 when it came from the tuning table. */
+int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen);
+/* The heuristic alone. */
+void mm_choose_heuristic(const mm_problem *p, mm_choice *c);
+
+/* ---- tuning table ---------------------------------------------------------------------------- */
+
+typedef struct mm_table mm_table; /* entries keyed by (device, m, n, k, batch, epilogue) */
+
+mm_table *mm_table_new(void);
+void mm_table_free(mm_table *t);
+/* Adds the entries of a table file (later entries replace earlier ones with the same key).
+ * A missing file is not an error when missing_ok (returns 0, nothing added). -1 with
+ * "PATH:LINE: reason" for a malformed file. */
+int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size_t errlen);
+/* Writes all entries sorted by key (same entries, same bytes), creating the parent folder.
+ * Written through a temporary and a rename. */
+int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen);
+/* 1 and *c if the table holds the key, else 0. us (may be NULL) gets the recorded time. */
+int mm_table_lookup(const mm_table *t, const char *device, const mm_problem *p, mm_choice *c,
+                    double *us);
+void mm_table_put(mm_table *t, const char *device, const mm_problem *p, const mm_choice *c,
+                  double us);
+int32_t mm_table_size(const mm_table *t);
+/* TASC_TUNE_TABLE, else $HOME/.cache/tasc/matmul_tune.txt; returns buf. */
+const char *mm_table_default_path(char *buf, size_t len);
+/* The table mm_run reads (loaded on first use; NULL: the default path). */
+void mm_table_use(const char *path);
+
+/* The current device's name (cudaGetDeviceProperties), as tables key it. */
+const char *mm_device_name(void);
+/* 1 if a CUDA device is usable, else 0 (message in err). */
+int mm_device_available(char *err, size_t errlen);
+
+/* ---- checking helpers (device buffers) ------------------------------------------------------ */
+
+/* n normal(0,1) floats from a counter-based generator: the same (seed, index) gives the same value. */
+void mm_fill_normal(float *x, int64_t n, uint64_t seed, cudaStream_t s);
+/* fp64 reference of problem p into ref (batch, m, n) packed, with bias and act in double. */
+void mm_reference_f64(const mm_problem *p, const float *A, const float *B, const float *bias,
+                      double *ref, cudaStream_t s);
+/* ||c - ref||_F / ||ref||_F over n elements (c and ref packed); synchronizes s.
+ * NaN when any c is NaN or Inf. ||ref|| = 0 gives ||c - ref||. */
+double mm_rel_error(const float *c, const double *ref, int64_t n, cudaStream_t s);
+/* x (rows, n) = act(x + bias) in place: the separate kernel cuBLAS needs for an epilogue. */
+void mm_bias_act(float *x, const float *bias, int64_t rows, int64_t n, mm_act act, cudaStream_t s);
+
+/* ---- autotuner and benchmark -------------------------------------------------------------- */
+
+/* Times every legal (configuration, split-K, rasterization) for p on the current device (median
+ * of reps L2-flushed runs each) and returns the fastest; progress lines go to log (may be NULL). */
+int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *best_us, FILE *log,
+                    char *err, size_t errlen);
+
+typedef struct {
+    const mm_problem *sizes;      /* the problems to time */
+    int32_t n_sizes;
+    const mm_version *versions;   /* our versions to time; cuBLAS is always timed beside them */
+    int32_t n_versions;
+    int32_t reps;                 /* timed runs per (version, size), >= 30 for reported numbers */
+    int32_t warmup;
+    double max_cell_s;            /* skip a slow rung whose predicted timing exceeds this */
+    const mm_problem *fused;      /* sizes for the fused bias+relu comparison (may be 0 of them) */
+    int32_t n_fused;
+    const char *out_path;         /* results: markdown here, JSON beside it (.json); NULL: none */
+    const char *command_line;     /* recorded in the results file */
+} mm_bench_opts;
+
+/* Validates, then times every (version, size) against cuBLAS, prints the tables to stdout and
+ * writes the results files. Returns 0, 1 when some version failed validation (tables are still
+ * written), -1 with a message for a bad option or output file. */
+int mm_bench(const mm_bench_opts *o, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,75 @@
+/* matmul_common.cuh: device helpers shared by the kernels of the ladder: batch offsets, the
+ * fused epilogue (bias, relu, gelu in registers before the store), guarded stores, and the
+ * cp.async wrappers. Every helper is a static inline device function.
+ */
+#ifndef TASC_MATMUL_COMMON_CUH
+#define TASC_MATMUL_COMMON_CUH
+
+#include "matmul_impl.h"
+
+/* Moves A, B, C to batch item blockIdx.z + a.batch0. */
+static __device__ __forceinline__ void mm_batch_offsets(const mm_args &a, const float *&A,
+                                                        const float *&B, float *&C) {
+    long long b = (long long)blockIdx.z + a.batch0;
+    A = a.A + b * a.sa;
+    B = a.B + b * a.sb;
+    C = a.C + b * a.sc;
+}
+
+/* act(v + bias[col]); gelu in the erf form 0.5 x (1 + erf(x / sqrt 2)). */
+static __device__ __forceinline__ float mm_epi(float v, int col, const mm_args &a) {
+    if (a.has_bias)
+        v += __ldg(a.bias + col);
+    if (a.act == MM_ACT_RELU)
+        v = fmaxf(v, 0.0f);
+    else if (a.act == MM_ACT_GELU)
+        v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    return v;
+}
+
+/* Four consecutive outputs of one row, (row, col .. col+3), row < M already checked: epilogue,
+ * then one 16-byte store when the row is aligned and all four are inside, else guarded scalars. */
+static __device__ __forceinline__ void mm_store4(float *C, const mm_args &a, int row, int col,
+                                                 float v0, float v1, float v2, float v3) {
+    float *p = C + (long long)row * a.N + col;
+    if (a.vec_c && col + 3 < a.N) {
+        float4 v = make_float4(mm_epi(v0, col, a), mm_epi(v1, col + 1, a), mm_epi(v2, col + 2, a),
+                               mm_epi(v3, col + 3, a));
+        *reinterpret_cast<float4 *>(p) = v;
+    } else {
+        if (col < a.N) p[0] = mm_epi(v0, col, a);
+        if (col + 1 < a.N) p[1] = mm_epi(v1, col + 1, a);
+        if (col + 2 < a.N) p[2] = mm_epi(v2, col + 2, a);
+        if (col + 3 < a.N) p[3] = mm_epi(v3, col + 3, a);
+    }
+}
+
+/* ---- cp.async (sm_80+): global -> shared without passing through registers ---------------- */
+
+/* 4 bytes; valid 0 writes a zero (nothing is read from src). */
+static __device__ __forceinline__ void mm_cp_async4(float *dst, const float *src, bool valid) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(valid ? 4 : 0)
+                 : "memory");
+}
+
+/* 16 bytes, src 16-byte aligned; the first src_bytes are read, the rest are zero-filled. */
+static __device__ __forceinline__ void mm_cp_async16(float *dst, const float *src, int src_bytes) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void mm_cp_async_commit(void) {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Wait until at most N committed groups are still in flight. */
+template <int N>
+static __device__ __forceinline__ void mm_cp_async_wait(void) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+#endif

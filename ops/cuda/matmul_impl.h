@@ -1,0 +1,88 @@
+/* matmul_impl.h: internals shared by the files of the matmul module (CUDA C++ only): the kernel
+ * argument block, the launchers of each rung of the ladder, and the tuned kernel's list of
+ * compiled tile configurations. The public, C-callable API is matmul.h.
+ *
+ * Launchers take a checked problem (mm_problem_check passed) and never fail: a bad launch is a
+ * bug here and aborts through CUDA_LAUNCH_CHECK.
+ */
+#ifndef TASC_MATMUL_IMPL_H
+#define TASC_MATMUL_IMPL_H
+
+#include <cuda_runtime.h>
+
+#include "gpu_util.h"
+#include "matmul.h"
+
+/* Kernel arguments, passed by value to every kernel of the module. */
+struct mm_args {
+    const float *A;       /* (batch, M, K) at stride sa */
+    const float *B;       /* (batch, K, N) at stride sb */
+    const float *bias;    /* (N) or NULL */
+    float *C;             /* (batch, M, N) at stride sc */
+    int M, N, K;
+    long long sa, sb, sc; /* elements; 0 broadcasts A or B */
+    int has_bias, act;    /* act: mm_act */
+    int batch0;           /* batch item of blockIdx.z == 0 (launches are split at 65535 items) */
+    int vec_a, vec_b, vec_c; /* rows of A / B / C start 16-byte aligned: float4 access allowed */
+    /* tuned kernel only */
+    int split_k;          /* >= 1 */
+    int k_chunk;          /* k per split, a multiple of the k-step */
+    int group_m;          /* rasterization group height, >= 1 */
+    float *ws;            /* split_k > 1: partial sums (batch, split_k, M, N) */
+    int *counters;        /* split_k > 1: (batch, tiles) arrival counters, zero between launches */
+};
+
+/* Fills the shape, pointer and alignment fields from a checked problem. */
+mm_args mm_args_make(const mm_problem *p, const float *A, const float *B, const float *bias, float *C);
+
+/* Grid z is at most 65535: run launch(a_chunk, items) over chunks of the batch. */
+template <class F>
+static inline void mm_batch_chunks(const mm_args &a, long long batch, F launch) {
+    for (long long b0 = 0; b0 < batch; b0 += 65535) {
+        mm_args c = a;
+        c.batch0 = (int)b0;
+        launch(c, (unsigned)(batch - b0 < 65535 ? batch - b0 : 65535));
+    }
+}
+
+/* The ladder's launchers (one per rung; the tuned kernel is below). */
+void mm_launch_v1(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v1_5(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v2(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v3(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v4(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v5(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v6(const mm_args &a, long long batch, cudaStream_t s);
+
+/* The warp-tiled template (v7, v8, tuned), one entry per compiled configuration. The launcher
+ * reads split_k, k_chunk, group_m, ws and counters from the arguments. */
+typedef void (*mm_wt_launch_fn)(const mm_args &a, long long batch, cudaStream_t s);
+struct mm_wt_entry {
+    mm_tile_config cfg;
+    mm_wt_launch_fn launch;
+};
+extern const mm_wt_entry mm_wt_table[];
+extern const int mm_wt_count;
+/* The configuration v7 and v8 run at (an index into mm_wt_table). */
+#define MM_WT_DEFAULT_CFG 0
+#define MM_WT_DEFAULT_GROUP 8
+
+/* Device facts, read once per process (current device). */
+struct mm_device_info {
+    int sm_count;
+    int l2_bytes;
+    int max_smem_optin; /* largest dynamic shared memory a block may ask for */
+    char name[256];
+};
+const mm_device_info *mm_device(void);
+
+/* Evicts A, B and C from L2 before a timed run: writes a buffer of twice the L2 size on s. */
+void mm_l2_flush(cudaStream_t s);
+/* Median of n values (n >= 1); reorders v. */
+double mm_median(float *v, int n);
+/* Elements a strided operand spans: (batch-1)*stride + per-item size (stride 0: one item). */
+static inline long long mm_span(long long batch, long long stride, long long item) {
+    return stride == 0 ? item : (batch - 1) * stride + item;
+}
+
+#endif

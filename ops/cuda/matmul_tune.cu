@@ -1,0 +1,139 @@
+/* matmul_tune.cu: the autotuner of the tuned kernel (the seed notes' "how to choose L and V",
+ * answered by search on the device).
+ *
+ * For one problem: enumerate the legal (tile configuration, split-K) pairs at rasterization group
+ * 8, validate each candidate's output against the fp64 reference (rel. error <= 1e-5, output
+ * poisoned with NaN first), time it (median of reps runs, L2 flushed before each, cudaEvents),
+ * then try other group heights for the winner. Pruning: on problems with at least two waves of
+ * 128x128 tiles, tiles smaller than 8192 outputs are skipped; split-K is tried only when the
+ * tiles alone do not fill the SMs. The caller stores the winner in a tuning table.
+ */
+#include <math.h>
+
+#include <vector>
+
+#include "matmul_impl.h"
+
+#define MM_TUNE_TOL 1e-5
+
+struct mm_tune_bufs {
+    float *A, *B, *bias, *C; /* device, sized for the problem's strides */
+    double *ref;             /* (batch, M, N) */
+};
+
+/* Median time in microseconds, or -1 when the candidate cannot run or is wrong. */
+static double mm_time_choice(const mm_problem *p, const mm_choice *c, const mm_tune_bufs &b, int reps,
+                             double *rel_err, char *why, size_t whylen) {
+    const int64_t c_elems = mm_span(p->batch, p->stride_c, p->m * p->n);
+    if (mm_choice_check(p, c, why, whylen))
+        return -1;
+    CUDA_CHECK(cudaMemset(b.C, 0xff, (size_t)c_elems * sizeof(float))); /* NaN */
+    if (mm_run_choice(p, c, b.A, b.B, b.bias, b.C, 0, why, whylen))
+        return -1;
+    *rel_err = mm_rel_error(b.C, b.ref, p->batch * p->m * p->n, 0);
+    if (!(*rel_err <= MM_TUNE_TOL)) {
+        snprintf(why, whylen, "wrong result: relative error %.3g", *rel_err);
+        return -1;
+    }
+    mm_run_choice(p, c, b.A, b.B, b.bias, b.C, 0, NULL, 0); /* warm-up; checked above */
+    std::vector<cudaEvent_t> ev(2 * reps);
+    for (auto &e : ev)
+        CUDA_CHECK(cudaEventCreate(&e));
+    for (int r = 0; r < reps; r++) {
+        mm_l2_flush(0);
+        CUDA_CHECK(cudaEventRecord(ev[2 * r], 0));
+        mm_run_choice(p, c, b.A, b.B, b.bias, b.C, 0, NULL, 0);
+        CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], 0));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ms(reps);
+    for (int r = 0; r < reps; r++)
+        CUDA_CHECK(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+    for (auto &e : ev)
+        CUDA_CHECK(cudaEventDestroy(e));
+    return 1000.0 * mm_median(ms.data(), reps);
+}
+
+int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *best_us, FILE *log,
+                    char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    if (reps < 1)
+        reps = 1;
+    const int sms = mm_device()->sm_count;
+    mm_tune_bufs b = {};
+    const long long a_el = mm_span(p->batch, p->stride_a, p->m * p->k);
+    const long long b_el = mm_span(p->batch, p->stride_b, p->k * p->n);
+    const long long c_el = mm_span(p->batch, p->stride_c, p->m * p->n);
+    CUDA_CHECK(cudaMalloc((void **)&b.A, (size_t)a_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&b.B, (size_t)b_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&b.C, (size_t)c_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&b.ref, (size_t)(p->batch * p->m * p->n) * sizeof(double)));
+    if (p->has_bias)
+        CUDA_CHECK(cudaMalloc((void **)&b.bias, (size_t)p->n * sizeof(float)));
+    mm_fill_normal(b.A, a_el, 11, 0);
+    mm_fill_normal(b.B, b_el, 12, 0);
+    if (p->has_bias)
+        mm_fill_normal(b.bias, p->n, 13, 0);
+    mm_reference_f64(p, b.A, b.B, b.bias, b.ref, 0);
+
+    const long long tiles128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+    const int splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    double best_t = -1;
+    mm_choice win = {0, 1, 1};
+    char name[96], why[256];
+    auto try_choice = [&](const mm_choice &c) {
+        double rel = 0;
+        why[0] = '\0';
+        double t = mm_time_choice(p, &c, b, reps, &rel, why, sizeof why);
+        if (log) {
+            if (t < 0)
+                fprintf(log, "    %-34s split %2d group %2d  skipped: %s\n", mm_config_name(c.cfg, name, sizeof name),
+                        c.split_k, c.group_m, why);
+            else
+                fprintf(log, "    %-34s split %2d group %2d  %10.2f us  err %.2e\n",
+                        mm_config_name(c.cfg, name, sizeof name), c.split_k, c.group_m, t, rel);
+        }
+        if (t >= 0 && (best_t < 0 || t < best_t)) {
+            best_t = t;
+            win = c;
+        }
+    };
+
+    for (int32_t i = 0; i < mm_config_count(); i++) {
+        const mm_tile_config *cfg = mm_config_get(i);
+        if (cfg->smem_bytes > mm_device()->max_smem_optin)
+            continue;
+        if (tiles128 >= 2 * sms && cfg->bm * cfg->bn < 8192)
+            continue;
+        long long tiles = ((p->m + cfg->bm - 1) / cfg->bm) * ((p->n + cfg->bn - 1) / cfg->bn) * p->batch;
+        for (int s : splits) {
+            if (s > 1 && (tiles >= sms || p->k < 2LL * s * cfg->bk || tiles * s > 4LL * sms))
+                continue;
+            try_choice(mm_choice{i, s, MM_WT_DEFAULT_GROUP});
+        }
+    }
+    if (best_t < 0) {
+        snprintf(err, errlen, "matmul %lldx%lldx%lld batch %lld: no configuration ran correctly", (long long)p->m,
+                 (long long)p->n, (long long)p->k, (long long)p->batch);
+    } else {
+        const mm_tile_config *cfg = mm_config_get(win.cfg);
+        if ((p->m + cfg->bm - 1) / cfg->bm > 1) {
+            mm_choice base = win;
+            for (int g : {1, 4, 16}) {
+                mm_choice c = base;
+                c.group_m = g;
+                try_choice(c);
+            }
+        }
+        *best = win;
+        *best_us = best_t;
+    }
+    CUDA_CHECK(cudaFree(b.A));
+    CUDA_CHECK(cudaFree(b.B));
+    CUDA_CHECK(cudaFree(b.C));
+    CUDA_CHECK(cudaFree(b.ref));
+    if (b.bias)
+        CUDA_CHECK(cudaFree(b.bias));
+    return best_t < 0 ? -1 : 0;
+}

@@ -1,0 +1,43 @@
+/* matmul_v7_v8.cu: rungs v7 and v8 of the ladder and the tuned kernel's search space: the compiled
+ * configurations of the warp-tiled template (matmul_warptile.cuh).
+ *
+ * v7  over v6: warp tiling. v6 lays its 256 threads out as one 16x16 grid over the block tile, so
+ *     a warp covers 2 x 16 threads: 16 distinct float4 words of B per k (two wavefronts) and a
+ *     warp's outputs spread over the whole tile width. v7 gives each warp a 64x32 sub-tile with
+ *     its threads in an 8x4 grid: every operand read of a warp is at most 8 contiguous float4
+ *     words (one wavefront), the shared-memory traffic per FMA drops by a third, and a warp's
+ *     working set is compact. Configuration 0 below, row-major block order (group_m 1).
+ * v8  over v7: block rasterization. Blocks run in groups of 8 tile rows, column by column inside a
+ *     group, so the blocks resident at one time reuse the same A rows and B columns from L2
+ *     instead of streaming all of B per tile row. Configuration 0, group_m 8.
+ * tuned: any configuration below, any split-K, any group, as the autotuner picked per shape.
+ * Adding a configuration is one line in the table (it must satisfy the template's asserts).
+ */
+#include "matmul_warptile.cuh"
+
+#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB)                                           \
+    {{BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB,                                                    \
+      mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB>::THREADS,                                \
+      mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB>::SMEM_BYTES},                            \
+     &mm_wt_launch<mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB>>}
+
+/* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM (register cap 64K/(minb*threads))
+ * Under a 128-register cap a fully unrolled k loop of an 8x8 thread tile spills (ptxas -v);
+ * unrolling by 4 or 2 does not. */
+const mm_wt_entry mm_wt_table[] = {
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 4, 2),   /* 0: v7 / v8; 256 threads, 2 blocks per SM */
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 2, 2),
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 8, 1),   /* no register cap: 1 block per SM */
+    MM_WT(128, 128, 8, 32, 64, 8, 8, 3, 4, 2),   /* warps 4x2 instead of 2x4 */
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 3, 4, 2),  /* longer k-step: half the barriers */
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 4, 4, 2),   /* deeper pipeline */
+    MM_WT(128, 256, 8, 64, 64, 8, 16, 3, 8, 1),  /* cuBLAS's tile: 128 outputs per thread */
+    MM_WT(256, 128, 8, 64, 64, 16, 8, 3, 8, 1),
+    MM_WT(128, 64, 8, 64, 32, 8, 8, 3, 2, 4),    /* 128 threads: more blocks for mid sizes */
+    MM_WT(64, 128, 8, 32, 64, 8, 8, 3, 4, 4),
+    MM_WT(64, 64, 8, 32, 32, 4, 8, 3, 8, 4),     /* small tiles for small m*n */
+    MM_WT(64, 64, 16, 32, 32, 4, 8, 4, 8, 4),
+    MM_WT(32, 64, 16, 16, 32, 4, 4, 3, 8, 4),
+    MM_WT(64, 32, 16, 32, 16, 4, 4, 3, 8, 4),
+};
+const int mm_wt_count = (int)(sizeof mm_wt_table / sizeof mm_wt_table[0]);

@@ -1,0 +1,276 @@
+/* matmul_warptile.cuh: the warp-tiled, cp.async-pipelined kernel template behind v7, v8 and the
+ * tuned version, with block rasterization and split-K as run-time arguments.
+ *
+ * Block tile BM x BN, k-step BK, STAGES shared-memory stages filled by cp.async (v6's scheme:
+ * A transposed element by element into sAt[k][m] with rows padded by 4 floats, B in 16-byte
+ * copies). The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
+ * grid (TR = WM/TM, TC = WN/TN) and each thread owns TM x TN outputs made of 4x4 pieces spaced
+ * TR*4 rows and TC*4 columns apart. A warp's float4 reads of A then touch TR distinct, contiguous
+ * 16-byte words and of B TC words: one shared-memory wavefront each for TR, TC <= 8.
+ *
+ * Block order: blockIdx.x is mapped to (tile row, tile column) in groups of group_m tile rows
+ * (group_m = 1: plain row-major order). Consecutive blocks then share rows of A and columns of B
+ * while those are still in L2.
+ * Split-K: blockIdx.y is the k-slice. With split_k > 1 every block writes its raw partial tile to
+ * the workspace; the block that arrives last at the tile (an atomic counter, reset by that block)
+ * sums the split_k partials in slice order 0, 1, ..., so the result does not depend on which block
+ * came last, applies the epilogue and writes C.
+ */
+#ifndef TASC_MATMUL_WARPTILE_CUH
+#define TASC_MATMUL_WARPTILE_CUH
+
+#include "matmul_common.cuh"
+
+/* KU: unroll factor of the k loop inside a tile (a full unroll lets ptxas hoist fragment loads
+ * of later k-steps and run out of registers under a cap); MINB: blocks per SM the register
+ * allocation must allow (__launch_bounds__). */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int KU_, int MINB_>
+struct mm_wt_cfg {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
+    static constexpr int STAGES = STAGES_, KU = KU_, MINB = MINB_;
+    static constexpr int WARPS_N = BN / WN;
+    static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    static constexpr int TR = WM / TM, TC = WN / TN; /* thread grid inside a warp */
+    static constexpr int SUBM = TM / 4, SUBN = TN / 4;
+    static constexpr int LDA = BM + 4; /* sAt row stride: BM % 32 == 0 makes it 4 mod 32 */
+    static constexpr int LDB = BN;
+    static constexpr int STAGE_FLOATS = BK * LDA + BK * LDB;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_FLOATS * (int)sizeof(float);
+    static constexpr int A_KV = BM * BK / THREADS; /* consecutive k of A per thread per tile */
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide the block tile");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile is made of 4x4 pieces");
+    static_assert(TR * TC == 32, "a warp's threads must cover the warp tile");
+    static_assert(BM % 32 == 0 && BN % 4 == 0, "shared layout assumes these");
+    static_assert((BM * BK) % THREADS == 0 && A_KV >= 1 && BK % A_KV == 0, "A copies: whole rows");
+    static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "B copies (4-byte): whole rows");
+    static_assert(BK % (THREADS / (BN / 4)) == 0, "B copies (16-byte): whole rows");
+};
+
+/* SPLIT: compiled with the split-K reduction (a separate instantiation: the reduction's code
+ * would otherwise cost registers in every launch). */
+template <class CFG, bool SPLIT>
+__global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args a) {
+    constexpr int BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, TM = CFG::TM, TN = CFG::TN;
+    constexpr int STAGES = CFG::STAGES, THREADS = CFG::THREADS, LDA = CFG::LDA, LDB = CFG::LDB;
+    extern __shared__ __align__(16) float sm[]; /* STAGES x { sAt (BK, LDA), sB (BK, LDB) } */
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm0 = (warp / CFG::WARPS_N) * CFG::WM, wn0 = (warp % CFG::WARPS_N) * CFG::WN;
+    const int tr = lane / CFG::TC, tc = lane % CFG::TC;
+
+    /* block rasterization */
+    const int tiles_m = (a.M + BM - 1) / BM, tiles_n = (a.N + BN - 1) / BN;
+    const int pid = (int)blockIdx.x;
+    const int per_group = a.group_m * tiles_n;
+    const int first_m = (pid / per_group) * a.group_m;
+    const int gsize = min(tiles_m - first_m, a.group_m);
+    const int m0 = (first_m + (pid % per_group) % gsize) * BM;
+    const int n0 = ((pid % per_group) / gsize) * BN;
+
+    const float *A, *B;
+    float *C;
+    mm_batch_offsets(a, A, B, C);
+    const int split = (int)blockIdx.y;
+    const int kb = split * a.k_chunk;
+    const int ke = min(a.K, kb + a.k_chunk);
+    const int ktiles = (ke - kb + BK - 1) / BK;
+
+    /* A copies: this thread owns row a_m of the tile, k offsets a_k .. a_k + A_KV - 1 (one
+     * 4-byte cp.async each, constant offsets from one pointer: few registers) */
+    constexpr int A_KV = CFG::A_KV, A_TPR = BK / A_KV;
+    const int a_m = tid / A_TPR, a_k = (tid % A_TPR) * A_KV;
+    const bool a_ok = m0 + a_m < a.M;
+    const float *a_ptr = A + (long long)(a_ok ? m0 + a_m : 0) * a.K + kb + a_k; /* row a_m, k kb+a_k */
+    const int a_dst = a_k * LDA + a_m;
+    /* B copies: this thread owns columns b_c .. b_c+3 (16-byte path) or b_c (4-byte path) of rows
+     * b_kr + j * rows-per-pass */
+    constexpr int B_TPR = BN / 4, B_RS4 = THREADS / (BN / 4), B_RS1 = THREADS / BN;
+    const int b_c4 = (tid % B_TPR) * 4, b_kr4 = tid / B_TPR;
+    const int b_c1 = tid % BN, b_kr1 = tid / BN;
+    const int b_left4 = a.N - (n0 + b_c4); /* columns of B left from this thread's first */
+    const bool b_ok1 = n0 + b_c1 < a.N;
+    const float *b_base = B + (long long)kb * a.N + n0; /* row kb, column n0 */
+
+    auto load_tile = [&](int stage, int kt) {
+        float *sA = sm + stage * CFG::STAGE_FLOATS;
+        float *sB = sA + BK * LDA;
+        const int kr0 = kt * BK; /* k of the tile relative to kb */
+        const int klim = ke - kb - kr0; /* rows of the tile inside this k-slice */
+#pragma unroll
+        for (int i = 0; i < A_KV; i++) {
+            bool ok = a_ok && a_k + i < klim;
+            mm_cp_async4(&sA[a_dst + i * LDA], ok ? a_ptr + kr0 + i : A, ok);
+        }
+        if (a.vec_b) {
+            int bytes0 = b_left4 >= 4 ? 16 : (b_left4 > 0 ? 4 * b_left4 : 0);
+#pragma unroll
+            for (int j = 0; j < BK / B_RS4; j++) {
+                int kr = b_kr4 + j * B_RS4;
+                int bytes = kr < klim ? bytes0 : 0;
+                mm_cp_async16(&sB[kr * LDB + b_c4],
+                              bytes ? b_base + (long long)(kr0 + kr) * a.N + b_c4 : B, bytes);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BK / B_RS1; j++) {
+                int kr = b_kr1 + j * B_RS1;
+                bool ok = b_ok1 && kr < klim;
+                mm_cp_async4(&sB[kr * LDB + b_c1], ok ? b_base + (long long)(kr0 + kr) * a.N + b_c1 : B,
+                             ok);
+            }
+        }
+    };
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < ktiles)
+            load_tile(st, st);
+        mm_cp_async_commit(); /* empty groups keep the group count uniform */
+    }
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            acc[i][j] = 0.0f;
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        mm_cp_async_wait<STAGES - 2>(); /* tile kt has landed (this thread's copies) */
+        __syncthreads();                /* ... everyone's; and tile kt-1 is consumed */
+        const int next = kt + STAGES - 1;
+        if (next < ktiles)
+            load_tile(next % STAGES, next);
+        mm_cp_async_commit();
+        const float *sA = sm + (kt % STAGES) * CFG::STAGE_FLOATS + wm0 + tr * 4;
+        const float *sB = sm + (kt % STAGES) * CFG::STAGE_FLOATS + BK * LDA + wn0 + tc * 4;
+#pragma unroll(CFG::KU)
+        for (int k = 0; k < BK; k++) {
+            float av[TM], bv[TN];
+#pragma unroll
+            for (int i = 0; i < CFG::SUBM; i++) {
+                float4 v = *reinterpret_cast<const float4 *>(&sA[k * LDA + i * CFG::TR * 4]);
+                av[i * 4 + 0] = v.x; av[i * 4 + 1] = v.y; av[i * 4 + 2] = v.z; av[i * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int j = 0; j < CFG::SUBN; j++) {
+                float4 v = *reinterpret_cast<const float4 *>(&sB[k * LDB + j * CFG::TC * 4]);
+                bv[j * 4 + 0] = v.x; bv[j * 4 + 1] = v.y; bv[j * 4 + 2] = v.z; bv[j * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+    }
+    mm_cp_async_wait<0>();
+
+    /* output (i, j) of this thread is C row m0 + row_of(i), column n0 + col_of(j) */
+#define MM_WT_ROW(i) (wm0 + ((i) / 4) * CFG::TR * 4 + tr * 4 + (i) % 4)
+#define MM_WT_COL(j4) (wn0 + (j4) * CFG::TC * 4 + tc * 4)
+    if (!SPLIT) {
+#pragma unroll
+        for (int i = 0; i < TM; i++) {
+            int row = m0 + MM_WT_ROW(i);
+            if (row >= a.M)
+                continue;
+#pragma unroll
+            for (int j4 = 0; j4 < CFG::SUBN; j4++)
+                mm_store4(C, a, row, n0 + MM_WT_COL(j4), acc[i][j4 * 4], acc[i][j4 * 4 + 1],
+                          acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
+        }
+        return;
+    }
+
+    /* split-K: raw partial tile into the workspace, then the last block of the tile reduces */
+    const long long b = (long long)blockIdx.z + a.batch0;
+    const long long mn = (long long)a.M * a.N;
+    float *ws_b = a.ws + b * a.split_k * mn; /* (split_k, M, N) of this batch item */
+    float *part = ws_b + split * mn;
+    const bool vec = (a.N % 4) == 0;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        int row = m0 + MM_WT_ROW(i);
+        if (row >= a.M)
+            continue;
+#pragma unroll
+        for (int j4 = 0; j4 < CFG::SUBN; j4++) {
+            int col = n0 + MM_WT_COL(j4);
+            float *p = part + (long long)row * a.N + col;
+            if (vec && col + 3 < a.N) {
+                __stcg(reinterpret_cast<float4 *>(p), make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1],
+                                                                  acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]));
+            } else {
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                    if (col + c < a.N)
+                        __stcg(p + c, acc[i][j4 * 4 + c]);
+            }
+        }
+    }
+    __shared__ int s_last;
+    __threadfence(); /* partials visible device-wide before the arrival is counted */
+    __syncthreads();
+    int *counter = a.counters + b * ((long long)tiles_m * tiles_n) + pid;
+    if (tid == 0)
+        s_last = atomicAdd(counter, 1) == a.split_k - 1;
+    __syncthreads();
+    if (!s_last)
+        return;
+    __threadfence();
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        int row = m0 + MM_WT_ROW(i);
+        if (row >= a.M)
+            continue;
+#pragma unroll
+        for (int j4 = 0; j4 < CFG::SUBN; j4++) {
+            int col = n0 + MM_WT_COL(j4);
+            const float *p = ws_b + (long long)row * a.N + col;
+            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+            if (vec && col + 3 < a.N) {
+                for (int sp = 0; sp < a.split_k; sp++) {
+                    float4 v = __ldcg(reinterpret_cast<const float4 *>(p + sp * mn));
+                    s0 += v.x; s1 += v.y; s2 += v.z; s3 += v.w;
+                }
+            } else {
+                for (int sp = 0; sp < a.split_k; sp++) {
+                    if (col < a.N) s0 += __ldcg(p + sp * mn);
+                    if (col + 1 < a.N) s1 += __ldcg(p + sp * mn + 1);
+                    if (col + 2 < a.N) s2 += __ldcg(p + sp * mn + 2);
+                    if (col + 3 < a.N) s3 += __ldcg(p + sp * mn + 3);
+                }
+            }
+            mm_store4(C, a, row, col, s0, s1, s2, s3);
+        }
+    }
+    if (tid == 0)
+        *counter = 0; /* ready for the next launch on this workspace */
+#undef MM_WT_ROW
+#undef MM_WT_COL
+}
+
+/* Launcher of one configuration: grid (tiles, split_k, batch items). */
+template <class CFG>
+static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
+    static bool attr_set = false; /* per instantiation; the module is not thread-safe */
+    if (!attr_set) {
+        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
+        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
+        attr_set = true;
+    }
+    long long tiles = (long long)((a.M + CFG::BM - 1) / CFG::BM) * ((a.N + CFG::BN - 1) / CFG::BN);
+    mm_batch_chunks(a, batch, [&](const mm_args &c, unsigned items) {
+        dim3 grid((unsigned)tiles, (unsigned)a.split_k, items);
+        if (a.split_k > 1)
+            mm_wt_kernel<CFG, true><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
+        else
+            mm_wt_kernel<CFG, false><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
+        CUDA_LAUNCH_CHECK();
+    });
+}
+
+#endif

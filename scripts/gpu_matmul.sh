@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# gpu_matmul.sh OUT [full|quick]: the GPU half of issue 6, run on the GPU machine from the repo root.
+# Runs the GPU correctness tests, autotunes the benchmark shapes into a tuning table, then runs
+# the benchmark against cuBLAS with that table. Everything it writes goes under OUT:
+#   test.log tune.log bench.log matmul_tune.txt results.md results.json resusage.txt
+# Binaries come from .device/bin (built on the CPU machine for sm_90 by `cmake --build build-cuda`
+# and copied there with the shared libraries the GPU machine may lack in .device/lib).
+# quick: fewer sizes and reps (a smoke test of the whole pipeline).
+set -u
+OUT=${1:?usage: scripts/gpu_matmul.sh OUT [full|quick]}
+MODE=${2:-full}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${TASC_DEVICE_BIN:-$ROOT/.device/bin}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$ROOT/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if ldd "$BIN/tasc" | grep -q "libcublas.*not found"; then
+    # cuBLAS from the Python wheels when the toolkit's copy is not on the path
+    for d in $(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null) \
+             /usr/local/cuda/targets/x86_64-linux/lib; do
+        [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
+    done
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/test.log"
+ldd "$BIN/tasc" | grep -E "cublas|cudart|not found" | tee -a "$OUT/test.log"
+command -v cuobjdump >/dev/null && cuobjdump -res-usage "$BIN/tasc" > "$OUT/resusage.txt" 2>&1
+
+echo "== gpu_test_matmul" | tee -a "$OUT/test.log"
+timeout 300 "$BIN/gpu_test_matmul" >> "$OUT/test.log" 2>&1
+echo "gpu_test_matmul exit $?" | tee -a "$OUT/test.log"
+tail -3 "$OUT/test.log"
+
+TABLE="$OUT/matmul_tune.txt"
+if [ "$MODE" = quick ]; then
+    SIZES=1024,4096,128x768x768,128x128x64x12
+    FUSED=128x768x768
+    REPS=30
+    TREPS=5
+else
+    SIZES=256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12
+    FUSED=128x768x768,128x3072x768,128x768x3072,4096x3072x768
+    REPS=30
+    TREPS=15
+fi
+echo "== tune" | tee "$OUT/tune.log"
+timeout 400 "$BIN/tasc" kernels tune --sizes "$SIZES" --reps $TREPS --table "$TABLE" >> "$OUT/tune.log" 2>&1
+echo "tune exit $?" | tee -a "$OUT/tune.log"
+timeout 200 "$BIN/tasc" kernels tune --sizes "$FUSED" --epilogue bias_relu --reps $TREPS --table "$TABLE" >> "$OUT/tune.log" 2>&1
+echo "tune fused exit $?" | tee -a "$OUT/tune.log"
+grep -E "best:|^[0-9]" "$OUT/tune.log"
+
+echo "== bench"
+timeout 500 "$BIN/tasc" kernels bench --sizes "$SIZES" --fused "$FUSED" --reps $REPS --table "$TABLE" \
+    --out "$OUT/results.md" > "$OUT/bench.log" 2>&1
+echo "bench exit $?" | tee -a "$OUT/bench.log"
+sed -n '/^## TFLOP/,/^## Relative/p' "$OUT/bench.log"
+sed -n '/^## Fused/,$p' "$OUT/bench.log"

@@ -1,0 +1,468 @@
+/* gpu_test_matmul.c: the hand-written CUDA matmul (ops/cuda/matmul.h).
+ *
+ * Host part (runs everywhere): problem checks, names, the tuning table's file format (round trip,
+ * same bytes, malformed lines named by file and line).
+ * Device part: every version of the ladder and every tile configuration of the tuned kernel
+ * (with and without split-K, with and without rasterization) on random shapes including edges
+ * (1x1x1, 17x33x65, 1000x1000x1, batches, broadcast operands, each epilogue), against the fp64
+ * reference: relative Frobenius error <= 1e-5, output poisoned with NaN first so unwritten
+ * elements fail. Split-K results must be bitwise reproducible. Without a CUDA device it prints
+ * "SKIPPED: no CUDA device" and exits 77 (after the host part passed).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_util.h"
+#include "matmul.h"
+#include "test.h"
+
+#define TOL 1e-5
+
+/* ---- host part ----------------------------------------------------------------------------- */
+
+static void test_problem_check(void) {
+    mm_problem p;
+    char err[256];
+    mm_problem_init(&p, 17, 33, 65, 1);
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), 0);
+    CHECK(mm_problem_flops(&p) == 2.0 * 17 * 33 * 65);
+    p.m = 0;
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "must be in [1,");
+    mm_problem_init(&p, 4, 4, 4, 0);
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "batch");
+    mm_problem_init(&p, 4, 4, 4, 2);
+    p.stride_c = 15; /* outputs overlap */
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "overlap");
+    mm_problem_init(&p, 4, 4, 4, 2);
+    p.stride_a = -1;
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    mm_problem_init(&p, 4, 4, 4, 2);
+    p.stride_b = 0; /* broadcast B: fine */
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), 0);
+    p.act = MM_ACT_COUNT;
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    mm_problem_init(&p, MM_MAX_DIM + 1, 1, 1, 1);
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    mm_problem_init(&p, MM_MAX_DIM, MM_MAX_DIM, 1, 1); /* 2^60 outputs */
+    CHECK_EQ_INT(mm_problem_check(&p, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "2^40");
+}
+
+static void test_names(void) {
+    const char *epis[] = {"none", "bias", "relu", "gelu", "bias_relu", "bias_gelu"};
+    for (int i = 0; i < 6; i++) {
+        int32_t b = -1;
+        mm_act a = MM_ACT_COUNT;
+        CHECK_EQ_INT(mm_epilogue_parse(epis[i], &b, &a), 0);
+        CHECK(!strcmp(mm_epilogue_name(b, a), epis[i]));
+    }
+    int32_t b;
+    mm_act a;
+    CHECK_EQ_INT(mm_epilogue_parse("tanh", &b, &a), -1);
+    CHECK_EQ_INT(mm_version_find("v1.5"), MM_V1_5);
+    CHECK_EQ_INT(mm_version_find("1.5"), MM_V1_5);
+    CHECK_EQ_INT(mm_version_find("v8"), MM_V8);
+    CHECK_EQ_INT(mm_version_find("tuned"), MM_TUNED);
+    CHECK_EQ_INT(mm_version_find("best"), MM_TUNED);
+    CHECK_EQ_INT(mm_version_find("v9"), -1);
+    CHECK_EQ_INT(mm_version_find(""), -1);
+    CHECK(mm_config_count() >= 8);
+    for (int32_t i = 0; i < mm_config_count(); i++) {
+        char name[96];
+        CHECK_EQ_INT(mm_config_find(mm_config_name(i, name, sizeof name)), i);
+        const mm_tile_config *c = mm_config_get(i);
+        CHECK(c && c->threads == (c->bm / c->wm) * (c->bn / c->wn) * 32);
+    }
+    CHECK(mm_config_get(-1) == NULL && mm_config_get(mm_config_count()) == NULL);
+    CHECK_EQ_INT(mm_config_find("128x128x8"), -1);
+}
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *s = malloc(n + 1);
+    memcpy(s, buf, n + 1);
+    return s;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_table(const char *dir) {
+    char path[512], path2[512], err[1024], cfg0[96], cfg1[96];
+    snprintf(path, sizeof path, "%s/sub/dir/table.txt", dir); /* parents are created */
+    snprintf(path2, sizeof path2, "%s/table2.txt", dir);
+    mm_config_name(0, cfg0, sizeof cfg0);
+    mm_config_name(mm_config_count() - 1, cfg1, sizeof cfg1);
+
+    mm_table *t = mm_table_new();
+    CHECK_EQ_INT(mm_table_load(t, path, 1, err, sizeof err), 0); /* missing, allowed */
+    CHECK_EQ_INT(mm_table_load(t, path, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "cannot open");
+    mm_problem p1, p2;
+    mm_problem_init(&p1, 4096, 4096, 4096, 1);
+    mm_problem_init(&p2, 128, 768, 768, 1);
+    p2.has_bias = 1;
+    p2.act = MM_ACT_RELU;
+    mm_choice c1 = {0, 1, 8}, c2 = {mm_config_count() - 1, 4, 1}, got;
+    /* inserted out of key order: saving sorts */
+    mm_table_put(t, "Dev B", &p1, &c1, 100.5);
+    mm_table_put(t, "Dev A", &p2, &c2, 12.25);
+    mm_table_put(t, "Dev A", &p1, &c1, 99.0);
+    mm_table_put(t, "Dev A", &p1, &c2, 98.0); /* replaces */
+    CHECK_EQ_INT(mm_table_size(t), 3);
+    CHECK_EQ_INT(mm_table_save(t, path, err, sizeof err), 0);
+    mm_table_free(t);
+
+    t = mm_table_new();
+    CHECK_EQ_INT(mm_table_load(t, path, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), 3);
+    double us = 0;
+    CHECK_EQ_INT(mm_table_lookup(t, "Dev A", &p1, &got, &us), 1);
+    CHECK(got.cfg == c2.cfg && got.split_k == 4 && got.group_m == 1 && us == 98.0);
+    CHECK_EQ_INT(mm_table_lookup(t, "Dev A", &p2, &got, &us), 1);
+    CHECK(got.cfg == c2.cfg && us == 12.25);
+    CHECK_EQ_INT(mm_table_lookup(t, "Dev B", &p2, &got, NULL), 0); /* other device */
+    mm_problem p3 = p2;
+    p3.act = MM_ACT_GELU; /* other epilogue */
+    CHECK_EQ_INT(mm_table_lookup(t, "Dev A", &p3, &got, NULL), 0);
+    CHECK_EQ_INT(mm_table_save(t, path2, err, sizeof err), 0);
+    mm_table_free(t);
+    char *a = read_all(path), *b = read_all(path2);
+    CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
+    /* sorted: Dev A (128x768x768 before 4096^3), then Dev B */
+    char want[512];
+    snprintf(want, sizeof want, "Dev A\t128\t768\t768\t1\tbias_relu\t%s\t4\t1\t12.25\nDev A\t4096\t4096\t4096\t1\tnone\t%s\t4\t1\t98.00\n"
+             "Dev B\t4096\t4096\t4096\t1\tnone\t%s\t1\t8\t100.50\n", cfg1, cfg1, cfg0);
+    CHECK_STR_CONTAINS(a, want);
+    free(a);
+    free(b);
+
+    /* malformed files: one line error naming file and line; nothing added */
+    struct { const char *text; const char *msg; } bad[] = {
+        {"# c\nDev\t1\t2\t3\t1\tnone\t%s\t1\t8\n", ":2: expected 10"},
+        {"Dev\t1\t2\t3\t1\tnone\t%s\t1\t8\t5\textra\n", ":1: expected 10"},
+        {"Dev\t1\t-2\t3\t1\tnone\t%s\t1\t8\t5\n", ":1: bad n"},
+        {"Dev\t1\t2\t3\t1\ttanh\t%s\t1\t8\t5\n", ":1: unknown epilogue"},
+        {"Dev\t1\t2\t3\t1\tnone\tnot_a_config%s\t1\t8\t5\n", ":1: unknown tile configuration"},
+        {"Dev\t1\t2\t3\t1\tnone\t%s\t0\t8\t5\n", ":1: bad split_k"},
+        {"Dev\t1\t2\t3\t1\tnone\t%s\t1\t8\tfast\n", ":1: bad time"},
+        {"\t1\t2\t3\t1\tnone\t%s\t1\t8\t5\n", ":1: device name"},
+        {"Dev\t1\t2\t99999999999999999999\t1\tnone\t%s\t1\t8\t5\n", ":1: bad k"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, bad[i].text, cfg0);
+        write_file(path2, text);
+        t = mm_table_new();
+        err[0] = '\0';
+        CHECK_EQ_INT(mm_table_load(t, path2, 1, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, path2);
+        CHECK_STR_CONTAINS(err, bad[i].msg);
+        CHECK_EQ_INT(mm_table_size(t), 0);
+        mm_table_free(t);
+    }
+    /* CRLF and comments are fine */
+    char text[512];
+    snprintf(text, sizeof text, "# comment\r\n\r\nDev\t1\t2\t3\t1\tgelu\t%s\t2\t3\t5.5\r\n", cfg0);
+    write_file(path2, text);
+    t = mm_table_new();
+    CHECK_EQ_INT(mm_table_load(t, path2, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), 1);
+    mm_table_free(t);
+    unlink(path);
+    unlink(path2);
+}
+
+/* ---- device part ---------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t m, n, k, batch;
+    const char *epi;
+    int bcast; /* 0 none, 1 broadcast A (stride 0), 2 broadcast B */
+} mcase;
+
+static int64_t span(int64_t batch, int64_t stride, int64_t item) {
+    return stride == 0 ? item : (batch - 1) * stride + item;
+}
+
+/* Runs version v (or the tuned kernel at choice ch when ch) on case c; returns the error. */
+static double run_case(const mcase *c, int v, const mm_choice *ch, uint64_t seed, float *host_out) {
+    mm_problem p;
+    mm_problem_init(&p, c->m, c->n, c->k, c->batch);
+    mm_act act;
+    CHECK_EQ_INT(mm_epilogue_parse(c->epi, &p.has_bias, &act), 0);
+    p.act = act;
+    if (c->bcast == 1)
+        p.stride_a = 0;
+    if (c->bcast == 2)
+        p.stride_b = 0;
+    int64_t a_el = span(p.batch, p.stride_a, p.m * p.k), b_el = span(p.batch, p.stride_b, p.k * p.n);
+    int64_t c_el = p.batch * p.m * p.n;
+    float *A, *B, *bias = NULL, *C;
+    double *ref;
+    CUDA_CHECK(cudaMalloc((void **)&A, (size_t)a_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&B, (size_t)b_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&C, (size_t)c_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&ref, (size_t)c_el * sizeof(double)));
+    mm_fill_normal(A, a_el, seed, 0);
+    mm_fill_normal(B, b_el, seed + 1, 0);
+    if (p.has_bias) {
+        CUDA_CHECK(cudaMalloc((void **)&bias, (size_t)p.n * sizeof(float)));
+        mm_fill_normal(bias, p.n, seed + 2, 0);
+    }
+    mm_reference_f64(&p, A, B, bias, ref, 0);
+    CUDA_CHECK(cudaMemset(C, 0xff, (size_t)c_el * sizeof(float))); /* NaN */
+    char err[256] = "";
+    int rc = ch ? mm_run_choice(&p, ch, A, B, bias, C, 0, err, sizeof err)
+                : mm_run_version((mm_version)v, &p, A, B, bias, C, 0, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "run failed: %s\n", err);
+    CHECK_EQ_INT(rc, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double e = mm_rel_error(C, ref, c_el, 0);
+    if (host_out)
+        CUDA_CHECK(cudaMemcpy(host_out, C, (size_t)c_el * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(C));
+    CUDA_CHECK(cudaFree(ref));
+    if (bias)
+        CUDA_CHECK(cudaFree(bias));
+    return e;
+}
+
+static void check_err(double e, const char *what, const mcase *c) {
+    if (!(e <= TOL))
+        fprintf(stderr, "%s: %lldx%lldx%lld batch %lld %s bcast %d: relative error %.3g\n", what, (long long)c->m,
+                (long long)c->n, (long long)c->k, (long long)c->batch, c->epi, c->bcast, e);
+    CHECK(e <= TOL);
+}
+
+static const mcase fixed_cases[] = {
+    {1, 1, 1, 1, "none", 0},        {17, 33, 65, 1, "bias_relu", 0}, {1000, 1000, 1, 1, "none", 0},
+    {1, 1000, 1000, 1, "bias", 0},  {129, 131, 257, 3, "bias_gelu", 0}, {128, 128, 128, 2, "relu", 0},
+    {64, 260, 96, 1, "gelu", 0},    {200, 68, 300, 1, "bias", 0},       {33, 48, 40, 4, "none", 2},
+    {48, 36, 20, 3, "bias_relu", 1}, {256, 256, 8, 1, "none", 0},       {130, 4, 7, 2, "relu", 0},
+};
+
+static void test_versions(void) {
+    const char *epis[] = {"none", "bias", "relu", "gelu", "bias_relu", "bias_gelu"};
+    uint64_t rng = 12345;
+    mcase rnd[8];
+    for (int i = 0; i < 8; i++) { /* deterministic "random" shapes */
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        rnd[i].m = 1 + (int64_t)((rng >> 33) % 300);
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        rnd[i].n = 1 + (int64_t)((rng >> 33) % 300);
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        rnd[i].k = 1 + (int64_t)((rng >> 33) % 400);
+        rnd[i].batch = 1 + (int64_t)((rng >> 40) % 3);
+        rnd[i].epi = epis[(rng >> 50) % 6];
+        rnd[i].bcast = (int)((rng >> 20) % 3);
+    }
+    for (int v = 0; v < MM_VERSION_COUNT; v++) {
+        int before = test_failed;
+        for (size_t i = 0; i < sizeof fixed_cases / sizeof fixed_cases[0]; i++)
+            check_err(run_case(&fixed_cases[i], v, NULL, 100 + i, NULL), mm_version_name((mm_version)v), &fixed_cases[i]);
+        for (int i = 0; i < 8; i++)
+            check_err(run_case(&rnd[i], v, NULL, 200 + i, NULL), mm_version_name((mm_version)v), &rnd[i]);
+        printf("version %-5s %s\n", mm_version_name((mm_version)v), test_failed == before ? "ok" : "FAILED");
+    }
+    /* a long k: float accumulation over 4096 terms stays inside the tolerance */
+    mcase longk = {256, 256, 4096, 1, "none", 0};
+    for (int v = 0; v < MM_VERSION_COUNT; v++)
+        check_err(run_case(&longk, v, NULL, 300, NULL), mm_version_name((mm_version)v), &longk);
+}
+
+static void test_configs(void) {
+    const mcase cases[] = {
+        {129, 200, 301, 2, "bias_gelu", 0}, /* edges everywhere, 4-byte B copies (n % 4 != 0) */
+        {256, 256, 64, 1, "none", 0},       /* aligned: 16-byte copies, float4 stores */
+        {300, 132, 100, 3, "bias_relu", 2}, /* broadcast B, n % 4 == 0 with ragged tiles */
+        {5, 3, 97, 1, "relu", 0},
+    };
+    for (int32_t cfg = 0; cfg < mm_config_count(); cfg++) {
+        int before = test_failed;
+        char name[96];
+        mm_config_name(cfg, name, sizeof name);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const int splits[] = {1, 3}, groups[] = {1, 3};
+            for (int s = 0; s < 2; s++)
+                for (int g = 0; g < 2; g++) {
+                    mm_choice ch = {cfg, splits[s], groups[g]};
+                    mm_problem p;
+                    mm_problem_init(&p, cases[i].m, cases[i].n, cases[i].k, cases[i].batch);
+                    if (mm_choice_check(&p, &ch, NULL, 0))
+                        continue; /* e.g. too much shared memory on this device */
+                    check_err(run_case(&cases[i], 0, &ch, 400 + i, NULL), name, &cases[i]);
+                }
+        }
+        printf("config %-34s %s\n", name, test_failed == before ? "ok" : "FAILED");
+    }
+}
+
+static void test_split_deterministic(void) {
+    mcase c = {192, 320, 2000, 2, "bias_relu", 0};
+    size_t n = (size_t)(c.batch * c.m * c.n);
+    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+    mm_choice ch = {mm_config_count() - 1, 7, 8};
+    check_err(run_case(&c, 0, &ch, 500, o1), "split-K run 1", &c);
+    check_err(run_case(&c, 0, &ch, 500, o2), "split-K run 2", &c);
+    CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+    free(o1);
+    free(o2);
+}
+
+static void test_run_api(const char *dir) {
+    /* a tuning table entry is what mm_run uses */
+    char path[512], err[256], name[96];
+    snprintf(path, sizeof path, "%s/run_table.txt", dir);
+    mm_problem p;
+    mm_problem_init(&p, 100, 120, 640, 1);
+    p.has_bias = 1;
+    p.act = MM_ACT_GELU;
+    mm_choice want = {mm_config_count() - 2, 4, 2}, got;
+    mm_table *t = mm_table_new();
+    mm_table_put(t, mm_device_name(), &p, &want, 1.0);
+    CHECK_EQ_INT(mm_table_save(t, path, err, sizeof err), 0);
+    mm_table_free(t);
+    mm_table_use(path);
+    int from_table = -1;
+    CHECK_EQ_INT(mm_choose(&p, &got, &from_table, err, sizeof err), 0);
+    CHECK_EQ_INT(from_table, 1);
+    CHECK(got.cfg == want.cfg && got.split_k == 4 && got.group_m == 2);
+    mcase c = {100, 120, 640, 1, "bias_gelu", 0};
+    check_err(run_case(&c, MM_TUNED, NULL, 600, NULL), "mm_run from table", &c);
+    p.act = MM_ACT_RELU; /* not in the table: heuristic */
+    CHECK_EQ_INT(mm_choose(&p, &got, &from_table, err, sizeof err), 0);
+    CHECK_EQ_INT(from_table, 0);
+    CHECK_EQ_INT(mm_choice_check(&p, &got, NULL, 0), 0);
+    printf("heuristic for 100x120x640: %s split %d\n", mm_config_name(got.cfg, name, sizeof name), got.split_k);
+    unlink(path);
+    mm_table_use(NULL);
+
+    /* user errors come back as -1 with a message, never a crash */
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, 64 * sizeof(float)));
+    mm_problem_init(&p, 4, 4, 4, 1);
+    CHECK_EQ_INT(mm_run(&p, NULL, d, NULL, d, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "NULL");
+    p.has_bias = 1;
+    CHECK_EQ_INT(mm_run(&p, d, d, NULL, d, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "bias");
+    p.has_bias = 0;
+    CHECK_EQ_INT(mm_run_version(MM_VERSION_COUNT, &p, d, d, NULL, d, 0, err, sizeof err), -1);
+    mm_choice bad = {mm_config_count(), 1, 1};
+    CHECK_EQ_INT(mm_run_choice(&p, &bad, d, d, NULL, d, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "configuration");
+    mm_choice bad2 = {0, 8, 1}; /* k = 4 cannot be split 8 ways */
+    CHECK_EQ_INT(mm_run_choice(&p, &bad2, d, d, NULL, d, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "split_k");
+    mm_problem_init(&p, 0, 4, 4, 1);
+    CHECK_EQ_INT(mm_run(&p, d, d, NULL, d, 0, err, sizeof err), -1);
+    CUDA_CHECK(cudaFree(d));
+}
+
+static void test_bias_act(void) {
+    /* the separate kernel the cuBLAS comparison uses: v8 plain, then bias+relu, against the
+     * reference of the fused problem */
+    int64_t m = 77, ns[2] = {96, 50};
+    for (int t = 0; t < 2; t++) {
+        int64_t n = ns[t], k = 33;
+        mm_problem plain, fused;
+        mm_problem_init(&plain, m, n, k, 1);
+        fused = plain;
+        fused.has_bias = 1;
+        fused.act = MM_ACT_RELU;
+        float *A, *B, *bias, *C;
+        double *ref;
+        CUDA_CHECK(cudaMalloc((void **)&A, (size_t)(m * k) * sizeof(float)));
+        CUDA_CHECK(cudaMalloc((void **)&B, (size_t)(k * n) * sizeof(float)));
+        CUDA_CHECK(cudaMalloc((void **)&bias, (size_t)n * sizeof(float)));
+        CUDA_CHECK(cudaMalloc((void **)&C, (size_t)(m * n) * sizeof(float)));
+        CUDA_CHECK(cudaMalloc((void **)&ref, (size_t)(m * n) * sizeof(double)));
+        mm_fill_normal(A, m * k, 7, 0);
+        mm_fill_normal(B, k * n, 8, 0);
+        mm_fill_normal(bias, n, 9, 0);
+        mm_reference_f64(&fused, A, B, bias, ref, 0);
+        CHECK_EQ_INT(mm_run_version(MM_V8, &plain, A, B, NULL, C, 0, NULL, 0), 0);
+        mm_bias_act(C, bias, m, n, MM_ACT_RELU, 0);
+        double e = mm_rel_error(C, ref, m * n, 0);
+        CHECK(e <= TOL);
+        CUDA_CHECK(cudaFree(A));
+        CUDA_CHECK(cudaFree(B));
+        CUDA_CHECK(cudaFree(bias));
+        CUDA_CHECK(cudaFree(C));
+        CUDA_CHECK(cudaFree(ref));
+    }
+    /* the error measure itself: a NaN in the output is a failure, not a small error */
+    float *c;
+    double *r;
+    CUDA_CHECK(cudaMalloc((void **)&c, 16 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&r, 16 * sizeof(double)));
+    CUDA_CHECK(cudaMemset(c, 0, 16 * sizeof(float)));
+    CUDA_CHECK(cudaMemset(r, 0, 16 * sizeof(double)));
+    CHECK(mm_rel_error(c, r, 16, 0) == 0.0);
+    CUDA_CHECK(cudaMemset(c, 0xff, sizeof(float)));
+    CHECK(isnan(mm_rel_error(c, r, 16, 0)));
+    CUDA_CHECK(cudaFree(c));
+    CUDA_CHECK(cudaFree(r));
+}
+
+int main(void) {
+    char dir[] = "/tmp/tasc_gpu_test_XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_problem_check();
+    test_names();
+    test_table(dir);
+    char why[256];
+    if (!mm_device_available(why, sizeof why)) {
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+        rmdir(sub);
+        snprintf(sub, sizeof sub, "%s/sub", dir);
+        rmdir(sub);
+        rmdir(dir);
+        int rc = TEST_REPORT();
+        if (rc)
+            return rc;
+        printf("SKIPPED: no CUDA device (%s)\n", why);
+        return 77;
+    }
+    printf("device: %s\n", mm_device_name());
+    test_versions();
+    test_configs();
+    test_split_deterministic();
+    test_run_api(dir);
+    test_bias_act();
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    rmdir(sub);
+    rmdir(dir);
+    return TEST_REPORT();
+}
