@@ -17,9 +17,11 @@ int cmd_dot(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_import(int argc, char **argv);   /* src/cmd_import.c: .onnx -> .json + sidecar weights */
+int cmd_export(int argc, char **argv);   /* src/cmd_export.c: model -> .onnx */
 
 /* Shared helpers for the subcommands (src/cmd_util.c). */
-/* Load a model file (.json) with the element limit from the environment; prints the one-line
+/* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the environment; prints the one-line
  * error to stderr and returns NULL on failure. */
 struct graph *cmd_load_model(const char *path);
 /* 1 if argv[i] is "--help" or "-h" anywhere in argv. */
@@ -29,6 +31,26 @@ int cmd_parse_i64(const char *cmd, const char *opt, const char *val, long long l
 
 /* The same as cmd_load_model, naming the subcommand in the message: "tasc CMD: FILE:...". */
 struct graph *cmd_load_model_as(const char *cmd, const char *path);
+
+/* How .onnx models are read (graph/onnx.h); every field zero: real weights only. */
+#define CMD_MAX_DIM_VALUES 16
+typedef struct {
+    int random_weights;                          /* --random-weights: seeded values for missing data */
+    unsigned long long seed;                     /* --weights-seed S */
+    int n_dims;                                  /* --dim NAME=N: values of symbolic input dims */
+    const char *dim_names[CMD_MAX_DIM_VALUES];   /* borrowed from argv */
+    long long dim_values[CMD_MAX_DIM_VALUES];
+} cmd_model_opts;
+/* If argv[*i] is one of the model options above, parse it into o (stepping *i over a separate
+ * value) and return 1; 0 if it is something else; -1 after printing a one-line error. */
+int cmd_model_opt(const char *cmd, int argc, char **argv, int *i, cmd_model_opts *o);
+/* cmd_load_model_as with model options (o NULL: defaults). */
+struct graph *cmd_load_model_opts(const char *cmd, const char *path, const cmd_model_opts *o);
+/* The help lines of the model options, for the subcommands' --help. */
+#define CMD_MODEL_OPTS_HELP \
+    "  --random-weights      .onnx: seeded random values for weights whose external data is missing\n" \
+    "  --weights-seed S      .onnx: seed of those random weights (default 0)\n" \
+    "  --dim NAME=N          .onnx: value of the symbolic input dimension NAME (repeatable)\n"
 /* Print "tasc CMD: <message>" as exactly one line on stderr (newlines in it become spaces). */
 void cmd_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

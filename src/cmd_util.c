@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "graph.h"
+#include "onnx.h"
 
 static void cmd_vline(const char *cmd, const char *fmt, va_list ap) {
     char msg[2048];
@@ -41,7 +42,9 @@ static int cmd_ends_with(const char *s, const char *suffix) {
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-struct graph *cmd_load_model_as(const char *cmd, const char *path) {
+struct graph *cmd_load_model_as(const char *cmd, const char *path) { return cmd_load_model_opts(cmd, path, NULL); }
+
+struct graph *cmd_load_model_opts(const char *cmd, const char *path, const cmd_model_opts *mo) {
     int64_t max_el = 0; /* 0: the graph module's default */
     const char *env = getenv("TASC_MAX_ELEMENTS");
     if (env && *env) {
@@ -54,13 +57,27 @@ struct graph *cmd_load_model_as(const char *cmd, const char *path) {
         }
         max_el = v;
     }
-    if (cmd_ends_with(path, ".onnx")) {
-        cmd_error(cmd, "%s: ONNX import is not available in this build (use a .json model)", path);
-        return NULL;
-    }
     char err[GRAPH_ERR_LEN + 64];
     err[0] = '\0';
-    graph *g = graph_load_json(path, max_el, err, sizeof err);
+    graph *g;
+    if (cmd_ends_with(path, ".onnx")) {
+        onnx_import_opts oo;
+        onnx_import_opts_default(&oo);
+        int64_t dv[CMD_MAX_DIM_VALUES];
+        if (mo) {
+            oo.random_weights = mo->random_weights;
+            oo.seed = mo->seed;
+            oo.n_dims = mo->n_dims;
+            oo.dim_names = mo->dim_names;
+            for (int k = 0; k < mo->n_dims && k < CMD_MAX_DIM_VALUES; k++)
+                dv[k] = mo->dim_values[k];
+            oo.dim_values = dv;
+        }
+        oo.max_elements = max_el;
+        g = onnx_import(path, &oo, err, sizeof err);
+    } else {
+        g = graph_load_json(path, max_el, err, sizeof err);
+    }
     if (!g) {
         /* the loader's messages start with the file name; make sure one does */
         if (!strncmp(err, path, strlen(path)))
@@ -73,6 +90,44 @@ struct graph *cmd_load_model_as(const char *cmd, const char *path) {
 }
 
 struct graph *cmd_load_model(const char *path) { return cmd_load_model_as(NULL, path); }
+
+int cmd_model_opt(const char *cmd, int argc, char **argv, int *i, cmd_model_opts *o) {
+    const char *val = NULL;
+    int r;
+    if (!strcmp(argv[*i], "--random-weights")) {
+        o->random_weights = 1;
+        return 1;
+    }
+    if ((r = cmd_opt_value(cmd, argc, argv, i, "--weights-seed", &val)) != 0) {
+        long long v;
+        if (r < 0 || cmd_parse_i64(cmd, "--weights-seed", val, 0, INT64_MAX, &v) < 0)
+            return -1;
+        o->seed = (unsigned long long)v;
+        return 1;
+    }
+    if ((r = cmd_opt_value(cmd, argc, argv, i, "--dim", &val)) != 0) {
+        if (r < 0)
+            return -1;
+        const char *eq = strchr(val, '=');
+        long long v;
+        if (!eq || eq == val) {
+            cmd_error(cmd, "bad value for --dim: '%s' (NAME=N)", val);
+            return -1;
+        }
+        if (o->n_dims >= CMD_MAX_DIM_VALUES) {
+            cmd_error(cmd, "too many --dim options (at most %d)", CMD_MAX_DIM_VALUES);
+            return -1;
+        }
+        if (cmd_parse_i64(cmd, "--dim", eq + 1, 1, INT64_C(1) << 40, &v) < 0)
+            return -1;
+        /* the name is the text before '=': argv is writable, cut it there */
+        argv[*i][eq - argv[*i]] = '\0';
+        o->dim_names[o->n_dims] = val;
+        o->dim_values[o->n_dims++] = v;
+        return 1;
+    }
+    return 0;
+}
 
 int cmd_wants_help(int argc, char **argv) {
     for (int i = 1; i < argc; i++)

@@ -1,0 +1,85 @@
+/* onnx.h: ONNX models in and out of the graph IR, and models saved with their real weights.
+ *
+ * Import: an ONNX ModelProto (protobuf-c bindings generated at build time from the onnx.proto of
+ * libonnx-dev; default-domain opsets 13 to 18) becomes a graph whose every node is an op-table
+ * operator. Constant and shape-only subgraphs (Shape, Gather on constants, Where, Unsqueeze, Cast,
+ * ConstantOfShape, Equal, Expand, ...) are evaluated at import with static shapes; a node whose
+ * inputs are all constants is folded. Nothing is skipped: an operator or attribute the op table
+ * cannot express makes the import fail with ONE line listing every unsupported op type with its
+ * count and the first node's name. Pad is folded into the padding of the Conv (or count-pad
+ * AveragePool) that consumes it, or reported.
+ *
+ * Weights of an imported graph: initializers held in external data files (float32) are FILE
+ * weights pointing into those files (resolved next to the model); all other values (embedded
+ * raw_data or typed float_data/int64_data, folded constants) are held for the life of the process
+ * in an anonymous in-memory file the FILE weights point into ("/proc/self/fd/N"). Constants whose
+ * elements are all one finite value become CONSTANT weights. So a graph from onnx_import must be
+ * saved with onnx_save_model (not graph_save_json alone) to be read back by another process.
+ * Missing external data is an error naming the data file and the tensor, unless random_weights is
+ * set: then missing float tensors get seeded normal values (RANDOM weights: mean 0, std
+ * sqrt(2/fan_in) with fan_in = numel/dims[0] for rank >= 2, else 0.1; seed = 53 bits of
+ * FNV-1a(name) xor opts.seed), BatchNormalization variances get 1, and missing integer or boolean
+ * tensors get zeros; shapes they would have decided are taken from the model's value_info.
+ *
+ * Sidecar weights file (onnx_save_model): MODEL.json names, for each FILE weight, the file
+ * MODEL.weights.bin (relative to the JSON's folder) and a byte offset; the sidecar holds the
+ * values as raw little-endian float32 in row-major order, weight after weight in the graph's
+ * weight declaration order, each starting at a multiple of 64 bytes (zero filler between), no
+ * header. RANDOM and CONSTANT weights stay as they are and take no room in the sidecar.
+ *
+ * Export: onnx_export writes a graph as an ONNX model (ir_version 8, opset 17) with every weight
+ * as an initializer; fused activations become the standard nodes (Relu, Sigmoid, Tanh, and GELU
+ * as x*0.5*(1+Erf(x/sqrt(2)))), and the generator-only constant operators become initializers.
+ *
+ * Errors are one line "FILE: ..." in err, never an assertion. Returned graphs and buffers are
+ * owned by the caller (graph_free, free).
+ */
+#ifndef TASC_ONNX_H
+#define TASC_ONNX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+#define ONNX_OPSET_MIN 13
+#define ONNX_OPSET_MAX 18
+#define ONNX_EXPORT_OPSET 17
+#define ONNX_SIDECAR_ALIGN 64 /* bytes: each weight of a sidecar file starts at a multiple */
+
+typedef struct {
+    int random_weights;        /* 1: missing external data gets seeded values (see above) */
+    uint64_t seed;             /* mixed into the random weights' seeds */
+    int64_t max_elements;      /* per-tensor limit; 0: GRAPH_DEFAULT_MAX_ELEMENTS or TASC_MAX_ELEMENTS */
+    int32_t n_dims;            /* values for symbolic input dimensions (dim_param), by name */
+    const char *const *dim_names;   /* [n_dims] */
+    const int64_t *dim_values;      /* [n_dims], positive */
+} onnx_import_opts;
+
+/* All zero: real weights only, default element limit, no symbolic dimension values. */
+void onnx_import_opts_default(onnx_import_opts *o);
+
+/* Import the ONNX file at path (external data is looked up in its folder). o NULL: defaults.
+ * Returns the graph (caller frees with graph_free) or NULL with one line in err. */
+graph *onnx_import(const char *path, const onnx_import_opts *o, char *err, size_t errlen);
+/* The same from bytes in memory; where names the model in messages, base_dir (may be NULL: no
+ * external data) is the folder that external data locations are relative to. */
+graph *onnx_import_buffer(const void *data, size_t len, const char *where, const char *base_dir,
+                          const onnx_import_opts *o, char *err, size_t errlen);
+
+/* Serialise g as an ONNX model; returns a malloc'd buffer (caller frees) of *len bytes, or NULL
+ * with one line in err (e.g. a weight file that cannot be read, a model over 2 GiB). */
+uint8_t *onnx_export_buffer(const graph *g, size_t *len, char *err, size_t errlen);
+/* Write g to path as an ONNX model through a temporary file and a rename. Returns 0 or -1. */
+int onnx_export(const graph *g, const char *path, char *err, size_t errlen);
+
+/* The sidecar weights file of a JSON model path: "DIR/NAME.json" -> "DIR/NAME.weights.bin"
+ * (other names get ".weights.bin" appended). Caller frees. */
+char *onnx_sidecar_path(const char *json_path);
+/* Save g as JSON at json_path with the values of all its FILE weights copied into the sidecar
+ * file (format above); the JSON's FILE weights then name the sidecar. Both files are written as
+ * temporaries and renamed, so a failure leaves neither. Without FILE weights no sidecar is
+ * written. Deterministic: the same graph gives the same bytes. Returns 0 or -1 with err. */
+int onnx_save_model(const graph *g, const char *json_path, char *err, size_t errlen);
+
+#endif

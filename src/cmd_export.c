@@ -1,0 +1,74 @@
+/* cmd_export.c: `tasc export MODEL --out MODEL.onnx` -- a model (JSON, or ONNX for a round trip)
+ * written as an ONNX model (opset 17) with its weights as initializers, through a temporary file
+ * and a rename.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "graph.h"
+#include "onnx.h"
+
+static void export_usage(void) {
+    printf("usage: tasc export MODEL --out FILE.onnx [--random-weights] [--weights-seed S] [--dim NAME=N]\n"
+           "\n"
+           "Write a model (.json, or .onnx) as an ONNX model: ir_version 8, opset %d, every weight an\n"
+           "initializer with its values, fused activations as standard nodes (GELU as its Erf form),\n"
+           "the generator-only constant operators as initializers. The result passes onnx.checker and\n"
+           "runs in onnxruntime with the outputs of `tasc run` (tests/onnx_ort_check.py checks that).\n"
+           "\n"
+           "options:\n"
+           "  --out FILE            the ONNX file to write (required)\n"
+           CMD_MODEL_OPTS_HELP
+           "  -h, --help            this text\n"
+           "\n"
+           "exit codes: 0 ok, 1 bad model or unreadable weights, 2 bad command line\n",
+           ONNX_EXPORT_OPSET);
+}
+
+int cmd_export(int argc, char **argv) {
+    if (cmd_wants_help(argc, argv)) {
+        export_usage();
+        return TASC_EXIT_OK;
+    }
+    const char *model = NULL, *out = NULL;
+    cmd_model_opts mo;
+    memset(&mo, 0, sizeof mo);
+    for (int i = 1; i < argc; i++) {
+        const char *val = NULL;
+        int r = cmd_model_opt("export", argc, argv, &i, &mo);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        r = cmd_opt_value("export", argc, argv, &i, "--out", &val);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0) {
+            out = val;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cmd_bad_option("export", argv[i]);
+        if (model) {
+            cmd_error("export", "more than one model given ('%s' and '%s')", model, argv[i]);
+            return TASC_EXIT_USAGE;
+        }
+        model = argv[i];
+    }
+    if (!model || !out) {
+        cmd_error("export", "usage: tasc export MODEL --out FILE.onnx (tasc export --help)");
+        return TASC_EXIT_USAGE;
+    }
+    graph *g = cmd_load_model_opts("export", model, &mo);
+    if (!g)
+        return TASC_EXIT_INPUT;
+    char err[GRAPH_ERR_LEN + 256];
+    int rc = onnx_export(g, out, err, sizeof err);
+    if (rc < 0)
+        cmd_error("export", "%s", err);
+    else
+        printf("exported %s: %d nodes, %d weights; wrote %s\n", model, (int)g->n_nodes, (int)g->n_weights, out);
+    graph_free(g);
+    return rc < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+}

@@ -1,0 +1,93 @@
+/* cmd_import.c: `tasc import MODEL.onnx --out MODEL.json` -- an ONNX model into a JSON model with
+ * its real weights in the sidecar file MODEL.weights.bin (format in graph/onnx.h). Both files are
+ * written through temporaries and renames: on any error nothing is left at the output paths.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "graph.h"
+#include "onnx.h"
+
+static void import_usage(void) {
+    printf("usage: tasc import MODEL.onnx --out MODEL.json [--random-weights] [--weights-seed S] [--dim NAME=N]\n"
+           "\n"
+           "Read an ONNX model (default-domain opsets %d to %d), map every node onto the op table\n"
+           "(constant and shape-only subgraphs are evaluated here, with static shapes), and write it\n"
+           "as a JSON model. Weights with real values go to the sidecar file MODEL.weights.bin next to\n"
+           "the JSON: raw little-endian float32, one weight after another in declaration order, each\n"
+           "at a multiple of %d bytes; the JSON names the file and the byte offset of each weight.\n"
+           "Initializers in external data files are read from the model's folder. An operator or\n"
+           "attribute the op table cannot express is an error listing every such op type.\n"
+           "\n"
+           "options:\n"
+           "  --out FILE            the JSON model to write (required)\n"
+           CMD_MODEL_OPTS_HELP
+           "  -h, --help            this text\n"
+           "\n"
+           "environment: TASC_MAX_ELEMENTS  per-tensor element limit\n"
+           "exit codes: 0 ok, 1 bad or unsupported model, 2 bad command line\n",
+           ONNX_OPSET_MIN, ONNX_OPSET_MAX, ONNX_SIDECAR_ALIGN);
+}
+
+int cmd_import(int argc, char **argv) {
+    if (cmd_wants_help(argc, argv)) {
+        import_usage();
+        return TASC_EXIT_OK;
+    }
+    const char *model = NULL, *out = NULL;
+    cmd_model_opts mo;
+    memset(&mo, 0, sizeof mo);
+    for (int i = 1; i < argc; i++) {
+        const char *val = NULL;
+        int r = cmd_model_opt("import", argc, argv, &i, &mo);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        r = cmd_opt_value("import", argc, argv, &i, "--out", &val);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0) {
+            out = val;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cmd_bad_option("import", argv[i]);
+        if (model) {
+            cmd_error("import", "more than one model given ('%s' and '%s')", model, argv[i]);
+            return TASC_EXIT_USAGE;
+        }
+        model = argv[i];
+    }
+    if (!model || !out) {
+        cmd_error("import", "usage: tasc import MODEL.onnx --out MODEL.json (tasc import --help)");
+        return TASC_EXIT_USAGE;
+    }
+    size_t n = strlen(model);
+    if (n < 5 || strcmp(model + n - 5, ".onnx") != 0) {
+        cmd_error("import", "%s: not an .onnx file", model);
+        return TASC_EXIT_USAGE;
+    }
+    graph *g = cmd_load_model_opts("import", model, &mo);
+    if (!g)
+        return TASC_EXIT_INPUT;
+    char err[GRAPH_ERR_LEN + 256];
+    if (onnx_save_model(g, out, err, sizeof err) < 0) {
+        cmd_error("import", "%s", err);
+        graph_free(g);
+        return TASC_EXIT_INPUT;
+    }
+    graph_stats st;
+    graph_get_stats(g, &st);
+    char *side = onnx_sidecar_path(out);
+    int have_file = 0;
+    for (int32_t i = 0; i < g->n_weights; i++)
+        have_file |= g->tensors[g->weights[i]].init.kind == GRAPH_INIT_FILE;
+    printf("imported %s: %d nodes, %d weights (%lld bytes); wrote %s%s%s\n", model, (int)st.n_nodes,
+           (int)g->n_weights, (long long)st.param_bytes, out, have_file ? " and " : "", have_file ? side : "");
+    free(side);
+    graph_free(g);
+    return TASC_EXIT_OK;
+}
