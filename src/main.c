@@ -21,6 +21,8 @@ static const command commands[] = {
     {"dot",     cmd_dot,     "write a model as Graphviz DOT"},
     {"model",   cmd_model,   "write a model of the zoo (resnet50, bert, ...) as JSON"},
     {"ops",     cmd_ops,     "list the operator table"},
+    {"import",  cmd_import,  "import an ONNX model as JSON plus a sidecar weights file"},
+    {"export",  cmd_export,  "export a model to ONNX"},
     {"kernels", cmd_kernels, "GPU matmul kernels: bench, tune, list"},
 };
 
