@@ -19,9 +19,22 @@
 
 int64_t ox_numel(const ops_shape *s) {
     int64_t n = 1;
-    for (int32_t d = 0; d < s->rank; d++)
+    for (int32_t d = 0; d < s->rank; d++) {
+        if (s->dims[d] < 0 || (s->dims[d] > 0 && n > INT64_MAX / s->dims[d]))
+            return INT64_MAX; /* saturates: ox_check_size refuses it */
         n *= s->dims[d];
+    }
     return n;
+}
+
+int ox_check_size(ox_ctx *c, const ops_shape *s) {
+    int64_t n = ox_numel(s), lim = c->g ? c->g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
+    if (n > lim) {
+        char b[160];
+        return ox_fail(c, "a tensor of shape %s is over the element limit %lld", ops_shape_str(s, b, sizeof b),
+                       (long long)lim);
+    }
+    return OX_OK;
 }
 
 void ox_const_free(ox_const *k) {
@@ -278,11 +291,11 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
         }
         free(path);
         k->synthetic = 1;
-        if (k->is_int) /* zeros: valid ids and indices; shapes come from value_info */
+        if (k->is_int) { /* zeros: valid ids and indices; shapes come from value_info */
+            k->i = ox_xcalloc((size_t)n, sizeof *k->i);
             return OX_OK;
-        free(k->f); /* generated on demand, or kept as a RANDOM weight */
-        k->f = NULL;
-        k->src = OX_SRC_RANDOM;
+        }
+        k->src = OX_SRC_RANDOM; /* generated on demand, or kept as a RANDOM weight */
         k->seed = ox_seed_of(t->name, c->o.seed);
         k->std = 0.1f;
         if (k->shape.rank >= 2 && k->shape.dims[0] > 0 && n > 0)
@@ -297,8 +310,6 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
     }
     free(path);
     if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) { /* read on demand, or pointed at as it is */
-        free(k->f);
-        k->f = NULL;
         k->src = OX_SRC_EXT;
         k->ext_path = ox_xstrdup(loc);
         k->ext_offset = off;
@@ -309,6 +320,10 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
         free(raw);
         return OX_ERR;
     }
+    if (k->is_int)
+        k->i = ox_xcalloc((size_t)n, sizeof *k->i);
+    else
+        k->f = ox_xcalloc((size_t)n, sizeof *k->f);
     ox_decode(dt, raw, n, k);
     free(raw);
     return OX_OK;
@@ -338,50 +353,65 @@ int ox_const_from_proto(ox_ctx *c, const Onnx__TensorProto *t, ox_const *k) {
     int es = ox_elem_bytes(dt, &is_int);
     if (!es)
         return ox_fail(c, "tensor '%s': element type %s is not supported", name, ox_type_str(dt));
-    ox_const_alloc(k, &s, is_int);
+    if (ox_check_size(c, &s) != OX_OK)
+        return ox_fail(c, "tensor '%s' has %lld elements, over the element limit %lld", name, (long long)n,
+                       (long long)(c->g ? c->g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS));
+    int external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    /* the data must be there before anything is allocated for it */
+    if (!external) {
+        int64_t have = -1;
+        if (t->has_raw_data) {
+            if ((int64_t)t->raw_data.len != n * es)
+                return ox_fail(c, "tensor '%s': raw_data has %zu bytes, its shape needs %lld", name,
+                               t->raw_data.len, (long long)(n * es));
+        } else {
+            switch (dt) {
+            case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = (int64_t)t->n_float_data; break;
+            case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = (int64_t)t->n_double_data; break;
+            case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = (int64_t)t->n_int64_data; break;
+            case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+            case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: have = (int64_t)t->n_uint64_data; break;
+            default: have = (int64_t)t->n_int32_data; break; /* int32, int16, int8, uint16, uint8, bool */
+            }
+            if (have != n)
+                return ox_fail(c, "tensor '%s' holds %lld values, its shape needs %lld", name, (long long)have,
+                               (long long)n);
+        }
+    }
     int rc = OX_OK;
-    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    if (external) { /* allocates what it needs once the data file is checked */
+        memset(k, 0, sizeof *k);
+        k->shape = s;
+        k->is_int = is_int;
         rc = ox_external(c, t, dt, n, es, k);
     } else if (t->has_raw_data) {
-        if ((int64_t)t->raw_data.len != n * es)
-            rc = ox_fail(c, "tensor '%s': raw_data has %zu bytes, its shape needs %lld", name, t->raw_data.len,
-                         (long long)(n * es));
-        else
-            ox_decode(dt, t->raw_data.data, n, k);
+        ox_const_alloc(k, &s, is_int);
+        ox_decode(dt, t->raw_data.data, n, k);
     } else {
-        /* typed fields: float_data, double_data, int64_data, uint64_data, int32_data (all small ints) */
-        int64_t have = -1;
+        ox_const_alloc(k, &s, is_int);
         switch (dt) {
         case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-            have = (int64_t)t->n_float_data;
-            for (int64_t j = 0; j < n && have == n; j++)
+            for (int64_t j = 0; j < n; j++)
                 k->f[j] = t->float_data[j];
             break;
         case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-            have = (int64_t)t->n_double_data;
-            for (int64_t j = 0; j < n && have == n; j++)
+            for (int64_t j = 0; j < n; j++)
                 k->f[j] = (float)t->double_data[j];
             break;
         case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-            have = (int64_t)t->n_int64_data;
-            for (int64_t j = 0; j < n && have == n; j++)
+            for (int64_t j = 0; j < n; j++)
                 k->i[j] = t->int64_data[j];
             break;
         case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
         case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
-            have = (int64_t)t->n_uint64_data;
-            for (int64_t j = 0; j < n && have == n; j++)
+            for (int64_t j = 0; j < n; j++)
                 k->i[j] = t->uint64_data[j] > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t->uint64_data[j];
             break;
-        default: /* int32, int16, int8, uint16, uint8, bool */
-            have = (int64_t)t->n_int32_data;
-            for (int64_t j = 0; j < n && have == n; j++)
+        default:
+            for (int64_t j = 0; j < n; j++)
                 k->i[j] = t->int32_data[j];
             break;
         }
-        if (have != n)
-            rc = ox_fail(c, "tensor '%s' holds %lld values, its shape needs %lld", name, (long long)have,
-                         (long long)n);
     }
     if (rc != OX_OK)
         ox_const_free(k);
@@ -509,6 +539,8 @@ int ox_eval_concat(ox_ctx *c, ox_const **xs, int32_t n, int32_t axis, ox_const *
         if (k)
             s.dims[axis] += xs[k]->shape.dims[axis];
     }
+    if (ox_check_size(c, &s) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, is_int);
     size_t es = is_int ? sizeof(int64_t) : sizeof(float);
@@ -554,6 +586,8 @@ int ox_eval_gather(ox_ctx *c, ox_const *x, ox_const *idx, int32_t axis, ox_const
         if (idx->i[j] < -v || idx->i[j] >= v)
             return ox_fail(c, "gather index %lld is out of range for a dimension of %lld", (long long)idx->i[j],
                            (long long)v);
+    if (ox_check_size(c, &s) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
     size_t es = ox_esize(x);
@@ -664,6 +698,8 @@ int ox_eval_expand(ox_ctx *c, ox_const *x, const ops_shape *to, ox_const *out) {
         return OX_ERR;
     int64_t bs[OPS_MAX_DIMS];
     ox_bstrides(&x->shape, &s, bs);
+    if (ox_check_size(c, &s) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
     size_t es = ox_esize(x);
@@ -687,6 +723,8 @@ int ox_eval_where(ox_ctx *c, ox_const *cond, ox_const *x, ox_const *y, ox_const 
     ox_bstrides(&cond->shape, &s, cs);
     ox_bstrides(&x->shape, &s, xs);
     ox_bstrides(&y->shape, &s, ys);
+    if (ox_check_size(c, &s) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
     size_t es = ox_esize(x);
@@ -718,6 +756,8 @@ int ox_eval_binary(ox_ctx *c, int op, ox_const *a, ox_const *b, ox_const *out) {
     int64_t as[OPS_MAX_DIMS], bs[OPS_MAX_DIMS];
     ox_bstrides(&a->shape, &s, as);
     ox_bstrides(&b->shape, &s, bs);
+    if (ox_check_size(c, &s) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, out_int);
     int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0};
@@ -806,6 +846,9 @@ int ox_eval_table(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, ox_
     }
     if (ops_infer(op, p, n_in, in_sh, n_out, out_sh, m, sizeof m) < 0)
         return ox_fail(c, "%s: %s", ops_table[op].name, m);
+    for (int32_t k = 0; k < *n_out; k++)
+        if (ox_check_size(c, &out_sh[k]) != OX_OK)
+            return OX_ERR;
     for (int32_t k = 0; k < n_in; k++)
         if (ox_const_floats(c, in[k], &bufs[k]) != OX_OK) {
             for (int32_t j = 0; j < k; j++)

@@ -139,7 +139,8 @@ static Onnx__NodeProto *ex_node(ex_ctx *x, const char *op_type, const char *name
     return n;
 }
 
-static Onnx__AttributeProto *ex_attr(ex_ctx *x, Onnx__NodeProto *n, const char *name, Onnx__AttributeProto__AttributeType t) {
+static Onnx__AttributeProto *ex_attr(ex_ctx *x, Onnx__NodeProto *n, const char *name,
+                                     Onnx__AttributeProto__AttributeType t) {
     Onnx__AttributeProto *a = ex_alloc(x, sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = ex_strdup(x, name);

@@ -160,7 +160,9 @@ int ox_attr_ints(ox_ctx *c, const char *name, int64_t *v, int32_t max, int32_t *
 
 /* --- constants (onnx_const.c) ---------------------------------------------------------------- */
 void ox_const_free(ox_const *k);
-int64_t ox_numel(const ops_shape *s);   /* product of dims (0 for an empty tensor) */
+int64_t ox_numel(const ops_shape *s);   /* product of dims (0 for an empty tensor); INT64_MAX on overflow */
+/* OX_ERR with a message if a tensor of shape s would be over the graph's element limit. */
+int ox_check_size(ox_ctx *c, const ops_shape *s);
 /* Allocate k with shape s (values zero). */
 void ox_const_alloc(ox_const *k, const ops_shape *s, int is_int);
 /* Deep copy. */

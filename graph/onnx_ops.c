@@ -171,8 +171,10 @@ static int cv_unary(ox_ctx *c) {
 
 static int cv_binary(ox_ctx *c) {
     const char *t = c->node->op_type;
-    int sym = !strcmp(t, "Add") ? '+' : !strcmp(t, "Sub") ? '-' : !strcmp(t, "Mul") ? '*' : !strcmp(t, "Div") ? '/' : '^';
-    ops_type op = sym == '+' ? OP_EWADD : sym == '-' ? OP_EWSUB : sym == '*' ? OP_EWMUL : sym == '/' ? OP_EWDIV : OP_POW;
+    int sym = !strcmp(t, "Add") ? '+' : !strcmp(t, "Sub") ? '-' : !strcmp(t, "Mul") ? '*'
+            : !strcmp(t, "Div") ? '/' : '^';
+    ops_type op = sym == '+' ? OP_EWADD : sym == '-' ? OP_EWSUB : sym == '*' ? OP_EWMUL
+                : sym == '/' ? OP_EWDIV : OP_POW;
     ox_val *a, *b;
     if (need_in(c, 0, &a) != OX_OK || need_in(c, 1, &b) != OX_OK)
         return OX_ERR;
@@ -426,7 +428,7 @@ static int cv_shape(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t start, end;
     if (ox_attr_int(c, "start", 0, &start) != OX_OK || ox_attr_int(c, "end", xs->rank, &end) != OX_OK)
         return OX_ERR;
@@ -523,8 +525,8 @@ static int cv_range(ox_ctx *c) {
     if (x[2] == 0.0)
         return ox_fail(c, "Range with delta 0");
     double cnt = ceil((x[1] - x[0]) / x[2]);
-    if (!(cnt < 1e9))
-        return ox_fail(c, "Range of %g elements", cnt);
+    if (!(cnt <= (double)c->g->max_elements))
+        return ox_fail(c, "Range of %g elements is over the element limit", cnt);
     ops_shape s;
     memset(&s, 0, sizeof s);
     s.rank = 1;
@@ -600,7 +602,7 @@ static int cv_unsqueeze(ox_ctx *c) {
     int rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n);
     if (rc != OX_OK)
         return rc;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int32_t r = xs->rank + n;
     if (r > OPS_MAX_DIMS)
         return ox_unsup(c, "a result of rank %d (at most %d)", (int)r, OPS_MAX_DIMS);
@@ -625,7 +627,7 @@ static int cv_squeeze(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int mark[OPS_MAX_DIMS] = {0};
     ox_val *av = ox_in(c, 1);
     if (av) {
@@ -658,7 +660,7 @@ static int cv_flatten(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t axis;
     if (ox_attr_int(c, "axis", 1, &axis) != OX_OK)
         return OX_ERR;
@@ -679,7 +681,7 @@ static int cv_reshape(ox_ctx *c) {
     ox_val *x, *sv;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &sv) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t allowzero;
     if (ox_attr_int(c, "allowzero", 0, &allowzero) != OX_OK)
         return OX_ERR;
@@ -728,7 +730,8 @@ static int cv_reshape(ox_ctx *c) {
         s.dims[infer] = total / known;
     } else if (known != total) {
         char b1[128], b2[128];
-        return ox_fail(c, "cannot reshape %s into %s", ops_shape_str(xs, b1, sizeof b1), ops_shape_str(&s, b2, sizeof b2));
+        return ox_fail(c, "cannot reshape %s into %s", ops_shape_str(xs, b1, sizeof b1),
+                       ops_shape_str(&s, b2, sizeof b2));
     }
     return reshape_to(c, x, &s);
 }
@@ -737,7 +740,7 @@ static int cv_transpose(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t perm[OX_MAX_LIST];
     int32_t n = 0;
     int rc = ox_attr_ints(c, "perm", perm, OX_MAX_LIST, &n);
@@ -837,7 +840,7 @@ static int cv_split(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t axis, num;
     int32_t a;
     if (ox_attr_int(c, "axis", 0, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK ||
@@ -926,7 +929,7 @@ static int cv_slice(ox_ctx *c) {
     ox_val *x, *sv, *ev;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &sv) != OX_OK || need_in(c, 2, &ev) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t st[OX_MAX_LIST], en[OX_MAX_LIST], ax[OX_MAX_LIST], sp[OX_MAX_LIST];
     int32_t n = 0, m = 0;
     int rc = ox_const_list(c, sv, "starts", st, OX_MAX_LIST, &n);
@@ -1020,7 +1023,8 @@ static int cv_gather(ox_ctx *c) {
     ox_val *x, *idx;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &idx) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x), *is = ox_shape(c, idx);
+    /* copies: adding nodes or weights moves the graph's tensor array */
+    const ops_shape xs_v = *ox_shape(c, x), is_v = *ox_shape(c, idx), *xs = &xs_v, *is = &is_v;
     int64_t axis;
     int32_t a;
     if (ox_attr_int(c, "axis", 0, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK)
@@ -1106,6 +1110,46 @@ static int cv_gather(ox_ctx *c) {
     return ox_set_runtime(c, 0, g, data_int);
 }
 
+/* Output 0 = the constant x padded by full (begins then ends per dim, >= 0) with value. */
+static int pad_const(ox_ctx *c, ox_val *x, const int64_t *full, float value) {
+    int32_t r = x->c.shape.rank;
+    ops_shape s = x->c.shape;
+    for (int32_t d = 0; d < r; d++) {
+        if (full[d] < 0 || full[r + d] < 0)
+            return ox_unsup(c, "negative pads (cropping)");
+        s.dims[d] += full[d] + full[r + d];
+    }
+    if (ox_check_size(c, &s) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
+        return OX_ERR;
+    ox_const k;
+    ox_const_alloc(&k, &s, x->c.is_int);
+    int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0}, xst[OPS_MAX_DIMS], acc = 1;
+    for (int32_t d = r - 1; d >= 0; d--) {
+        xst[d] = acc;
+        acc *= x->c.shape.dims[d];
+    }
+    for (int64_t o = 0; o < n; o++) {
+        int64_t src = 0;
+        int inside = 1;
+        for (int32_t d = 0; d < r; d++) {
+            int64_t q = idx[d] - full[d];
+            inside &= q >= 0 && q < x->c.shape.dims[d];
+            src += q * xst[d];
+        }
+        if (k.is_int)
+            k.i[o] = inside ? x->c.i[src] : (int64_t)value;
+        else
+            k.f[o] = inside ? x->c.f[src] : value;
+        for (int32_t d = r - 1; d >= 0; d--) { /* next index */
+            if (++idx[d] < s.dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    k.synthetic = x->c.synthetic;
+    return ox_set_const(c, 0, &k);
+}
+
 static int cv_pad(ox_ctx *c) {
     ox_val *x, *pv;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &pv) != OX_OK)
@@ -1116,20 +1160,17 @@ static int cv_pad(ox_ctx *c) {
     if (strcmp(mode, "constant") != 0)
         return ox_unsup(c, "mode '%s' (only a zero constant Pad folded into a following Conv)", mode);
     ox_val *cv = ox_in(c, 2);
+    float val = 0.0f;
     if (cv) {
         if (!is_const(cv) || ox_numel(&cv->c.shape) != 1)
             return ox_unsup(c, "a pad value computed at run time");
         float *f = NULL;
         if (ox_const_floats(c, &cv->c, &f) != OX_OK)
             return OX_ERR;
-        float val = f[0];
+        val = f[0];
         free(f);
-        if (val != 0.0f)
-            return ox_unsup(c, "the pad value %g (only zero padding folds into a Conv)", (double)val);
     }
-    if (is_const(x))
-        return ox_unsup(c, "padding a constant");
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int32_t r = xs->rank;
     int64_t pads[2 * OX_MAX_LIST];
     int32_t n = 0;
@@ -1163,6 +1204,10 @@ static int cv_pad(ox_ctx *c) {
         any |= full[k] != 0;
     if (!any)
         return ox_set_alias(c, 0, x);
+    if (is_const(x)) /* a padded constant (an enlarged kernel, say) is evaluated here */
+        return pad_const(c, x, full, val);
+    if (val != 0.0f)
+        return ox_unsup(c, "the pad value %g (only zero padding folds into a Conv)", (double)val);
     if (r != 4)
         return ox_unsup(c, "padding a rank-%d tensor (only the spatial dims of an NCHW Conv input)", (int)r);
     if (full[0] || full[1] || full[4] || full[5])
@@ -1229,7 +1274,7 @@ static int cv_layernorm(ox_ctx *c) {
     int64_t axis, stash;
     float eps;
     int32_t a;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     if (ox_attr_int(c, "axis", -1, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK ||
         ox_attr_float(c, "epsilon", 1e-5f, &eps) != OX_OK || ox_attr_int(c, "stash_type", 1, &stash) != OX_OK)
         return OX_ERR;
@@ -1437,7 +1482,8 @@ static int cv_conv(ox_ctx *c) {
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &w) != OX_OK)
         return OX_ERR;
     b = ox_in(c, 2);
-    const ops_shape *xs = ox_shape(c, x), *ws = ox_shape(c, w);
+    /* copies: adding nodes or weights moves the graph's tensor array */
+    const ops_shape xs_v = *ox_shape(c, x), ws_v = *ox_shape(c, w), *xs = &xs_v, *ws = &ws_v;
     if (xs->rank != 4 && xs->rank != 3)
         return ox_unsup(c, "a %d-D convolution (1-D and 2-D only)", (int)xs->rank - 2);
     if (ws->rank != xs->rank)
@@ -1527,7 +1573,7 @@ static int cv_pool(ox_ctx *c) {
         return OX_ERR;
     if (is_max && ox_out_used(c, 1))
         return ox_unsup(c, "the Indices output");
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     if (xs->rank != 4)
         return ox_unsup(c, "a %d-D pooling (2-D only)", (int)xs->rank - 2);
     if (refuse_int(c, x) != OX_OK)
@@ -1598,7 +1644,7 @@ static int cv_global_pool(ox_ctx *c) {
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
-    const ops_shape *xs = ox_shape(c, x);
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     if (xs->rank != 4)
         return ox_unsup(c, "a %d-D global pooling (2-D only)", (int)xs->rank - 2);
     if (refuse_int(c, x) != OX_OK)
@@ -1788,7 +1834,7 @@ static int cv_gemm(ox_ctx *c) {
     /* C: a constant (N) or (1,N) is the product's bias; anything else is added after */
     int bias_in = 0;
     if (cc) {
-        const ops_shape *cs = ox_shape(c, cc);
+        const ops_shape cs_v = *ox_shape(c, cc), *cs = &cs_v;
         int row = (cs->rank == 1 && cs->dims[0] == n) || (cs->rank == 2 && cs->dims[0] == 1 && cs->dims[1] == n);
         if (is_const(cc) && row && !alpha_after) {
             ox_const k, k2;

@@ -21,8 +21,8 @@ int cmd_import(int argc, char **argv);   /* src/cmd_import.c: .onnx -> .json + s
 int cmd_export(int argc, char **argv);   /* src/cmd_export.c: model -> .onnx */
 
 /* Shared helpers for the subcommands (src/cmd_util.c). */
-/* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the environment; prints the one-line
- * error to stderr and returns NULL on failure. */
+/* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the
+ * environment; prints the one-line error to stderr and returns NULL on failure. */
 struct graph *cmd_load_model(const char *path);
 /* 1 if argv[i] is "--help" or "-h" anywhere in argv. */
 int cmd_wants_help(int argc, char **argv);

@@ -1,0 +1,566 @@
+/* test_onnx.c: ONNX import, sidecar weights and export (graph/onnx.h).
+ *
+ * Real models (../shared/models/onnx, skipped with a note when absent): squeezenet1_1 and
+ * bert_mini against their onnxruntime reference outputs (relative L2 < 1e-4, the measured errors
+ * are printed), the graph-only resnet50 and bert_base refused without their weights and run with
+ * --random-weights (finite outputs, deterministic values). Crafted models (tests/data/onnx, see
+ * gen_onnx.py): the one-line unsupported-operator report, Pad folding and refusal, typed and
+ * external data, missing data, symbolic dims, bad files (truncation and corruption sweeps),
+ * sidecar files (exact reload, alignment, determinism, no partial output), and export round trips
+ * (import(export(g)) computes what g computes, for every op of the table via all_ops.json).
+ * Run from the repository root (CTest does).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "graph.h"
+#include "onnx.h"
+#include "test.h"
+
+#define DATA "tests/data/onnx/"
+#define SHARED "../shared/models/onnx/"
+
+static int exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static graph *imp(const char *path, int random_weights, char *err, size_t errlen) {
+    onnx_import_opts o;
+    onnx_import_opts_default(&o);
+    o.random_weights = random_weights;
+    err[0] = '\0';
+    return onnx_import(path, &o, err, errlen);
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static int count_op(const graph *g, ops_type op) {
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].op == op;
+    return n;
+}
+
+/* Run g on the given inputs (NULL entries generated from seed 0); returns the outputs. */
+static float **run(const graph *g, const float *const *in) {
+    float **out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    char err[512];
+    const float **ins = calloc((size_t)g->n_inputs + 1, sizeof *ins);
+    for (int32_t i = 0; i < g->n_inputs && in; i++)
+        ins[i] = in[i];
+    int rc = exec_cpu_run(g, ins, 0, out, err, sizeof err);
+    free(ins);
+    if (rc < 0) {
+        fprintf(stderr, "run %s: %s\n", g->name, err);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void free_outs(const graph *g, float **out) {
+    if (!out)
+        return;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        free(out[i]);
+    free(out);
+}
+
+/* Largest relative L2 error between the outputs of a and b on the same generated inputs. */
+static double max_rel_err(const graph *a, const graph *b) {
+    if (a->n_outputs != b->n_outputs)
+        return INFINITY;
+    float **oa = run(a, NULL), **ob = run(b, NULL);
+    double worst = (oa && ob) ? 0.0 : INFINITY;
+    for (int32_t j = 0; oa && ob && j < a->n_outputs; j++) {
+        const ops_shape *sa = &a->tensors[a->outputs[j]].shape, *sb = &b->tensors[b->outputs[j]].shape;
+        if (!ops_shape_eq(sa, sb)) {
+            worst = INFINITY;
+            break;
+        }
+        exec_diff d = exec_compare(ob[j], oa[j], ops_shape_numel(sa));
+        if (d.nan_count || d.rel_l2 > worst)
+            worst = d.nan_count ? INFINITY : d.rel_l2;
+    }
+    free_outs(a, oa);
+    free_outs(b, ob);
+    return worst;
+}
+
+/* The one output of a run on the given inputs, compared with a reference .npy. */
+static double ref_err(const graph *g, const char *const *in_files, const char *ref_file) {
+    char err[512];
+    const float *ins[4] = {0};
+    float *bufs[4] = {0};
+    for (int32_t i = 0; i < g->n_inputs && i < 4; i++) {
+        ops_shape s;
+        bufs[i] = npy_read(in_files[i], &s, err, sizeof err);
+        CHECK(bufs[i] != NULL);
+        if (!bufs[i])
+            return INFINITY;
+        CHECK(ops_shape_eq(&s, &g->tensors[g->inputs[i]].shape));
+        ins[i] = bufs[i];
+    }
+    ops_shape rs;
+    float *ref = npy_read(ref_file, &rs, err, sizeof err);
+    float **out = run(g, ins);
+    double e = INFINITY;
+    if (ref && out && ops_shape_eq(&rs, &g->tensors[g->outputs[0]].shape)) {
+        exec_diff d = exec_compare(out[0], ref, ops_shape_numel(&rs));
+        e = d.nan_count ? INFINITY : d.rel_l2;
+        printf("  %s vs %s: rel_l2 %.3e max_abs %.3e\n", g->name, ref_file, d.rel_l2, d.max_abs);
+    }
+    free_outs(g, out);
+    free(ref);
+    for (int i = 0; i < 4; i++)
+        free(bufs[i]);
+    return e;
+}
+
+/* All outputs finite; returns the number of non-finite values. */
+static int64_t nonfinite(const graph *g) {
+    float **out = run(g, NULL);
+    if (!out)
+        return -1;
+    int64_t bad = 0;
+    for (int32_t j = 0; j < g->n_outputs; j++) {
+        int64_t n = ops_shape_numel(&g->tensors[g->outputs[j]].shape);
+        for (int64_t k = 0; k < n; k++)
+            bad += !isfinite(out[j][k]);
+    }
+    free_outs(g, out);
+    return bad;
+}
+
+static void test_real_models(void) {
+    char err[1024];
+    if (!exists(SHARED "squeezenet1_1.onnx")) {
+        printf("skipped: %s is absent\n", SHARED);
+        return;
+    }
+    graph *g = imp(SHARED "squeezenet1_1.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_CONV2D), 26);
+        CHECK_EQ_INT(count_op(g, OP_RELU), 26);
+        CHECK_EQ_INT(count_op(g, OP_CONCAT), 8);
+        CHECK_EQ_INT(count_op(g, OP_MAXPOOL2D), 3);
+        CHECK_EQ_INT(count_op(g, OP_GLOBALAVGPOOL), 1);
+        CHECK_EQ_INT(g->n_outputs, 1);
+        CHECK(!strcmp(g->tensors[g->outputs[0]].name, "117"));
+        const char *in[1] = {SHARED "squeezenet1_1.in.input.npy"};
+        CHECK(ref_err(g, in, SHARED "squeezenet1_1.out.117.npy") < 1e-4);
+        graph_free(g);
+    }
+    g = imp(SHARED "bert_mini.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->tensors[g->inputs[0]].dtype, GRAPH_DT_I64);
+        CHECK_EQ_INT(count_op(g, OP_MATMUL), 16);
+        CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 5);
+        CHECK_EQ_INT(count_op(g, OP_GATHER), 1); /* the token type and position lookups are folded */
+        const char *in[1] = {SHARED "bert_mini.in.input_ids.npy"};
+        CHECK(ref_err(g, in, SHARED "bert_mini.out.layer_norm_4.npy") < 1e-4);
+        graph_free(g);
+    }
+    /* graph-only models: a clear error without their weights, seeded random weights on request */
+    g = imp(SHARED "resnet50.graph.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "resnet50.weights.bin");
+    CHECK_STR_CONTAINS(err, "initializer '");
+    CHECK_STR_CONTAINS(err, "--random-weights");
+    CHECK(strchr(err, '\n') == NULL);
+    g = imp(SHARED "resnet50.graph.onnx", 1, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_CONV2D), 53);
+        CHECK_EQ_INT(count_op(g, OP_EWADD), 16);
+        CHECK_EQ_INT(count_op(g, OP_MATMUL), 1);
+        CHECK_EQ_INT(g->tensors[g->outputs[0]].shape.dims[1], 1000);
+        CHECK_EQ_INT(nonfinite(g), 0);
+        /* the same seed gives the same weights, another seed others */
+        onnx_import_opts o;
+        onnx_import_opts_default(&o);
+        o.random_weights = 1;
+        graph *g2 = onnx_import(SHARED "resnet50.graph.onnx", &o, err, sizeof err);
+        o.seed = 1;
+        graph *g3 = onnx_import(SHARED "resnet50.graph.onnx", &o, err, sizeof err);
+        CHECK(g2 && g3);
+        if (g2 && g3) {
+            int32_t t = g->weights[0];
+            int64_t n = ops_shape_numel(&g->tensors[t].shape);
+            float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4), *d = malloc((size_t)n * 4);
+            CHECK(graph_weight_values(g, t, a, err, sizeof err) == 0);
+            CHECK(graph_weight_values(g2, g2->weights[0], b, err, sizeof err) == 0);
+            CHECK(graph_weight_values(g3, g3->weights[0], d, err, sizeof err) == 0);
+            CHECK(memcmp(a, b, (size_t)n * 4) == 0);
+            CHECK(memcmp(a, d, (size_t)n * 4) != 0);
+            free(a);
+            free(b);
+            free(d);
+        }
+        graph_free(g2);
+        graph_free(g3);
+        graph_free(g);
+    }
+    g = imp(SHARED "bert_base.graph.onnx", 1, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_MATMUL), 96);
+        CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 25);
+        const ops_shape *s = &g->tensors[g->outputs[0]].shape;
+        CHECK(s->rank == 3 && s->dims[1] == 128 && s->dims[2] == 768);
+        CHECK_EQ_INT(nonfinite(g), 0);
+        graph_free(g);
+    }
+}
+
+static void test_errors(void) {
+    char err[1024];
+    graph *g = imp(DATA "unsupported.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK(!strcmp(err, DATA "unsupported.onnx: unsupported operators: NonMaxSuppression (x2, first 'nms_1'), "
+                       "Loop (x1, first 'loop'), com.microsoft.FusedMatMul (x1, first 'fused')"));
+    g = imp(DATA "pad_relu.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "unsupported operators: Pad (x1, first 'pad0'");
+    g = imp(DATA "opset12.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "opset 12 of the default domain is not supported (13 to 18)");
+    g = imp(DATA "undefined.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "input 'nowhere' is not produced");
+    g = imp(DATA "truncated.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "not a valid ONNX model");
+    g = imp(DATA "no_such_file.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "no_such_file.onnx: cannot open");
+    /* symbolic dims need a value */
+    g = imp(DATA "symbolic.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "symbolic dimension 'batch'");
+    onnx_import_opts o;
+    onnx_import_opts_default(&o);
+    const char *names[1] = {"batch"};
+    const int64_t vals[1] = {3};
+    o.n_dims = 1;
+    o.dim_names = names;
+    o.dim_values = vals;
+    g = onnx_import(DATA "symbolic.onnx", &o, err, sizeof err);
+    CHECK(g != NULL);
+    if (g)
+        CHECK_EQ_INT(g->tensors[g->inputs[0]].shape.dims[0], 3);
+    graph_free(g);
+    /* the element limit applies to imported tensors */
+    onnx_import_opts_default(&o);
+    o.max_elements = 100;
+    g = onnx_import(DATA "conv_ops.onnx", &o, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK(err[0] != '\0' && strchr(err, '\n') == NULL);
+    /* empty and garbage buffers */
+    g = onnx_import_buffer("", 0, "empty", NULL, NULL, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "empty: the model has no graph");
+    static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x34};
+    g = onnx_import_buffer(junk, sizeof junk, "junk", NULL, NULL, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "junk: ");
+}
+
+/* Every prefix and many single-byte corruptions of a model: an error line or a valid graph,
+ * never a crash (the sanitizers watch). */
+static void test_corruption(void) {
+    size_t len = 0;
+    uint8_t *buf = slurp(DATA "mlp_ops.onnx", &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    int errors = 0, graphs = 0, bad_msgs = 0;
+    char err[1024];
+    for (size_t cut = 0; cut < len; cut += 7) {
+        graph *g = onnx_import_buffer(buf, cut, "cut", DATA, NULL, err, sizeof err);
+        if (g) {
+            graphs++;
+            char v[512];
+            CHECK(graph_validate(g, v, sizeof v) == 0);
+        } else {
+            errors++;
+            bad_msgs += !err[0] || strchr(err, '\n') != NULL;
+        }
+        graph_free(g);
+    }
+    uint8_t *copy = malloc(len);
+    for (size_t at = 0; at < len; at += 5) {
+        memcpy(copy, buf, len);
+        copy[at] ^= (uint8_t)(0x5a + at);
+        graph *g = onnx_import_buffer(copy, len, "flip", DATA, NULL, err, sizeof err);
+        if (g) {
+            graphs++;
+            char v[512];
+            CHECK(graph_validate(g, v, sizeof v) == 0);
+        } else {
+            errors++;
+            bad_msgs += !err[0] || strchr(err, '\n') != NULL;
+        }
+        graph_free(g);
+    }
+    printf("  corruption sweep: %d errors, %d still valid graphs\n", errors, graphs);
+    CHECK(errors > 0);
+    CHECK_EQ_INT(bad_msgs, 0);
+    free(copy);
+    free(buf);
+}
+
+static void test_data_kinds(void) {
+    char err[1024];
+    /* typed fields */
+    graph *g = imp(DATA "typed.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        int32_t b = graph_find_tensor(g, "b");
+        CHECK(b >= 0);
+        if (b >= 0) {
+            float v[4];
+            CHECK(graph_weight_values(g, b, v, err, sizeof err) == 0);
+            CHECK(v[0] == 0.5f && v[1] == -0.5f && v[2] == 0.25f && v[3] == 0.0f);
+        }
+        graph_free(g);
+    }
+    /* external data: float weights stay in their file; the int64 shape read from it too */
+    g = imp(DATA "ext_data.onnx", 0, err, sizeof err);
+    graph *g2 = imp(DATA "ext_shape.onnx", 0, err, sizeof err);
+    CHECK(g && g2);
+    if (g && g2) {
+        int32_t w = graph_find_tensor(g, "w");
+        CHECK(w >= 0);
+        if (w >= 0) {
+            CHECK_EQ_INT(g->tensors[w].init.kind, GRAPH_INIT_FILE);
+            CHECK(g->tensors[w].init.path && !strcmp(g->tensors[w].init.path, "ext_data.bin"));
+            CHECK_EQ_INT(g->tensors[w].init.offset, 32);
+        }
+        CHECK(max_rel_err(g, g2) == 0.0);
+    }
+    graph_free(g);
+    graph_free(g2);
+    /* missing external data */
+    g = imp(DATA "ext_missing.onnx", 0, err, sizeof err);
+    CHECK(g == NULL);
+    CHECK_STR_CONTAINS(err, "initializer 'w': external data file '" DATA "missing.bin' is missing");
+    g = imp(DATA "ext_missing.onnx", 1, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        /* the Reshape's shape came from the recorded output shape, the variances are ones */
+        const ops_shape *s = &g->tensors[g->outputs[0]].shape;
+        CHECK(s->rank == 3 && s->dims[0] == 1 && s->dims[1] == 4 && s->dims[2] == 25);
+        int found = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == OP_BATCHNORM) {
+                const graph_tensor *v = &g->tensors[g->nodes[i].in[4]];
+                found = v->init.kind == GRAPH_INIT_CONSTANT && v->init.value == 1.0f;
+            }
+        CHECK(found);
+        CHECK_EQ_INT(nonfinite(g), 0);
+        graph_free(g);
+    }
+}
+
+static int64_t file_size(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+static int same_file(const char *a, const char *b) {
+    size_t la, lb;
+    uint8_t *x = slurp(a, &la), *y = slurp(b, &lb);
+    int same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static void test_sidecar(void) {
+    char err[1024], dir[] = "/tmp/tasc-test-onnx-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char json[256], json2[256], side[256], side2[256];
+    snprintf(json, sizeof json, "%s/m.json", dir);
+    snprintf(json2, sizeof json2, "%s/m2.json", dir);
+    snprintf(side, sizeof side, "%s/m.weights.bin", dir);
+    snprintf(side2, sizeof side2, "%s/m2.weights.bin", dir);
+    char *sp = onnx_sidecar_path(json);
+    CHECK(!strcmp(sp, side));
+    free(sp);
+    sp = onnx_sidecar_path("model");
+    CHECK(!strcmp(sp, "model.weights.bin"));
+    free(sp);
+    graph *g = imp(DATA "mlp_ops.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK(onnx_save_model(g, json, err, sizeof err) == 0);
+    CHECK(onnx_save_model(g, json2, err, sizeof err) == 0);
+    CHECK(file_size(side) > 0);
+    CHECK(same_file(side, side2)); /* deterministic */
+    graph *r = graph_load_json(json, 0, err, sizeof err);
+    CHECK(r != NULL);
+    if (r) {
+        int64_t end = 0;
+        for (int32_t i = 0; i < r->n_weights; i++) {
+            const graph_tensor *ts = &r->tensors[r->weights[i]];
+            if (ts->init.kind != GRAPH_INIT_FILE)
+                continue;
+            CHECK(!strcmp(ts->init.path, "m.weights.bin"));
+            CHECK_EQ_INT(ts->init.offset % ONNX_SIDECAR_ALIGN, 0);
+            int64_t e = ts->init.offset + 4 * ops_shape_numel(&ts->shape);
+            if (e > end)
+                end = e;
+        }
+        CHECK_EQ_INT(end, file_size(side));
+        CHECK(max_rel_err(g, r) == 0.0); /* the same values, bit for bit */
+        /* saving the reloaded model again gives the same sidecar */
+        char json3[256], side3[256];
+        snprintf(json3, sizeof json3, "%s/m3.json", dir);
+        snprintf(side3, sizeof side3, "%s/m3.weights.bin", dir);
+        CHECK(onnx_save_model(r, json3, err, sizeof err) == 0);
+        CHECK(same_file(side, side3));
+        unlink(json3);
+        unlink(side3);
+        graph_free(r);
+    }
+    /* a folder that does not exist: an error, and nothing written */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/nope/m.json", dir);
+    CHECK(onnx_save_model(g, bad, err, sizeof err) < 0);
+    CHECK_STR_CONTAINS(err, "nope/m.weights.bin");
+    /* no temporaries left behind */
+    DIR *d = opendir(dir);
+    int n = 0, tmp = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        n++;
+        tmp += strstr(de->d_name, ".tmp") != NULL;
+    }
+    if (d)
+        closedir(d);
+    CHECK_EQ_INT(n, 4);
+    CHECK_EQ_INT(tmp, 0);
+    unlink(json);
+    unlink(json2);
+    unlink(side);
+    unlink(side2);
+    rmdir(dir);
+    graph_free(g);
+}
+
+/* import(export(g)) runs like g. */
+static void check_roundtrip(graph *g, const char *what) {
+    char err[1024];
+    size_t len = 0;
+    uint8_t *buf = onnx_export_buffer(g, &len, err, sizeof err);
+    CHECK(buf != NULL);
+    if (!buf) {
+        fprintf(stderr, "export %s: %s\n", what, err);
+        return;
+    }
+    graph *r = onnx_import_buffer(buf, len, what, NULL, NULL, err, sizeof err);
+    CHECK(r != NULL);
+    if (r) {
+        double e = max_rel_err(g, r);
+        printf("  round trip %s: %d nodes -> %zu bytes -> %d nodes, max rel_l2 %.3e\n", what, (int)g->n_nodes, len,
+               (int)r->n_nodes, e);
+        CHECK(e < 1e-6);
+        for (int32_t j = 0; j < g->n_outputs && j < r->n_outputs; j++)
+            CHECK(!strcmp(g->tensors[g->outputs[j]].name, r->tensors[r->outputs[j]].name));
+        /* exporting is deterministic */
+        size_t len2 = 0;
+        uint8_t *buf2 = onnx_export_buffer(g, &len2, err, sizeof err);
+        CHECK(buf2 && len2 == len && !memcmp(buf, buf2, len));
+        free(buf2);
+    } else {
+        fprintf(stderr, "reimport %s: %s\n", what, err);
+    }
+    graph_free(r);
+    free(buf);
+}
+
+static void test_export(void) {
+    char err[1024];
+    const char *crafted[] = {DATA "conv_ops.onnx", DATA "mlp_ops.onnx", DATA "typed.onnx"};
+    for (size_t k = 0; k < sizeof crafted / sizeof crafted[0]; k++) {
+        graph *g = imp(crafted[k], 0, err, sizeof err);
+        CHECK(g != NULL);
+        if (g)
+            check_roundtrip(g, crafted[k]);
+        graph_free(g);
+    }
+    /* every operator of the table, fused activations and pad modes included */
+    graph *g = graph_load_json(DATA "all_ops.json", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        int seen[OP_COUNT] = {0};
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            seen[g->nodes[i].op] = 1;
+        for (int op = 0; op < OP_COUNT; op++) {
+            if (!seen[op])
+                fprintf(stderr, "all_ops.json lacks %s\n", ops_table[op].name);
+            CHECK(seen[op]);
+        }
+        check_roundtrip(g, "all_ops.json");
+        graph_free(g);
+    }
+    if (exists(SHARED "bert_mini.onnx")) {
+        g = imp(SHARED "bert_mini.onnx", 0, err, sizeof err);
+        if (g)
+            check_roundtrip(g, "bert_mini");
+        graph_free(g);
+    }
+    /* a weight whose data file vanished: a one-line error, no output */
+    g = graph_load_json_string("{\"format\": \"tasc-model\", \"version\": 1, \"inputs\": [{\"name\": \"x\", "
+                               "\"shape\": [2]}], \"weights\": [{\"name\": \"w\", \"shape\": [2], \"init\": "
+                               "{\"kind\": \"file\", \"path\": \"/nonexistent/w.bin\", \"offset\": 0}}], "
+                               "\"nodes\": [{\"name\": \"a\", \"op\": \"ewadd\", \"inputs\": [\"x\", \"w\"]}], "
+                               "\"outputs\": [\"a\"]}",
+                               "inline", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(onnx_export(g, "/tmp/tasc-test-onnx-never.onnx", err, sizeof err) < 0);
+        CHECK_STR_CONTAINS(err, "/nonexistent/w.bin");
+        CHECK(!exists("/tmp/tasc-test-onnx-never.onnx"));
+        graph_free(g);
+    }
+}
+
+int main(void) {
+    test_errors();
+    test_corruption();
+    test_data_kinds();
+    test_sidecar();
+    test_export();
+    test_real_models();
+    return TEST_REPORT();
+}
