@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# gpu_matmul.sh OUT [full|quick]: the GPU half of issue 6, run on the GPU machine from the repo root.
+# gpu_matmul.sh OUT [full|quick|explore]: the GPU half of issue 6, run on the GPU machine from the repo root.
 # Runs the GPU correctness tests, autotunes the benchmark shapes into a tuning table, then runs
 # the benchmark against cuBLAS with that table. Everything it writes goes under OUT:
 #   test.log tune.log bench.log matmul_tune.txt results.md results.json resusage.txt
 # Binaries come from .device/bin (built on the CPU machine for sm_90 by `cmake --build build-cuda`
 # and copied there with the shared libraries the GPU machine may lack in .device/lib).
-# quick: fewer sizes and reps (a smoke test of the whole pipeline).
+# quick: fewer sizes and reps (a smoke test of the whole pipeline). explore: the sizes that miss
+# their targets, and Nsight Compute sections of chosen kernels at 4096 (ncu.txt).
 set -u
 OUT=${1:?usage: scripts/gpu_matmul.sh OUT [full|quick]}
 MODE=${2:-full}
@@ -30,7 +31,12 @@ echo "gpu_test_matmul exit $?" | tee -a "$OUT/test.log"
 tail -3 "$OUT/test.log"
 
 TABLE="$OUT/matmul_tune.txt"
-if [ "$MODE" = quick ]; then
+if [ "$MODE" = explore ]; then
+    SIZES=1024,2048,4096,8192,128x768x768,128x3072x768,128x768x3072,128x128x64x12
+    FUSED=128x768x768,128x3072x768
+    REPS=30
+    TREPS=10
+elif [ "$MODE" = quick ]; then
     SIZES=1024,4096,128x768x768,128x128x64x12
     FUSED=128x768x768
     REPS=30
@@ -49,8 +55,30 @@ echo "tune fused exit $?" | tee -a "$OUT/tune.log"
 grep -E "best:|^[0-9]" "$OUT/tune.log"
 
 echo "== bench"
-timeout 500 "$BIN/tasc" kernels bench --sizes "$SIZES" --fused "$FUSED" --reps $REPS --table "$TABLE" \
-    --out "$OUT/results.md" > "$OUT/bench.log" 2>&1
+VERSIONS=all
+[ "$MODE" = explore ] && VERSIONS=v4,v5,v6,v7,v8,tuned
+timeout 500 "$BIN/tasc" kernels bench --sizes "$SIZES" --versions $VERSIONS --fused "$FUSED" --reps $REPS \
+    --table "$TABLE" --out "$OUT/results.md" > "$OUT/bench.log" 2>&1
 echo "bench exit $?" | tee -a "$OUT/bench.log"
 sed -n '/^## TFLOP/,/^## Relative/p' "$OUT/bench.log"
 sed -n '/^## Fused/,$p' "$OUT/bench.log"
+
+if [ "$MODE" = explore ]; then
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    SECTIONS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis"
+    echo "== ncu ($NCU)" > "$OUT/ncu.txt"
+    prof() { # regex version [choice]
+        echo "==== $2 ${3:-}" >> "$OUT/ncu.txt"
+        TASC_MM_CHOICE=${3:-} timeout 120 "$NCU" --clock-control none --kernel-name "regex:$1" --launch-count 1 $SECTIONS \
+            "$BIN/tasc" kernels bench --sizes 4096 --versions $2 --reps 1 --warmup 0 --fused none --max-cell-s 100 \
+            --table "$TABLE" >> "$OUT/ncu.txt" 2>&1
+    }
+    prof mm_v4_kernel v5
+    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_s3_u8_b2
+    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_r2_u8_b2
+    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_r2_u8_b1
+    prof mm_wt_kernel tuned 128x256x8_w64x64_t8x16_s3_u8_b1
+    prof mm_wt_kernel tuned 128x256x8_w64x64_t8x16_r2_u8_b1
+    prof mm_wt_kernel tuned 128x128x16_w64x32_t8x8_s3_u16_b2
+    grep -E "^====|Duration|Executed Ipc Active|Issue Slots Busy|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Warp Cycles Per Issued|No Eligible|Bank Conflicts|Block Limit Reg|SM Frequency" "$OUT/ncu.txt" | head -120
+fi

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "matmul_impl.h"
@@ -181,8 +182,8 @@ const char *mm_config_name(int32_t i, char *buf, size_t len) {
     if (!c)
         snprintf(buf, len, "?");
     else
-        snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_s%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
-                 c->tm, c->tn, c->stages, c->kunroll, c->minb);
+        snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
+                 c->tm, c->tn, c->pipe ? 'r' : 's', c->stages, c->kunroll, c->minb);
     return buf;
 }
 
@@ -341,9 +342,48 @@ void mm_table_use(const char *path) {
     mm_run_table_loaded = false;
 }
 
+/* TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] forces the tuned kernel's choice (profiling, experiments);
+ * a bad value is reported once and ignored. Returns 1 and *c when set and good. */
+static int mm_forced_choice(const mm_problem *p, mm_choice *c) {
+    static bool parsed = false, have = false;
+    static mm_choice forced;
+    if (!parsed) {
+        parsed = true;
+        const char *env = getenv("TASC_MM_CHOICE");
+        if (env && *env) {
+            char name[128];
+            int split = 1, group = MM_WT_DEFAULT_GROUP;
+            const char *colon = strchr(env, ':');
+            size_t len = colon ? (size_t)(colon - env) : strlen(env);
+            if (len < sizeof name) {
+                memcpy(name, env, len);
+                name[len] = '\0';
+                forced.cfg = mm_config_find(name);
+                if (colon && sscanf(colon + 1, "%d:%d", &split, &group) < 1)
+                    forced.cfg = -1;
+                forced.split_k = split;
+                forced.group_m = group;
+                have = forced.cfg >= 0 && split >= 1 && group >= 1;
+            }
+            if (!have)
+                fprintf(stderr, "tasc: TASC_MM_CHOICE='%s' is not CONFIG[:SPLIT[:GROUP]] with a configuration of "
+                                "`tasc kernels list`; ignored\n", env);
+        }
+    }
+    if (!have || mm_choice_check(p, &forced, NULL, 0))
+        return 0;
+    *c = forced;
+    return 1;
+}
+
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen) {
     if (mm_problem_check(p, err, errlen))
         return -1;
+    if (mm_forced_choice(p, c)) {
+        if (from_table)
+            *from_table = 2;
+        return 0;
+    }
     if (!mm_run_table_loaded) {
         char path[4096], msg[512];
         if (mm_run_table_path[0])

@@ -78,9 +78,10 @@ typedef struct {
     int32_t bm, bn, bk;   /* block tile and k-step */
     int32_t wm, wn;       /* warp tile */
     int32_t tm, tn;       /* thread tile */
-    int32_t stages;       /* cp.async pipeline depth */
+    int32_t stages;       /* shared-memory stages */
     int32_t kunroll;      /* unroll of the k loop inside a tile */
     int32_t minb;         /* blocks per SM the register allocation allows */
+    int32_t pipe;         /* 0: cp.async pipeline, 1: register-staged double buffer */
     int32_t threads;
     int32_t smem_bytes;   /* dynamic shared memory per block */
 } mm_tile_config;
@@ -94,7 +95,7 @@ typedef struct {
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
-/* "128x128x8_w64x32_t8x8_s3_u4_b2"; returns buf. */
+/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2: register-staged); returns buf. */
 const char *mm_config_name(int32_t i, char *buf, size_t len);
 int32_t mm_config_find(const char *name);                  /* -1 if unknown */
 /* 0 if the choice can run p on the current device, else -1 with the reason. */
@@ -113,7 +114,8 @@ int mm_run_version(mm_version v, const mm_problem *p, const float *A, const floa
 /* The tuned kernel at an explicit choice (the autotuner and the tests use this). */
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
-/* The choice mm_run makes for p; *from_table is 1 when it came from the tuning table. */
+/* The choice mm_run makes for p; *from_table is 1 when it came from the tuning table, 2 when
+ * from the environment variable TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0. */
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen);
 /* The heuristic alone. */
 void mm_choose_heuristic(const mm_problem *p, mm_choice *c);

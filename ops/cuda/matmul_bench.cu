@@ -262,7 +262,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
                 char nm[96];
                 mm_choose(p, &ch, &from_table, NULL, 0);
                 c.note = std::string(mm_config_name(ch.cfg, nm, sizeof nm)) + " split " + std::to_string(ch.split_k) +
-                         " group " + std::to_string(ch.group_m) + (from_table ? " (table)" : " (heuristic)") +
+                         " group " + std::to_string(ch.group_m) + (from_table == 1 ? " (table)" : from_table == 2 ? " (TASC_MM_CHOICE)" : " (heuristic)") +
                          (c.note.empty() ? "" : "; " + c.note);
             }
         }
@@ -330,7 +330,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         char nm[96];
         mm_choose(&p, &ch, &from_table, NULL, 0);
         fnote[si] = std::string(mm_config_name(ch.cfg, nm, sizeof nm)) + " split " + std::to_string(ch.split_k) +
-                    " group " + std::to_string(ch.group_m) + (from_table ? " (table)" : " (heuristic)");
+                    " group " + std::to_string(ch.group_m) +
+                    (from_table == 1 ? " (table)" : from_table == 2 ? " (TASC_MM_CHOICE)" : " (heuristic)");
         mm_time_interleaved(row, o->reps, run);
         for (auto &c : row)
             c.tflops = mm_problem_flops(&p) / (c.med_ms * 1e-3) / 1e12;

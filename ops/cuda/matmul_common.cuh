@@ -62,6 +62,18 @@ static __device__ __forceinline__ void mm_cp_async16(float *dst, const float *sr
                  : "memory");
 }
 
+/* The same on a shared-memory address (cvta'd once by the caller); src_bytes 0 or 4 (4-byte
+ * copy) or 0..16 (16-byte copy). */
+static __device__ __forceinline__ void mm_cp_async4_u(unsigned dst, const float *src, int src_bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void mm_cp_async16_u(unsigned dst, const float *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
 static __device__ __forceinline__ void mm_cp_async_commit(void) {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

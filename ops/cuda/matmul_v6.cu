@@ -19,7 +19,7 @@
 #define V6_LDA (V6_BM + 4)
 #define V6_STAGE_FLOATS (V6_BK * V6_LDA + V6_BK * V6_BN)
 
-__global__ void __launch_bounds__(V6_THREADS) mm_v6_kernel(mm_args a) {
+__global__ void __launch_bounds__(V6_THREADS, 2) mm_v6_kernel(mm_args a) {
     /* each stage: sAt (BK, BM+4) = A transposed, then sB (BK, BN) */
     __shared__ __align__(16) float sm[V6_STAGES * V6_STAGE_FLOATS];
     const float *A, *B;
@@ -30,42 +30,41 @@ __global__ void __launch_bounds__(V6_THREADS) mm_v6_kernel(mm_args a) {
     const int n0 = (int)(blockIdx.x % tiles_n) * V6_BN;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
 
-    /* A: 4 elements per thread, all at k offset la_k, rows la_m + 32 j */
+    /* A: 4 elements per thread at k offset la_k, rows la_m + 32 j; source pointers and byte
+     * counts (0 outside the matrix: the copy writes zeros) are fixed, pointers advance by BK */
     const int la_k = tid % V6_BK, la_m = tid / V6_BK;
-    const float *a_src[4]; /* row bases, (K) each; A itself for rows outside */
-    bool a_ok[4];
+    const float *a_src[4]; /* (K) rows of A at k = la_k of the next tile */
+    int a_bytes[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         int gm = m0 + la_m + 32 * j;
-        a_ok[j] = gm < a.M;
-        a_src[j] = a_ok[j] ? A + (long long)gm * a.K : A;
+        a_bytes[j] = gm < a.M ? 4 : 0;
+        a_src[j] = A + (long long)min(gm, a.M - 1) * a.K + la_k;
     }
-    const int ktiles = (a.K + V6_BK - 1) / V6_BK;
+    /* B: 16-byte copies (row tid/32, columns (tid%32)*4..+3) or 4 4-byte copies (rows idx/128) */
+    const int b_c = a.vec_b ? (tid % 32) * 4 : tid % V6_BN;
+    const int b_kr = a.vec_b ? tid / 32 : tid / V6_BN;
+    const int b_left = a.N - (n0 + b_c);
+    const int b_bytes = a.vec_b ? (b_left >= 4 ? 16 : (b_left > 0 ? 4 * b_left : 0)) : (b_left > 0 ? 4 : 0);
+    const float *b_src = B + (long long)b_kr * a.N + (b_left > 0 ? n0 + b_c : 0);
+    const unsigned s_base = (unsigned)__cvta_generic_to_shared(sm);
+    const int ktiles = (a.K + V6_BK - 1) / V6_BK, kfull = a.K / V6_BK;
 
     auto load_tile = [&](int stage, int kt) {
-        float *sA = sm + stage * V6_STAGE_FLOATS;
-        float *sB = sA + V6_BK * V6_LDA;
-        int k0 = kt * V6_BK;
-        int gk = k0 + la_k;
+        const unsigned sa = s_base + 4u * (stage * V6_STAGE_FLOATS);
+        const unsigned sb = sa + 4u * V6_BK * V6_LDA;
+        const int klim = kt < kfull ? V6_BK : a.K - kt * V6_BK;
+        const long long k0 = (long long)kt * V6_BK;
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            bool ok = a_ok[j] && gk < a.K;
-            mm_cp_async4(&sA[la_k * V6_LDA + la_m + 32 * j], ok ? a_src[j] + gk : A, ok);
-        }
+        for (int j = 0; j < 4; j++)
+            mm_cp_async4_u(sa + 4u * (la_k * V6_LDA + la_m + 32 * j), a_src[j] + k0, la_k < klim ? a_bytes[j] : 0);
         if (a.vec_b) {
-            int kr = tid / 32, c4 = (tid % 32) * 4;
-            int bk = k0 + kr, bn = n0 + c4;
-            int bytes = (bk < a.K && bn < a.N) ? 4 * min(4, a.N - bn) : 0;
-            mm_cp_async16(&sB[kr * V6_BN + c4], bytes ? B + (long long)bk * a.N + bn : B, bytes);
+            mm_cp_async16_u(sb + 4u * (b_kr * V6_BN + b_c), b_src + k0 * a.N, b_kr < klim ? b_bytes : 0);
         } else {
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int idx = tid + j * V6_THREADS;
-                int kr = idx / V6_BN, c = idx % V6_BN;
-                int bk = k0 + kr, bn = n0 + c;
-                bool ok = bk < a.K && bn < a.N;
-                mm_cp_async4(&sB[kr * V6_BN + c], ok ? B + (long long)bk * a.N + bn : B, ok);
-            }
+            for (int j = 0; j < 4; j++)
+                mm_cp_async4_u(sb + 4u * ((b_kr + 2 * j) * V6_BN + b_c), b_src + (k0 + 2 * j) * a.N,
+                               b_kr + 2 * j < klim ? b_bytes : 0);
         }
     };
 

@@ -1,9 +1,13 @@
-/* matmul_warptile.cuh: the warp-tiled, cp.async-pipelined kernel template behind v7, v8 and the
- * tuned version, with block rasterization and split-K as run-time arguments.
+/* matmul_warptile.cuh: the warp-tiled kernel template behind v7, v8 and the tuned version, with
+ * block rasterization and split-K as run-time arguments.
  *
- * Block tile BM x BN, k-step BK, STAGES shared-memory stages filled by cp.async (v6's scheme:
- * A transposed element by element into sAt[k][m] with rows padded by 4 floats, B in 16-byte
- * copies). The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
+ * Block tile BM x BN, k-step BK; A is kept transposed in shared memory, sAt[k][m] with rows padded
+ * by 4 floats, B as sB[k][n]. Two ways to fill shared memory (PIPE):
+ *   0  STAGES stages filled by cp.async (v6's scheme: A element by element, B in 16-byte copies),
+ *      STAGES-1 tiles in flight while one is computed, one barrier per tile;
+ *   1  two stages, register-staged: the global loads of tile kt+1 (float4 where aligned) are issued
+ *      before tile kt is computed and stored to the other stage after it, one barrier per tile.
+ * The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
  * grid (TR = WM/TM, TC = WN/TN) and each thread owns TM x TN outputs made of 4x4 pieces spaced
  * TR*4 rows and TC*4 columns apart. A warp's float4 reads of A then touch TR distinct, contiguous
  * 16-byte words and of B TC words: one shared-memory wavefront each for TR, TC <= 8.
@@ -21,13 +25,14 @@
 
 #include "matmul_common.cuh"
 
-/* KU: unroll factor of the k loop inside a tile (a full unroll lets ptxas hoist fragment loads
- * of later k-steps and run out of registers under a cap); MINB: blocks per SM the register
- * allocation must allow (__launch_bounds__). */
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int KU_, int MINB_>
+/* STAGES: shared-memory stages (PIPE 1 uses 2); KU: unroll of the k loop inside a tile (a full
+ * unroll lets ptxas hoist fragment loads of later k-steps and run out of registers under a cap);
+ * MINB: blocks per SM the register allocation must allow (__launch_bounds__). */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int KU_, int MINB_,
+          int PIPE_>
 struct mm_wt_cfg {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
-    static constexpr int STAGES = STAGES_, KU = KU_, MINB = MINB_;
+    static constexpr int STAGES = PIPE_ == 1 ? 2 : STAGES_, KU = KU_, MINB = MINB_, PIPE = PIPE_;
     static constexpr int WARPS_N = BN / WN;
     static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     static constexpr int TR = WM / TM, TC = WN / TN; /* thread grid inside a warp */
@@ -37,6 +42,7 @@ struct mm_wt_cfg {
     static constexpr int STAGE_FLOATS = BK * LDA + BK * LDB;
     static constexpr int SMEM_BYTES = STAGES * STAGE_FLOATS * (int)sizeof(float);
     static constexpr int A_KV = BM * BK / THREADS; /* consecutive k of A per thread per tile */
+    static constexpr int B_PER = BK * BN / THREADS; /* elements of B per thread per tile */
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide the block tile");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile is made of 4x4 pieces");
     static_assert(TR * TC == 32, "a warp's threads must cover the warp tile");
@@ -44,7 +50,33 @@ struct mm_wt_cfg {
     static_assert((BM * BK) % THREADS == 0 && A_KV >= 1 && BK % A_KV == 0, "A copies: whole rows");
     static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "B copies (4-byte): whole rows");
     static_assert(BK % (THREADS / (BN / 4)) == 0, "B copies (16-byte): whole rows");
+    static_assert(PIPE == 0 ? STAGES >= 2 : PIPE == 1, "pipeline kinds: 0 cp.async, 1 register-staged");
 };
+
+/* acc += the tile in shared memory: sA = this thread's A fragment base in sAt, sB likewise. */
+template <class CFG>
+static __device__ __forceinline__ void mm_wt_compute(float (&acc)[CFG::TM][CFG::TN], const float *sA,
+                                                     const float *sB) {
+#pragma unroll(CFG::KU)
+    for (int k = 0; k < CFG::BK; k++) {
+        float av[CFG::TM], bv[CFG::TN];
+#pragma unroll
+        for (int i = 0; i < CFG::SUBM; i++) {
+            float4 v = *reinterpret_cast<const float4 *>(&sA[k * CFG::LDA + i * CFG::TR * 4]);
+            av[i * 4 + 0] = v.x; av[i * 4 + 1] = v.y; av[i * 4 + 2] = v.z; av[i * 4 + 3] = v.w;
+        }
+#pragma unroll
+        for (int j = 0; j < CFG::SUBN; j++) {
+            float4 v = *reinterpret_cast<const float4 *>(&sB[k * CFG::LDB + j * CFG::TC * 4]);
+            bv[j * 4 + 0] = v.x; bv[j * 4 + 1] = v.y; bv[j * 4 + 2] = v.z; bv[j * 4 + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < CFG::TM; i++)
+#pragma unroll
+            for (int j = 0; j < CFG::TN; j++)
+                acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+}
 
 /* SPLIT: compiled with the split-K reduction (a separate instantiation: the reduction's code
  * would otherwise cost registers in every launch). */
@@ -75,59 +107,6 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
     const int ke = min(a.K, kb + a.k_chunk);
     const int ktiles = (ke - kb + BK - 1) / BK;
 
-    /* A copies: this thread owns row a_m of the tile, k offsets a_k .. a_k + A_KV - 1 (one
-     * 4-byte cp.async each, constant offsets from one pointer: few registers) */
-    constexpr int A_KV = CFG::A_KV, A_TPR = BK / A_KV;
-    const int a_m = tid / A_TPR, a_k = (tid % A_TPR) * A_KV;
-    const bool a_ok = m0 + a_m < a.M;
-    const float *a_ptr = A + (long long)(a_ok ? m0 + a_m : 0) * a.K + kb + a_k; /* row a_m, k kb+a_k */
-    const int a_dst = a_k * LDA + a_m;
-    /* B copies: this thread owns columns b_c .. b_c+3 (16-byte path) or b_c (4-byte path) of rows
-     * b_kr + j * rows-per-pass */
-    constexpr int B_TPR = BN / 4, B_RS4 = THREADS / (BN / 4), B_RS1 = THREADS / BN;
-    const int b_c4 = (tid % B_TPR) * 4, b_kr4 = tid / B_TPR;
-    const int b_c1 = tid % BN, b_kr1 = tid / BN;
-    const int b_left4 = a.N - (n0 + b_c4); /* columns of B left from this thread's first */
-    const bool b_ok1 = n0 + b_c1 < a.N;
-    const float *b_base = B + (long long)kb * a.N + n0; /* row kb, column n0 */
-
-    auto load_tile = [&](int stage, int kt) {
-        float *sA = sm + stage * CFG::STAGE_FLOATS;
-        float *sB = sA + BK * LDA;
-        const int kr0 = kt * BK; /* k of the tile relative to kb */
-        const int klim = ke - kb - kr0; /* rows of the tile inside this k-slice */
-#pragma unroll
-        for (int i = 0; i < A_KV; i++) {
-            bool ok = a_ok && a_k + i < klim;
-            mm_cp_async4(&sA[a_dst + i * LDA], ok ? a_ptr + kr0 + i : A, ok);
-        }
-        if (a.vec_b) {
-            int bytes0 = b_left4 >= 4 ? 16 : (b_left4 > 0 ? 4 * b_left4 : 0);
-#pragma unroll
-            for (int j = 0; j < BK / B_RS4; j++) {
-                int kr = b_kr4 + j * B_RS4;
-                int bytes = kr < klim ? bytes0 : 0;
-                mm_cp_async16(&sB[kr * LDB + b_c4],
-                              bytes ? b_base + (long long)(kr0 + kr) * a.N + b_c4 : B, bytes);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < BK / B_RS1; j++) {
-                int kr = b_kr1 + j * B_RS1;
-                bool ok = b_ok1 && kr < klim;
-                mm_cp_async4(&sB[kr * LDB + b_c1], ok ? b_base + (long long)(kr0 + kr) * a.N + b_c1 : B,
-                             ok);
-            }
-        }
-    };
-
-#pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < ktiles)
-            load_tile(st, st);
-        mm_cp_async_commit(); /* empty groups keep the group count uniform */
-    }
-
     float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
@@ -135,36 +114,154 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         for (int j = 0; j < TN; j++)
             acc[i][j] = 0.0f;
 
-    for (int kt = 0; kt < ktiles; kt++) {
-        mm_cp_async_wait<STAGES - 2>(); /* tile kt has landed (this thread's copies) */
-        __syncthreads();                /* ... everyone's; and tile kt-1 is consumed */
-        const int next = kt + STAGES - 1;
-        if (next < ktiles)
-            load_tile(next % STAGES, next);
-        mm_cp_async_commit();
-        const float *sA = sm + (kt % STAGES) * CFG::STAGE_FLOATS + wm0 + tr * 4;
-        const float *sB = sm + (kt % STAGES) * CFG::STAGE_FLOATS + BK * LDA + wn0 + tc * 4;
-#pragma unroll(CFG::KU)
-        for (int k = 0; k < BK; k++) {
-            float av[TM], bv[TN];
+    /* Copies. Everything that does not change from tile to tile is computed here once: source
+     * pointers (advanced by one k-step per tile), shared offsets, and which rows and columns are
+     * inside the matrix (outside: zeros). Only the last tile of a k-slice can be partial in k;
+     * it alone checks k (kt >= kfull).
+     * A: this thread owns row a_m of the tile, k offsets a_k .. a_k + A_KV - 1, stored transposed
+     * into sAt[k][m]. B: columns b_c .. b_c+3 of rows b_kr + j*B_RS4 (16-byte path), or column b_c
+     * of rows b_kr + j*B_RS1 (4-byte path, when rows of B are not 16-byte aligned). */
+    constexpr int A_KV = CFG::A_KV, A_TPR = BK / A_KV;
+    const int a_m = tid / A_TPR, a_k = (tid % A_TPR) * A_KV;
+    const bool a_row_ok = m0 + a_m < a.M;
+    const float *a_cur = A + (long long)min(m0 + a_m, a.M - 1) * a.K + kb + a_k; /* k of the next tile */
+    constexpr int B_TPR = BN / 4, B_RS4 = THREADS / (BN / 4), B_RS1 = THREADS / BN;
+    const bool vec_b = a.vec_b;
+    const int b_c = vec_b ? (tid % B_TPR) * 4 : tid % BN;
+    const int b_kr = vec_b ? tid / B_TPR : tid / BN;
+    const int b_left = a.N - (n0 + b_c); /* columns of B from this thread's first to the edge */
+    const float *b_cur = B + (long long)(kb + b_kr) * a.N + (b_left > 0 ? n0 + b_c : 0);
+    const long long b_jstep = (long long)(vec_b ? B_RS4 : B_RS1) * a.N, b_tstep = (long long)BK * a.N;
+    const int kfull = (ke - kb) / BK; /* tiles with all BK rows of k inside the slice */
+    const int a_sts = a_k * LDA + a_m;              /* A element i goes to a_sts + i*LDA */
+    const int b_sts = BK * LDA + b_kr * LDB + b_c;  /* B row j of this thread goes to b_sts + j*rs*LDB */
+    const float *s_rd_a = sm + wm0 + tr * 4;           /* stage 0's A fragment base */
+    const float *s_rd_b = sm + BK * LDA + wn0 + tc * 4; /* stage 0's B fragment base */
+
+    if constexpr (CFG::PIPE == 0) {
+        const int a_bytes = a_row_ok ? 4 : 0;
+        const int b_bytes = vec_b ? (b_left >= 4 ? 16 : (b_left > 0 ? 4 * b_left : 0)) : (b_left > 0 ? 4 : 0);
+        const unsigned s_base = (unsigned)__cvta_generic_to_shared(sm);
+        const unsigned a_dst = s_base + 4u * a_sts, b_dst = s_base + 4u * b_sts;
+        auto load_tile = [&](int stage, int kt) {
+            const unsigned so = (unsigned)(stage * CFG::STAGE_FLOATS * 4);
+            if (kt < kfull) {
 #pragma unroll
-            for (int i = 0; i < CFG::SUBM; i++) {
-                float4 v = *reinterpret_cast<const float4 *>(&sA[k * LDA + i * CFG::TR * 4]);
-                av[i * 4 + 0] = v.x; av[i * 4 + 1] = v.y; av[i * 4 + 2] = v.z; av[i * 4 + 3] = v.w;
+                for (int i = 0; i < A_KV; i++)
+                    mm_cp_async4_u(a_dst + so + 4u * i * LDA, a_cur + i, a_bytes);
+                if (vec_b) {
+#pragma unroll
+                    for (int j = 0; j < BK / B_RS4; j++)
+                        mm_cp_async16_u(b_dst + so + 4u * j * B_RS4 * LDB, b_cur + j * b_jstep, b_bytes);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BK / B_RS1; j++)
+                        mm_cp_async4_u(b_dst + so + 4u * j * B_RS1 * LDB, b_cur + j * b_jstep, b_bytes);
+                }
+            } else {
+                const int klim = ke - kb - kt * BK; /* rows of k of this tile inside the slice */
+#pragma unroll
+                for (int i = 0; i < A_KV; i++)
+                    mm_cp_async4_u(a_dst + so + 4u * i * LDA, a_cur + i, a_k + i < klim ? a_bytes : 0);
+                if (vec_b) {
+#pragma unroll
+                    for (int j = 0; j < BK / B_RS4; j++)
+                        mm_cp_async16_u(b_dst + so + 4u * j * B_RS4 * LDB, b_cur + j * b_jstep,
+                                        b_kr + j * B_RS4 < klim ? b_bytes : 0);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BK / B_RS1; j++)
+                        mm_cp_async4_u(b_dst + so + 4u * j * B_RS1 * LDB, b_cur + j * b_jstep,
+                                       b_kr + j * B_RS1 < klim ? b_bytes : 0);
+                }
             }
+            a_cur += BK;
+            b_cur += b_tstep;
+        };
 #pragma unroll
-            for (int j = 0; j < CFG::SUBN; j++) {
-                float4 v = *reinterpret_cast<const float4 *>(&sB[k * LDB + j * CFG::TC * 4]);
-                bv[j * 4 + 0] = v.x; bv[j * 4 + 1] = v.y; bv[j * 4 + 2] = v.z; bv[j * 4 + 3] = v.w;
+        for (int st = 0; st < STAGES - 1; st++) {
+            if (st < ktiles)
+                load_tile(st, st);
+            mm_cp_async_commit(); /* empty groups keep the group count uniform */
+        }
+        int rstage = 0, wstage = STAGES - 1; /* stage read this tile, stage written this tile */
+        for (int kt = 0; kt < ktiles; kt++) {
+            mm_cp_async_wait<STAGES - 2>(); /* tile kt has landed (this thread's copies) */
+            __syncthreads();                /* ... everyone's; and tile kt-1 is consumed */
+            if (kt + STAGES - 1 < ktiles)
+                load_tile(wstage, kt + STAGES - 1);
+            mm_cp_async_commit();
+            mm_wt_compute<CFG>(acc, s_rd_a + rstage * CFG::STAGE_FLOATS, s_rd_b + rstage * CFG::STAGE_FLOATS);
+            rstage = rstage == STAGES - 1 ? 0 : rstage + 1;
+            wstage = wstage == STAGES - 1 ? 0 : wstage + 1;
+        }
+        mm_cp_async_wait<0>();
+    } else {
+        /* register-staged double buffer */
+        const bool a_vec = a.vec_a && A_KV % 4 == 0; /* kb and a_k are multiples of 4 */
+        const bool b_col_ok = b_left > 0;            /* 16-byte path: N % 4 == 0, so all 4 or none */
+        float ra[A_KV], rb[CFG::B_PER];
+        auto load_regs = [&](int kt) {
+            const int klim = kt < kfull ? BK : ke - kb - kt * BK;
+            if (a_vec && kt < kfull) {
+#pragma unroll
+                for (int q = 0; q < A_KV / 4; q++) {
+                    float4 v = a_row_ok ? __ldg(reinterpret_cast<const float4 *>(a_cur) + q) : make_float4(0, 0, 0, 0);
+                    ra[4 * q] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < A_KV; i++)
+                    ra[i] = (a_row_ok && a_k + i < klim) ? __ldg(a_cur + i) : 0.0f;
             }
+            if (vec_b) {
 #pragma unroll
-            for (int i = 0; i < TM; i++)
+                for (int j = 0; j < BK / B_RS4; j++) {
+                    float4 v = (b_col_ok && b_kr + j * B_RS4 < klim)
+                                   ? __ldg(reinterpret_cast<const float4 *>(b_cur + j * b_jstep))
+                                   : make_float4(0, 0, 0, 0);
+                    rb[4 * j] = v.x; rb[4 * j + 1] = v.y; rb[4 * j + 2] = v.z; rb[4 * j + 3] = v.w;
+                }
+            } else {
 #pragma unroll
-                for (int j = 0; j < TN; j++)
-                    acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+                for (int j = 0; j < BK / B_RS1; j++)
+                    rb[j] = (b_col_ok && b_kr + j * B_RS1 < klim) ? __ldg(b_cur + j * b_jstep) : 0.0f;
+            }
+            a_cur += BK;
+            b_cur += b_tstep;
+        };
+        auto store_regs = [&](int stage) {
+            float *st = sm + stage * CFG::STAGE_FLOATS;
+#pragma unroll
+            for (int i = 0; i < A_KV; i++)
+                st[a_sts + i * LDA] = ra[i];
+            if (vec_b) {
+#pragma unroll
+                for (int j = 0; j < BK / B_RS4; j++)
+                    *reinterpret_cast<float4 *>(&st[b_sts + j * B_RS4 * LDB]) =
+                        make_float4(rb[4 * j], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < BK / B_RS1; j++)
+                    st[b_sts + j * B_RS1 * LDB] = rb[j];
+            }
+        };
+        if (ktiles > 0) {
+            load_regs(0);
+            store_regs(0);
+        }
+        __syncthreads();
+        for (int kt = 0; kt < ktiles; kt++) {
+            const bool next = kt + 1 < ktiles;
+            if (next)
+                load_regs(kt + 1); /* in flight during the compute below */
+            const int so = (kt & 1) * CFG::STAGE_FLOATS;
+            mm_wt_compute<CFG>(acc, s_rd_a + so, s_rd_b + so);
+            if (next)
+                store_regs((kt + 1) & 1); /* the other stage: last read before the previous barrier */
+            __syncthreads();
         }
     }
-    mm_cp_async_wait<0>();
 
     /* output (i, j) of this thread is C row m0 + row_of(i), column n0 + col_of(j) */
 #define MM_WT_ROW(i) (wm0 + ((i) / 4) * CFG::TR * 4 + tr * 4 + (i) % 4)
