@@ -7,7 +7,8 @@
  * odd count d is multiplication by d^-1 mod 2^32 (for an even d only its odd part is inverted, so
  * even windows are not "real" divisions: the generator only uses odd windows); maxpool compares
  * values as unsigned 32-bit integers. Shapes come from the signature (already inferred), so the
- * data-movement ops (transpose, concat, split, enlarge) read their sizes from s->in / s->out.
+ * data-movement ops (transpose, concat, split, enlarge) read their sizes from s->in / s->out, and
+ * conv/pool windows come from ops_window2d, the geometry every executor shares.
  * Buffers are caller-owned and sized by numel of the signature's shapes.
  */
 #include "ops_fp.h"
@@ -67,20 +68,6 @@ static void fp_index_next(const ops_shape *s, int64_t *idx) {
         idx[i] = 0;
     }
 }
-
-/* Leading padding of one spatial dim: explicit from params, same = half of the total (the extra
- * cell at the end, as ONNX SAME_UPPER), valid = 0. The total follows from the inferred output size. */
-static int64_t fp_pad_begin(const ops_params *p, int64_t explicit_pad, int64_t in, int64_t out, int64_t k,
-                            int64_t stride, int64_t dil) {
-    if (p->v[PM_PAD] == OPS_PAD_EXPLICIT)
-        return explicit_pad;
-    if (p->v[PM_PAD] == OPS_PAD_VALID)
-        return 0;
-    int64_t total = (out - 1) * stride + (k - 1) * dil + 1 - in;
-    return total > 0 ? total / 2 : 0;
-}
-
-static int64_t fp_pos(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
 
 static void fp_binary(const ops_sig *s, const uint32_t *const *in, uint32_t *const *out, int mul) {
     const ops_shape *o = &s->out[0];
@@ -146,14 +133,15 @@ void ops_fp_matmul(const ops_sig *s, const uint32_t *const *in, uint32_t *const 
 void ops_fp_conv2d(const ops_sig *s, const uint32_t *const *in, uint32_t *const *out) {
     const ops_params *p = s->p;
     const ops_shape *xs = &s->in[0], *ws = &s->in[1], *os = &s->out[0];
+    ops_window win;
+    if (ops_window2d(OP_CONV2D, p, xs, ws, &win, NULL, 0) < 0) { /* unreachable after ops_infer */
+        memset(out[0], 0, sizeof(uint32_t) * (size_t)fp_numel(os));
+        return;
+    }
     int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3];
     int64_t F = ws->dims[0], CG = ws->dims[1], KH = ws->dims[2], KW = ws->dims[3];
-    int64_t OH = os->dims[2], OW = os->dims[3];
-    int64_t sh = fp_pos(p->v[PM_STRIDE_H], 1), sw = fp_pos(p->v[PM_STRIDE_W], 1);
-    int64_t dh = fp_pos(p->v[PM_DIL_H], 1), dw = fp_pos(p->v[PM_DIL_W], 1);
-    int64_t g = fp_pos(p->v[PM_GROUPS], 1);
-    int64_t pt = fp_pad_begin(p, p->v[PM_PAD_T], H, OH, KH, sh, dh);
-    int64_t pl = fp_pad_begin(p, p->v[PM_PAD_L], W, OW, KW, sw, dw);
+    int64_t OH = win.oh, OW = win.ow;
+    int64_t g = p->v[PM_GROUPS] > 0 ? p->v[PM_GROUPS] : 1;
     int64_t fg = F / g; /* filters per group */
     const uint32_t *x = in[0], *w = in[1], *bias = s->n_in > 2 ? in[2] : NULL;
     int64_t act = p->v[PM_ACT];
@@ -165,11 +153,11 @@ void ops_fp_conv2d(const ops_sig *s, const uint32_t *const *in, uint32_t *const 
                     uint32_t acc = bias ? bias[f] : 0u;
                     for (int64_t c = 0; c < CG; c++)
                         for (int64_t i = 0; i < KH; i++) {
-                            int64_t ih = oh * sh - pt + i * dh;
+                            int64_t ih = oh * win.sh - win.pt + i * win.dh;
                             if (ih < 0 || ih >= H)
                                 continue;
                             for (int64_t j = 0; j < KW; j++) {
-                                int64_t iw = ow * sw - pl + j * dw;
+                                int64_t iw = ow * win.sw - win.pl + j * win.dw;
                                 if (iw < 0 || iw >= W)
                                     continue;
                                 acc += x[((nn * C + c0 + c) * H + ih) * W + iw] * w[((f * CG + c) * KH + i) * KW + j];
@@ -237,25 +225,26 @@ void ops_fp_split(const ops_sig *s, const uint32_t *const *in, uint32_t *const *
 static void fp_pool(const ops_sig *s, const uint32_t *const *in, uint32_t *const *out, int is_max) {
     const ops_params *p = s->p;
     const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    ops_window win;
+    if (ops_window2d(s->op, p, xs, NULL, &win, NULL, 0) < 0) { /* unreachable after ops_infer */
+        memset(out[0], 0, sizeof(uint32_t) * (size_t)fp_numel(os));
+        return;
+    }
     int64_t NC = xs->dims[0] * xs->dims[1], H = xs->dims[2], W = xs->dims[3];
-    int64_t OH = os->dims[2], OW = os->dims[3];
-    int64_t KH = fp_pos(p->v[PM_KH], 1), KW = fp_pos(p->v[PM_KW], 1);
-    int64_t sh = fp_pos(p->v[PM_STRIDE_H], 1), sw = fp_pos(p->v[PM_STRIDE_W], 1);
-    int64_t pt = fp_pad_begin(p, p->v[PM_PAD_T], H, OH, KH, sh, 1);
-    int64_t pl = fp_pad_begin(p, p->v[PM_PAD_L], W, OW, KW, sw, 1);
-    uint32_t inv_full = fp_inv_odd(KH * KW);
+    int64_t OH = win.oh, OW = win.ow;
+    uint32_t inv_full = fp_inv_odd(win.kh * win.kw);
     for (int64_t c = 0; c < NC; c++) {
         const uint32_t *x = in[0] + c * H * W; /* (H, W) */
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
                 uint32_t acc = 0;
                 int64_t cnt = 0;
-                for (int64_t i = 0; i < KH; i++) {
-                    int64_t ih = oh * sh - pt + i;
+                for (int64_t i = 0; i < win.kh; i++) {
+                    int64_t ih = oh * win.sh - win.pt + i;
                     if (ih < 0 || ih >= H)
                         continue;
-                    for (int64_t j = 0; j < KW; j++) {
-                        int64_t iw = ow * sw - pl + j;
+                    for (int64_t j = 0; j < win.kw; j++) {
+                        int64_t iw = ow * win.sw - win.pl + j;
                         if (iw < 0 || iw >= W)
                             continue;
                         uint32_t v = x[ih * W + iw];
