@@ -1,0 +1,1005 @@
+/* gen_pairs.c: from enumerated graphs to rules. The pipeline of gen_run, each stage counted:
+ *
+ *   records sorted by fingerprint -> buckets of two or more graphs (0-op identity graphs take
+ *   part, so T(T(x)) = x and split(concat(x,y)) = {x,y} can be found) -> candidate pairs: each
+ *   member with the bucket's first member (fewest ops, then code; TASO keeps the first graph of a
+ *   bucket), outputs matched by their hashes -> float re-test (CPU references, random inputs in [-1,1],
+ *   relative L2 error <= 1e-5 per output) -> renaming (the pair's canonical form, minimised over
+ *   renamings of variables within each pool kind, kept once) -> common subgraph (TASO's rule: the
+ *   same op on the same variables in both graphs) -> common supergraph (both graphs end in the
+ *   same op form on inputs that are pairwise equal: implied by the smaller pairs of those inputs)
+ *   -> generality (the rule is evaluated again with each dimension symbol of the pool changed in
+ *   turn: where a side no longer type-checks, the rule requires that size (kernel sizes, for
+ *   enlarge); where both type-check but differ, the equality was an accident of the pool's sizes
+ *   and the rule is dropped) -> rules.
+ * Buckets are processed in parallel into per-bucket results, merged in bucket order, so the
+ * output does not depend on the thread count. Commutativity, which canonical input order folds
+ * into the enumeration, comes back as one explicit pair per commutative op form.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "gen_impl.h"
+
+#define GEN_FLOAT_TOL 1e-5
+#define GP_STAGES "float,renaming,common_subgraph,supergraph,generality"
+
+#if defined(__GNUC__)
+#define GP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GP_PRINTF(a, b)
+#endif
+
+GP_PRINTF(3, 4)
+static int gp_fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void *gp_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "tasc generate: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+static int gp_code_cmp(const gen_code *a, const gen_code *b) {
+    for (int32_t k = 0; k < GEN_MAX_OPS; k++)
+        if (a->w[k] != b->w[k])
+            return a->w[k] < b->w[k] ? -1 : 1;
+    return 0;
+}
+
+static int32_t gp_code_ops(const gen_code *c) {
+    int32_t n = 0;
+    while (n < GEN_MAX_OPS && c->w[n] && (c->w[n] >> 20) != GEN_IDENT_VAR + 1u)
+        n++;
+    return n;
+}
+
+/* =============================================================================================
+ * sorting records: LSD radix on the fingerprint, then the code within equal fingerprints
+ */
+static int gp_rec_cmp(const void *a, const void *b) {
+    const gen_record *x = a, *y = b;
+    if (x->fp != y->fp)
+        return x->fp < y->fp ? -1 : 1;
+    return gp_code_cmp(&x->code, &y->code);
+}
+
+static void gp_sort(gen_records *r) {
+    uint64_t n = r->n;
+    if (n < 2)
+        return;
+    gen_record *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp) { /* no room for the radix buffer: sort in place */
+        qsort(r->recs, (size_t)n, sizeof *r->recs, gp_rec_cmp);
+        return;
+    }
+    gen_record *src = r->recs, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 16) {
+        uint64_t *cnt = calloc(65536 + 1, sizeof(uint64_t));
+        if (!cnt) {
+            fprintf(stderr, "tasc generate: out of memory\n");
+            abort();
+        }
+        for (uint64_t i = 0; i < n; i++)
+            cnt[((src[i].fp >> shift) & 0xffffu) + 1]++;
+        for (int b = 0; b < 65536; b++)
+            cnt[b + 1] += cnt[b];
+        for (uint64_t i = 0; i < n; i++)
+            dst[cnt[(src[i].fp >> shift) & 0xffffu]++] = src[i];
+        free(cnt);
+        gen_record *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* 4 passes: the sorted data is back in r->recs */
+    free(tmp);
+    for (uint64_t b = 0; b < n;) {
+        uint64_t e = b + 1;
+        while (e < n && r->recs[e].fp == r->recs[b].fp)
+            e++;
+        if (e - b > 1)
+            qsort(r->recs + b, (size_t)(e - b), sizeof *r->recs, gp_rec_cmp);
+        b = e;
+    }
+}
+
+/* =============================================================================================
+ * one graph of a bucket, evaluated
+ */
+typedef struct {
+    gen_code code;
+    gen_graph g;
+    ops_shape shapes[GEN_MAX_TENSORS];
+    uint32_t *fv[GEN_MAX_TENSORS];   /* exact values */
+    float *flv[GEN_MAX_TENSORS];     /* float values */
+    uint64_t oh[GEN_MAX_GOUT];       /* hash of each output, masked like fingerprints */
+} gp_member;
+
+static int gp_member_init(const gen_space *sp, const gen_code *c, gp_member *m) {
+    memset(m, 0, sizeof *m);
+    m->code = *c;
+    gen_decode(sp, c, &m->g);
+    if (gen_graph_shapes(sp, &m->g, m->shapes) < 0)
+        return -1;
+    gen_eval_fp(sp, &m->g, m->shapes, NULL, m->fv);
+    gen_eval_float(sp, &m->g, m->shapes, m->flv);
+    for (int32_t o = 0; o < m->g.n_outputs; o++) {
+        int32_t t = m->g.outputs[o];
+        m->oh[o] = gen_hash_values(&m->shapes[t], m->fv[t], ops_shape_numel(&m->shapes[t])) & sp->fp_mask;
+    }
+    return 0;
+}
+
+static void gp_member_free(const gen_space *sp, gp_member *m) {
+    gen_free_values(sp, &m->g, (void **)m->fv);
+    gen_free_values(sp, &m->g, (void **)m->flv);
+}
+
+static int gp_float_close(const float *a, const float *b, int64_t n) {
+    double d = 0, na = 0, nb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = a[i], y = b[i];
+        if (!isfinite(x) || !isfinite(y))
+            return 0;
+        d += (x - y) * (x - y);
+        na += x * x;
+        nb += y * y;
+    }
+    double ref = sqrt(na > nb ? na : nb);
+    return sqrt(d) <= GEN_FLOAT_TOL * (ref > 1e-30 ? ref : 1e-30);
+}
+
+/* map[o] = output of b equal to output o of a (hash and shape), or -1 when there is none. */
+static int gp_match_outputs(const gp_member *a, const gp_member *b, int32_t *map) {
+    if (a->g.n_outputs != b->g.n_outputs)
+        return -1;
+    int used[GEN_MAX_GOUT] = {0};
+    for (int32_t o = 0; o < a->g.n_outputs; o++) {
+        map[o] = -1;
+        for (int32_t q = 0; q < b->g.n_outputs && map[o] < 0; q++)
+            if (!used[q] && a->oh[o] == b->oh[q] &&
+                ops_shape_eq(&a->shapes[a->g.outputs[o]], &b->shapes[b->g.outputs[q]])) {
+                map[o] = q;
+                used[q] = 1;
+            }
+        if (map[o] < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int gp_float_equal(const gp_member *a, const gp_member *b, const int32_t *map) {
+    for (int32_t o = 0; o < a->g.n_outputs; o++) {
+        int32_t ta = a->g.outputs[o], tb = b->g.outputs[map[o]];
+        if (!gp_float_close(a->flv[ta], b->flv[tb], ops_shape_numel(&a->shapes[ta])))
+            return 0;
+    }
+    return 1;
+}
+
+/* =============================================================================================
+ * renaming: the canonical form of a pair
+ */
+typedef struct {
+    gen_code first, second; /* the smaller canonical code first */
+} gp_key;
+
+typedef struct {
+    gp_key key;
+    int swapped;             /* key.first is the canonical form of the pair's second graph */
+    int32_t perm[GEN_MAX_POOL];
+} gp_canon;
+
+static void gp_used_vars(const gen_space *sp, const gen_graph *g, uint8_t *used) {
+    for (int32_t k = 0; k < g->n_ops; k++)
+        for (int32_t i = 0; i < g->ops[k].n_in; i++)
+            if (g->ops[k].in[i] < sp->n_vars)
+                used[g->ops[k].in[i]] = 1;
+    if (g->n_ops == 0)
+        for (int32_t o = 0; o < g->n_outputs; o++)
+            used[g->outputs[o]] = 1;
+}
+
+typedef struct {
+    const gen_space *sp;
+    const gen_graph *a, *b;
+    int32_t n_cls;
+    int32_t cls[GEN_MAX_CLASSES];              /* classes with used variables */
+    int32_t nu[GEN_MAX_CLASSES];               /* used variables per class */
+    int32_t u[GEN_MAX_CLASSES][GEN_MAX_POOL];  /* the used variables */
+    int32_t perm[GEN_MAX_POOL];
+    int have;
+    gp_canon best;
+} gp_rename_ctx;
+
+static void gp_rename_try(gp_rename_ctx *c) {
+    gen_code ca, cb;
+    gen_canon(c->sp, c->a, c->perm, &ca, NULL);
+    gen_canon(c->sp, c->b, c->perm, &cb, NULL);
+    gp_canon k;
+    k.swapped = gp_code_cmp(&cb, &ca) < 0;
+    k.key.first = k.swapped ? cb : ca;
+    k.key.second = k.swapped ? ca : cb;
+    int better = !c->have;
+    if (!better) {
+        int d = gp_code_cmp(&k.key.first, &c->best.key.first);
+        better = d < 0 || (d == 0 && gp_code_cmp(&k.key.second, &c->best.key.second) < 0);
+    }
+    if (better) {
+        memcpy(k.perm, c->perm, sizeof k.perm);
+        c->best = k;
+        c->have = 1;
+    }
+}
+
+/* Assign the used variables of class ci (from position pos on) to its first slots, every way. */
+static void gp_rename_rec(gp_rename_ctx *c, int32_t ci, int32_t pos, uint32_t taken) {
+    if (ci == c->n_cls) {
+        gp_rename_try(c);
+        return;
+    }
+    int32_t cl = c->cls[ci];
+    if (pos == c->nu[ci]) {
+        gp_rename_rec(c, ci + 1, 0, 0);
+        return;
+    }
+    for (int32_t s = 0; s < c->nu[ci]; s++)
+        if (!(taken & (1u << s))) {
+            c->perm[c->u[ci][pos]] = c->sp->class_first[cl] + s;
+            gp_rename_rec(c, ci, pos + 1, taken | (1u << s));
+        }
+}
+
+static void gp_rename(const gen_space *sp, const gen_graph *a, const gen_graph *b, gp_canon *out) {
+    gp_rename_ctx c;
+    memset(&c, 0, sizeof c);
+    c.sp = sp;
+    c.a = a;
+    c.b = b;
+    uint8_t used[GEN_MAX_POOL] = {0};
+    gp_used_vars(sp, a, used);
+    gp_used_vars(sp, b, used);
+    for (int32_t v = 0; v < sp->n_vars; v++)
+        c.perm[v] = v;
+    for (int32_t cl = 0; cl < sp->n_classes; cl++) {
+        int32_t n = 0;
+        for (int32_t s = 0; s < sp->class_size[cl]; s++)
+            if (used[sp->class_first[cl] + s])
+                c.u[c.n_cls][n++] = sp->class_first[cl] + s;
+        if (n) {
+            c.cls[c.n_cls] = cl;
+            c.nu[c.n_cls++] = n;
+        }
+    }
+    /* unused variables go after the used ones of their class, in order, so perm is a bijection */
+    for (int32_t ci = 0, cl = 0; cl < sp->n_classes; cl++) {
+        int32_t n = ci < c.n_cls && c.cls[ci] == cl ? c.nu[ci++] : 0, next = n;
+        for (int32_t s = 0; s < sp->class_size[cl]; s++)
+            if (!used[sp->class_first[cl] + s])
+                c.perm[sp->class_first[cl] + s] = sp->class_first[cl] + next++;
+    }
+    gp_rename_rec(&c, 0, 0, 0);
+    *out = c.best;
+}
+
+/* =============================================================================================
+ * common subgraph and common supergraph
+ */
+static int gp_values_equal(const gp_member *a, int32_t ta, uint32_t *const *va, const gp_member *b, int32_t tb,
+                           uint32_t *const *vb) {
+    if (!ops_shape_eq(&a->shapes[ta], &b->shapes[tb]))
+        return 0;
+    return !memcmp(va[ta], vb[tb], sizeof(uint32_t) * (size_t)ops_shape_numel(&a->shapes[ta]));
+}
+
+/* TASO's common-subgraph pruning: the same op on the same variables (or the same constant) in
+ * both graphs; such a pair is an instance of one without that op, or not worth a rule. */
+static int gp_common_subgraph(const gen_space *sp, const gp_member *a, const gp_member *b) {
+    for (int32_t ka = 0; ka < a->g.n_ops; ka++) {
+        int vars_only = 1;
+        for (int32_t i = 0; i < a->g.ops[ka].n_in; i++)
+            vars_only &= a->g.ops[ka].in[i] < sp->n_vars;
+        if (!vars_only)
+            continue;
+        for (int32_t kb = 0; kb < b->g.n_ops; kb++) {
+            int same = b->g.ops[kb].var == a->g.ops[ka].var;
+            for (int32_t i = 0; i < a->g.ops[ka].n_in && same; i++)
+                same = a->g.ops[ka].in[i] == b->g.ops[kb].in[i];
+            if (same)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Both graphs end in the same op form (all its outputs are graph outputs, mapped to each other)
+ * on inputs that are pairwise equal: the pair follows from the smaller pairs of those inputs. */
+static int gp_common_supergraph(const gen_space *sp, const gp_member *a, const gp_member *b, const int32_t *map) {
+    int32_t out_index_a[GEN_MAX_TENSORS], out_index_b[GEN_MAX_TENSORS];
+    for (int32_t t = 0; t < GEN_MAX_TENSORS; t++)
+        out_index_a[t] = out_index_b[t] = -1;
+    for (int32_t o = 0; o < a->g.n_outputs; o++) {
+        out_index_a[a->g.outputs[o]] = o;
+        out_index_b[b->g.outputs[o]] = o;
+    }
+    for (int32_t ka = 0; ka < a->g.n_ops; ka++)
+        for (int32_t kb = 0; kb < b->g.n_ops; kb++) {
+            const gen_variant *va = &sp->variants[a->g.ops[ka].var];
+            if (b->g.ops[kb].var != a->g.ops[ka].var)
+                continue;
+            int ok = 1;
+            for (int32_t o = 0; o < va->n_out && ok; o++) {
+                int32_t oa = out_index_a[a->g.ops[ka].first_out + o], ob = out_index_b[b->g.ops[kb].first_out + o];
+                ok = oa >= 0 && ob >= 0 && map[oa] == ob;
+            }
+            if (!ok)
+                continue;
+            for (int swap = 0; swap < (va->commutative ? 2 : 1); swap++) {
+                int eq = 1;
+                for (int32_t i = 0; i < va->n_in && eq; i++) {
+                    int32_t ib = swap ? va->n_in - 1 - i : i;
+                    eq = gp_values_equal(a, a->g.ops[ka].in[i], a->fv, b, b->g.ops[kb].in[ib], b->fv);
+                }
+                if (eq)
+                    return 1;
+            }
+        }
+    return 0;
+}
+
+/* =============================================================================================
+ * buckets
+ */
+enum { GP_F_FLOAT = 1, GP_F_COMMON = 2, GP_F_SUPER = 4 };
+
+typedef struct {
+    int32_t i, j;            /* members of the bucket */
+    uint8_t flags;
+    gp_canon canon;
+} gp_pair;
+
+typedef struct {
+    uint64_t begin, end;     /* records */
+    uint64_t n_pairs;
+    gp_pair *pairs;          /* the pairs that passed the float re-test */
+    int32_t n_kept;
+} gp_bucket;
+
+/* The members of a bucket in order (fewer ops first, then code) fall into classes of graphs equal
+ * on floats; each class is a star around its first member, as in TASO, which keeps the first
+ * graph of a bucket: a pair of two later members follows from their pairs with the first. The
+ * candidate pairs of a bucket are its k-1 pairs with its first member. */
+typedef struct {
+    int32_t n_ops;
+    gen_code code;
+    int32_t index;
+} gp_mem_order;
+
+static int gp_mem_order_cmp(const void *x, const void *y) {
+    const gp_mem_order *a = x, *b = y;
+    if (a->n_ops != b->n_ops)
+        return a->n_ops < b->n_ops ? -1 : 1;
+    return gp_code_cmp(&a->code, &b->code);
+}
+
+static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucket *bk) {
+    int32_t n = (int32_t)(bk->end - bk->begin);
+    gp_member *m = gp_xmalloc(sizeof(gp_member) * (size_t)n);
+    gp_mem_order *ord = gp_xmalloc(sizeof(gp_mem_order) * (size_t)n);
+    int32_t *rep = gp_xmalloc(sizeof(int32_t) * (size_t)n); /* class representatives, in order */
+    int32_t n_ok = 0, n_rep = 0, cap = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const gen_code *c = &recs->recs[bk->begin + (uint64_t)i].code;
+        if (gp_member_init(sp, c, &m[n_ok]) < 0)
+            continue;
+        ord[n_ok].n_ops = m[n_ok].g.n_ops;
+        ord[n_ok].code = *c;
+        ord[n_ok].index = n_ok;
+        n_ok++;
+    }
+    qsort(ord, (size_t)n_ok, sizeof *ord, gp_mem_order_cmp);
+    /* two identity graphs say nothing: only the first one of a bucket takes part */
+    int32_t n_part = 0;
+    for (int32_t k = 0; k < n_ok; k++)
+        if (ord[k].n_ops > 0 || k == 0)
+            ord[n_part++] = ord[k];
+    bk->n_pairs = n_part > 1 ? (uint64_t)(n_part - 1) : 0;
+    for (int32_t k = 0; k < n_part; k++) {
+        gp_member *b = &m[ord[k].index];
+        int32_t map[GEN_MAX_GOUT], r = 0;
+        for (; r < n_rep; r++)
+            if (gp_match_outputs(&m[rep[r]], b, map) == 0 && gp_float_equal(&m[rep[r]], b, map))
+                break;
+        if (r == n_rep) {
+            rep[n_rep++] = ord[k].index;
+            continue;
+        }
+        gp_member *a = &m[rep[r]];
+        if (bk->n_kept == cap) {
+            cap = cap ? cap * 2 : 8;
+            gp_pair *np = realloc(bk->pairs, sizeof(gp_pair) * (size_t)cap);
+            if (!np) {
+                fprintf(stderr, "tasc generate: out of memory\n");
+                abort();
+            }
+            bk->pairs = np;
+        }
+        gp_pair *p = &bk->pairs[bk->n_kept++];
+        memset(p, 0, sizeof *p);
+        p->i = rep[r];
+        p->j = ord[k].index;
+        p->flags = GP_F_FLOAT;
+        gp_rename(sp, &a->g, &b->g, &p->canon);
+        if (gp_common_subgraph(sp, a, b))
+            p->flags |= GP_F_COMMON;
+        if (gp_common_supergraph(sp, a, b, map))
+            p->flags |= GP_F_SUPER;
+    }
+    for (int32_t i = 0; i < n_ok; i++)
+        gp_member_free(sp, &m[i]);
+    free(m);
+    free(ord);
+    free(rep);
+}
+
+/* =============================================================================================
+ * rules
+ */
+typedef struct {
+    gen_code a, b;           /* canonical codes (renamed) */
+    uint64_t fp;
+} gp_survivor;
+
+typedef struct {
+    gp_key key;
+    UT_hash_handle hh;
+} gp_seen;
+
+/* Exact values of one side of r, with variables of shapes vs and values vv; a parameter named by
+ * a constraint follows the first variable dim it lists. -1 when an op does not type-check. The
+ * caller frees val[k][o] (NULL where not computed). */
+static int gp_rule_side_eval(const rules_rule *r, rules_side side, const ops_shape *vs, uint32_t *const *vv,
+                             ops_shape sh[RULES_MAX_OPS][OPS_MAX_OUTPUTS],
+                             uint32_t *val[RULES_MAX_OPS][OPS_MAX_OUTPUTS]) {
+    const rules_graph *g = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+    for (int32_t k = 0; k < g->n_ops; k++) {
+        const rules_op *o = &g->ops[k];
+        ops_params p = o->p;
+        for (int32_t c = 0; c < r->n_constraints; c++) {
+            const rules_constraint *rc = &r->constraints[c];
+            if (rc->side != side || rc->op != k || rc->n_eq == 0)
+                continue;
+            int64_t v = vs[rc->eq[0].var].dims[rc->eq[0].dim];
+            if (rc->key == PM_LIST)
+                p.list[rc->list_index] = v;
+            else
+                p.v[rc->key] = v;
+        }
+        ops_shape ish[RULES_MAX_IN];
+        const uint32_t *iv[RULES_MAX_IN];
+        for (int32_t i = 0; i < o->n_in; i++) {
+            rules_ref f = o->in[i];
+            ish[i] = f.kind == RULES_REF_VAR ? vs[f.idx] : sh[f.idx][f.out];
+            iv[i] = f.kind == RULES_REF_VAR ? vv[f.idx] : val[f.idx][f.out];
+        }
+        int32_t n_out = 0;
+        if (ops_infer(o->op, &p, o->n_in, ish, &n_out, sh[k], NULL, 0) < 0)
+            return -1;
+        for (int32_t q = 0; q < n_out; q++) {
+            int64_t ne = ops_shape_numel(&sh[k][q]);
+            if (ne < 0 || ne > (INT64_C(1) << 24))
+                return -1;
+            val[k][q] = gp_xmalloc(sizeof(uint32_t) * (size_t)ne);
+        }
+        ops_sig sig = {o->op, &p, o->n_in, n_out, ish, sh[k]};
+        ops_table[o->op].fp(&sig, iv, val[k]);
+    }
+    return 0;
+}
+
+static const uint32_t *gp_ref_value(rules_ref f, uint32_t *const *vv, uint32_t *val[RULES_MAX_OPS][OPS_MAX_OUTPUTS],
+                                    const ops_shape *vs, ops_shape sh[RULES_MAX_OPS][OPS_MAX_OUTPUTS],
+                                    const ops_shape **shape) {
+    *shape = f.kind == RULES_REF_VAR ? &vs[f.idx] : &sh[f.idx][f.out];
+    return f.kind == RULES_REF_VAR ? vv[f.idx] : val[f.idx][f.out];
+}
+
+/* The generality test (see the file comment). sym[v][d]: the symbol of dim d of variable v.
+ * Returns 1 when the rule is an accident of the pool's sizes, else 0 with the requirements added. */
+static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS]) {
+    int required[GEN_SYM_COUNT] = {0};
+    for (int32_t y = 0; y < GEN_SYM_COUNT; y++) {
+        int used = 0;
+        for (int32_t v = 0; v < r->n_vars; v++)
+            for (int32_t d = 0; d < r->vars[v].shape.rank; d++)
+                used |= sym[v][d] == y;
+        if (!used)
+            continue;
+        ops_shape vs[RULES_MAX_VARS];
+        uint32_t *vv[RULES_MAX_VARS];
+        uint64_t st = sp->seed ^ 0x67656e6572616cull ^ ((uint64_t)y << 40);
+        for (int32_t v = 0; v < r->n_vars; v++) {
+            vs[v] = r->vars[v].shape;
+            for (int32_t d = 0; d < vs[v].rank; d++)
+                if (sym[v][d] == y)
+                    vs[v].dims[d] = gen_sym_alt(y);
+            int64_t ne = ops_shape_numel(&vs[v]);
+            vv[v] = gp_xmalloc(sizeof(uint32_t) * (size_t)ne);
+            for (int64_t i = 0; i < ne; i++)
+                vv[v][i] = (uint32_t)gen_mix64(st + (uint64_t)v * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+        }
+        ops_shape sa[RULES_MAX_OPS][OPS_MAX_OUTPUTS], sb[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+        uint32_t *va[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}}, *vb[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}};
+        int degenerate = 0;
+        if (gp_rule_side_eval(r, RULES_SIDE_SRC, vs, vv, sa, va) < 0 ||
+            gp_rule_side_eval(r, RULES_SIDE_DST, vs, vv, sb, vb) < 0) {
+            required[y] = 1;
+        } else {
+            for (int32_t o = 0; o < r->n_outputs && !degenerate; o++) {
+                const ops_shape *s1, *s2;
+                const uint32_t *x1 = gp_ref_value(r->outputs[o].src, vv, va, vs, sa, &s1);
+                const uint32_t *x2 = gp_ref_value(r->outputs[o].dst, vv, vb, vs, sb, &s2);
+                degenerate = !ops_shape_eq(s1, s2) ||
+                             memcmp(x1, x2, sizeof(uint32_t) * (size_t)ops_shape_numel(s1)) != 0;
+            }
+        }
+        for (int32_t k = 0; k < RULES_MAX_OPS; k++)
+            for (int32_t q = 0; q < OPS_MAX_OUTPUTS; q++) {
+                free(va[k][q]);
+                free(vb[k][q]);
+            }
+        for (int32_t v = 0; v < r->n_vars; v++)
+            free(vv[v]);
+        if (degenerate)
+            return 1;
+    }
+    for (int32_t v = 0; v < r->n_vars; v++)
+        for (int32_t d = 0; d < r->vars[v].shape.rank; d++)
+            if (required[sym[v][d]] && r->n_requires < RULES_MAX_REQUIRES) {
+                rules_require *q = &r->requires[r->n_requires++];
+                q->var = v;
+                q->dim = d;
+                q->value = r->vars[v].shape.dims[d];
+            }
+    return 0;
+}
+
+/* Build one rule from two equivalent canonical graphs: 0, 1 when the generality test drops it,
+ * -1 on an internal error. */
+static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r, char *err, size_t errlen) {
+    gp_member ma, mb;
+    if (gp_member_init(sp, &s->a, &ma) < 0)
+        return gp_fail(err, errlen, "internal: a generated graph does not type-check");
+    if (gp_member_init(sp, &s->b, &mb) < 0) {
+        gp_member_free(sp, &ma);
+        return gp_fail(err, errlen, "internal: a generated graph does not type-check");
+    }
+    /* src: more ops; equal: the larger code */
+    int a_src = ma.g.n_ops != mb.g.n_ops ? ma.g.n_ops > mb.g.n_ops : gp_code_cmp(&s->a, &s->b) > 0;
+    const gp_member *src = a_src ? &ma : &mb, *dst = a_src ? &mb : &ma;
+    memset(r, 0, sizeof *r);
+    int rc = -1;
+    /* variables: those used, in pool order */
+    uint8_t used[GEN_MAX_POOL] = {0};
+    gp_used_vars(sp, &src->g, used);
+    gp_used_vars(sp, &dst->g, used);
+    int32_t vmap[GEN_MAX_POOL];
+    int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS];
+    for (int32_t v = 0; v < sp->n_vars; v++) {
+        vmap[v] = -1;
+        if (used[v]) {
+            if (r->n_vars == RULES_MAX_VARS) {
+                gp_fail(err, errlen, "internal: too many variables in a rule");
+                goto done;
+            }
+            vmap[v] = r->n_vars;
+            memcpy(sym[r->n_vars], sp->vars[v].sym, sizeof sym[0]);
+            memcpy(r->vars[r->n_vars].name, sp->vars[v].name, RULES_NAME_LEN);
+            r->vars[r->n_vars++].shape = sp->vars[v].shape;
+        }
+    }
+    const gp_member *side[2] = {src, dst};
+    rules_graph *rg[2] = {&r->src, &r->dst};
+    for (int sd = 0; sd < 2; sd++) {
+        const gen_graph *g = &side[sd]->g;
+        rg[sd]->n_ops = g->n_ops;
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            const gen_variant *va = &sp->variants[g->ops[k].var];
+            rules_op *o = &rg[sd]->ops[k];
+            o->op = va->op;
+            o->p = va->p;
+            o->n_in = va->n_in;
+            for (int32_t i = 0; i < va->n_in; i++) {
+                int32_t t = g->ops[k].in[i];
+                if (t < sp->n_vars)
+                    o->in[i] = (rules_ref){RULES_REF_VAR, vmap[t], 0};
+                else
+                    o->in[i] = (rules_ref){RULES_REF_OP, g->producer[t], t - g->ops[g->producer[t]].first_out};
+            }
+            /* drawn sizes: the variable dims they equal */
+            for (int key = 0; key < PM_COUNT; key++) {
+                if (!(va->drawn_keys & (1u << key)))
+                    continue;
+                int32_t n_vals = key == PM_LIST ? va->p.n_list : 1;
+                for (int32_t li = 0; li < n_vals; li++) {
+                    if (r->n_constraints == RULES_MAX_CONSTRAINTS) {
+                        gp_fail(err, errlen, "internal: too many constraints in a rule");
+                        goto done;
+                    }
+                    rules_constraint *c = &r->constraints[r->n_constraints++];
+                    c->side = sd ? RULES_SIDE_DST : RULES_SIDE_SRC;
+                    c->op = k;
+                    c->key = (ops_param_key)key;
+                    c->list_index = key == PM_LIST ? li : -1;
+                    c->value = key == PM_LIST ? va->p.list[li] : va->p.v[key];
+                    /* the variable dims of one symbol: sizes first, kernel sizes only if nothing else */
+                    int32_t want = -1;
+                    for (int pass = 0; pass < 2 && want < 0; pass++)
+                        for (int32_t v = 0; v < r->n_vars && want < 0; v++)
+                            for (int32_t d = 0; d < r->vars[v].shape.rank && want < 0; d++)
+                                if (r->vars[v].shape.dims[d] == c->value && gen_sym_is_kernel(sym[v][d]) == pass)
+                                    want = sym[v][d];
+                    for (int32_t v = 0; v < r->n_vars; v++)
+                        for (int32_t d = 0; d < r->vars[v].shape.rank && c->n_eq < RULES_MAX_EQ; d++)
+                            if (r->vars[v].shape.dims[d] == c->value && sym[v][d] == want) {
+                                c->eq[c->n_eq].var = v;
+                                c->eq[c->n_eq++].dim = d;
+                            }
+                }
+            }
+        }
+    }
+    /* outputs, matched on float values (the pair passed the float re-test) */
+    if (src->g.n_outputs != dst->g.n_outputs || src->g.n_outputs > RULES_MAX_OUTPUTS) {
+        gp_fail(err, errlen, "internal: rule sides have %d and %d outputs", (int)src->g.n_outputs,
+                (int)dst->g.n_outputs);
+        goto done;
+    }
+    int taken[GEN_MAX_GOUT] = {0};
+    for (int32_t o = 0; o < src->g.n_outputs; o++) {
+        int32_t ts = src->g.outputs[o], q = 0;
+        for (; q < dst->g.n_outputs; q++) {
+            int32_t td = dst->g.outputs[q];
+            if (!taken[q] && ops_shape_eq(&src->shapes[ts], &dst->shapes[td]) &&
+                gp_float_close(src->flv[ts], dst->flv[td], ops_shape_numel(&src->shapes[ts])))
+                break;
+        }
+        if (q == dst->g.n_outputs) {
+            gp_fail(err, errlen, "internal: rule outputs do not match");
+            goto done;
+        }
+        taken[q] = 1;
+        const gen_graph *gs = &src->g, *gd = &dst->g;
+        int32_t td = gd->outputs[q];
+        r->outputs[o].src = ts < sp->n_vars ? (rules_ref){RULES_REF_VAR, vmap[ts], 0}
+                                            : (rules_ref){RULES_REF_OP, gs->producer[ts],
+                                                          ts - gs->ops[gs->producer[ts]].first_out};
+        r->outputs[o].dst = td < sp->n_vars ? (rules_ref){RULES_REF_VAR, vmap[td], 0}
+                                            : (rules_ref){RULES_REF_OP, gd->producer[td],
+                                                          td - gd->ops[gd->producer[td]].first_out};
+    }
+    r->n_outputs = src->g.n_outputs;
+    r->fingerprint = s->fp;
+    r->max_ops = sp->max_ops;
+    char m[256];
+    if (rules_rule_check(r, m, sizeof m) < 0) {
+        gp_fail(err, errlen, "internal: generated rule is invalid: %s", m);
+        goto done;
+    }
+    rc = gp_generalize(sp, r, sym);
+done:
+    gp_member_free(sp, &ma);
+    gp_member_free(sp, &mb);
+    return rc;
+}
+
+typedef struct {
+    int32_t ops;             /* src + dst */
+    int32_t src_ops;
+    gen_code a, b;           /* src and dst codes, for a stable order */
+    int32_t index;
+} gp_order;
+
+static int gp_order_cmp(const void *x, const void *y) {
+    const gp_order *a = x, *b = y;
+    if (a->ops != b->ops)
+        return a->ops < b->ops ? -1 : 1;
+    if (a->src_ops != b->src_ops)
+        return a->src_ops < b->src_ops ? -1 : 1;
+    int d = gp_code_cmp(&a->a, &b->a);
+    if (d)
+        return d;
+    d = gp_code_cmp(&a->b, &b->b);
+    return d ? d : (a->index > b->index) - (a->index < b->index);
+}
+
+/* =============================================================================================
+ * the pipeline
+ */
+static void gp_report(const gen_config *cfg, const char *phase, uint64_t done, uint64_t total, uint64_t graphs,
+                      double t0, double *last, int force) {
+    if (!cfg->progress)
+        return;
+    double now = gen_now();
+    if (!force && now - *last < 0.25)
+        return;
+    *last = now;
+    gen_progress p = {phase, done, total, graphs, now - t0};
+    cfg->progress(cfg->progress_ctx, &p);
+}
+
+int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err, size_t errlen) {
+    double t0 = gen_now();
+    gen_stats st;
+    memset(&st, 0, sizeof st);
+    *out = NULL;
+    gen_space sp;
+    if (gen_space_init(&sp, cfg, err, errlen) < 0)
+        return -1;
+    gen_records recs = {0};
+    if (gen_enumerate(&sp, cfg, &recs, t0, err, errlen) < 0) {
+        gen_space_free(&sp);
+        return gp_fail(err, errlen, "out of memory while enumerating");
+    }
+    st.graphs = recs.n;
+    /* the 0-op identity graphs: one variable, or two */
+    uint64_t n_ident = (uint64_t)sp.n_vars + (uint64_t)sp.n_vars * (uint64_t)(sp.n_vars - 1) / 2;
+    gen_record *nr = realloc(recs.recs, (size_t)(recs.n + n_ident) * sizeof *nr);
+    if (!nr) {
+        free(recs.recs);
+        gen_space_free(&sp);
+        return gp_fail(err, errlen, "out of memory");
+    }
+    recs.recs = nr;
+    for (int32_t v = 0; v < sp.n_vars; v++)
+        for (int32_t u = v; u < sp.n_vars; u++) {
+            uint64_t h[2] = {sp.vars[v].hash, sp.vars[u].hash};
+            gen_record *r = &recs.recs[recs.n++];
+            memset(r, 0, sizeof *r);
+            r->code.w[0] = ((GEN_IDENT_VAR + 1u) << 20) | ((uint32_t)v << 14) | ((uint32_t)(u == v ? GEN_NOREF : u) << 8);
+            r->fp = gen_hash_outputs(h, u == v ? 1 : 2) & sp.fp_mask;
+        }
+    st.t_enum_s = gen_now() - t0;
+    double t1 = gen_now();
+    gp_sort(&recs);
+    /* distinct fingerprints of enumerated graphs; buckets of two or more */
+    uint64_t n_buckets = 0, cap_buckets = 0;
+    gp_bucket *bk = NULL;
+    for (uint64_t b = 0; b < recs.n;) {
+        uint64_t e = b + 1;
+        int real = gp_code_ops(&recs.recs[b].code) > 0;
+        while (e < recs.n && recs.recs[e].fp == recs.recs[b].fp) {
+            real |= gp_code_ops(&recs.recs[e].code) > 0;
+            e++;
+        }
+        st.fingerprints += (uint64_t)real;
+        if (e - b > 1 && real) {
+            if (n_buckets == cap_buckets) {
+                cap_buckets = cap_buckets ? cap_buckets * 2 : 1024;
+                gp_bucket *nb = realloc(bk, (size_t)cap_buckets * sizeof *nb);
+                if (!nb) {
+                    free(bk);
+                    free(recs.recs);
+                    gen_space_free(&sp);
+                    return gp_fail(err, errlen, "out of memory");
+                }
+                bk = nb;
+            }
+            memset(&bk[n_buckets], 0, sizeof bk[n_buckets]);
+            bk[n_buckets].begin = b;
+            bk[n_buckets].end = e;
+            n_buckets++;
+            for (uint64_t i = b; i < e; i++)
+                st.multi_graphs += gp_code_ops(&recs.recs[i].code) > 0;
+        }
+        b = e;
+    }
+    st.t_sort_s = gen_now() - t1;
+    double t2 = gen_now(), last = 0;
+    int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
+    uint64_t done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (uint64_t b = 0; b < n_buckets; b++) {
+        gp_bucket_run(&sp, &recs, &bk[b]);
+#pragma omp atomic
+        done++;
+        if (cfg->progress) {
+#pragma omp critical(gen_pairs_progress)
+            gp_report(cfg, "pairs", done, n_buckets, st.graphs, t0, &last, 0);
+        }
+    }
+    gp_report(cfg, "pairs", n_buckets, n_buckets, st.graphs, t0, &last, 1);
+
+    /* merge in bucket order: commutativity pairs first, then the buckets */
+    gp_survivor *surv = NULL;
+    uint64_t n_surv = 0, cap_surv = 0;
+    gp_seen *seen = NULL;
+    int oom = 0;
+    for (int32_t v = 0; v < sp.n_variants; v++) {
+        const gen_variant *va = &sp.variants[v];
+        if (!va->commutative)
+            continue;
+        st.pairs++;
+        st.after_float++;
+        st.after_rename++;
+        st.after_common++;
+        st.after_super++;
+        if (n_surv == cap_surv) {
+            cap_surv = cap_surv ? cap_surv * 2 : 1024;
+            gp_survivor *ns = realloc(surv, (size_t)cap_surv * sizeof *ns);
+            if (!ns) {
+                oom = 1;
+                break;
+            }
+            surv = ns;
+        }
+        gp_survivor *s = &surv[n_surv++];
+        memset(s, 0, sizeof *s);
+        /* op(a, b) and op(b, a): the second is not in canonical order on purpose */
+        s->a.w[0] = GEN_WORD(v, va->comm_pair[0], va->comm_pair[1]);
+        s->b.w[0] = GEN_WORD(v, va->comm_pair[1], va->comm_pair[0]);
+        gp_member m;
+        if (gp_member_init(&sp, &s->a, &m) == 0) {
+            s->fp = gen_hash_outputs(m.oh, m.g.n_outputs) & sp.fp_mask;
+            gp_member_free(&sp, &m);
+        }
+    }
+    for (uint64_t b = 0; b < n_buckets && !oom; b++) {
+        st.pairs += bk[b].n_pairs;
+        for (int32_t k = 0; k < bk[b].n_kept; k++) {
+            gp_pair *p = &bk[b].pairs[k];
+            st.after_float++;
+            gp_seen *f;
+            HASH_FIND(hh, seen, &p->canon.key, sizeof(gp_key), f);
+            if (f)
+                continue;
+            f = malloc(sizeof *f);
+            if (!f) {
+                oom = 1;
+                break;
+            }
+            f->key = p->canon.key;
+            HASH_ADD(hh, seen, key, sizeof(gp_key), f);
+            st.after_rename++;
+            if (p->flags & GP_F_COMMON)
+                continue;
+            st.after_common++;
+            if (p->flags & GP_F_SUPER)
+                continue;
+            st.after_super++;
+            if (n_surv == cap_surv) {
+                cap_surv = cap_surv ? cap_surv * 2 : 1024;
+                gp_survivor *ns = realloc(surv, (size_t)cap_surv * sizeof *ns);
+                if (!ns) {
+                    oom = 1;
+                    break;
+                }
+                surv = ns;
+            }
+            gp_survivor *s = &surv[n_surv++];
+            s->a = p->canon.key.first;
+            s->b = p->canon.key.second;
+            s->fp = recs.recs[bk[b].begin].fp;
+        }
+    }
+    gp_seen *f, *tmp;
+    HASH_ITER(hh, seen, f, tmp) {
+        HASH_DEL(seen, f);
+        free(f);
+    }
+    for (uint64_t b = 0; b < n_buckets; b++)
+        free(bk[b].pairs);
+    free(bk);
+    free(recs.recs);
+    int rc = -1;
+    rules_set *rs = NULL;
+    gp_order *ord = NULL;
+    rules_rule *built = NULL;
+    if (oom) {
+        gp_fail(err, errlen, "out of memory while pairing");
+        goto done;
+    }
+    /* rules, in a stable order: fewer ops first */
+    built = calloc((size_t)(n_surv ? n_surv : 1), sizeof *built);
+    ord = calloc((size_t)(n_surv ? n_surv : 1), sizeof *ord);
+    if (!built || !ord) {
+        gp_fail(err, errlen, "out of memory");
+        goto done;
+    }
+    int *made = calloc((size_t)(n_surv ? n_surv : 1), sizeof *made);
+    int failed = 0;
+    if (!made) {
+        gp_fail(err, errlen, "out of memory");
+        goto done;
+    }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (uint64_t i = 0; i < n_surv; i++) {
+        char e[256];
+        made[i] = gp_make_rule(&sp, &surv[i], &built[i], e, sizeof e);
+        if (made[i] < 0) {
+#pragma omp critical(gen_rule_error)
+            if (!failed) {
+                failed = 1;
+                gp_fail(err, errlen, "%s", e);
+            }
+        }
+    }
+    if (failed) {
+        free(made);
+        goto done;
+    }
+    uint64_t n_ord = 0;
+    for (uint64_t i = 0; i < n_surv; i++) {
+        if (made[i] != 0)
+            continue; /* an accident of the pool's sizes */
+        int32_t na = gp_code_ops(&surv[i].a), nb = gp_code_ops(&surv[i].b);
+        int a_src = na != nb ? na > nb : gp_code_cmp(&surv[i].a, &surv[i].b) > 0;
+        gp_order *od = &ord[n_ord++];
+        od->ops = na + nb;
+        od->src_ops = a_src ? na : nb;
+        od->a = a_src ? surv[i].a : surv[i].b;
+        od->b = a_src ? surv[i].b : surv[i].a;
+        od->index = (int32_t)i;
+    }
+    free(made);
+    st.after_general = n_ord;
+    qsort(ord, (size_t)n_ord, sizeof *ord, gp_order_cmp);
+    rs = rules_set_new();
+    for (int op = 0; op < OP_COUNT; op++)
+        rs->op_set[op] = sp.op_set[op];
+    rs->max_ops = sp.max_ops;
+    for (uint64_t i = 0; i < n_ord; i++) {
+        rules_rule *r = &built[ord[i].index];
+        char id[32];
+        snprintf(id, sizeof id, "g%d_%05llu", (int)sp.max_ops, (unsigned long long)(i + 1));
+        r->id = id;
+        r->stages = GP_STAGES;
+        int32_t added = rules_set_add(rs, r);
+        r->id = r->stages = NULL;
+        if (added < 0) {
+            gp_fail(err, errlen, "out of memory");
+            goto done;
+        }
+    }
+    st.t_pairs_s = gen_now() - t2;
+    st.t_total_s = gen_now() - t0;
+    rules_set_count(rs, "graphs", st.graphs);
+    rules_set_count(rs, "fingerprints", st.fingerprints);
+    rules_set_count(rs, "pairs", st.pairs);
+    rules_set_count(rs, "float_retest", st.after_float);
+    rules_set_count(rs, "renaming", st.after_rename);
+    rules_set_count(rs, "common_subgraph", st.after_common);
+    rules_set_count(rs, "supergraph", st.after_super);
+    rules_set_count(rs, "generality", st.after_general);
+    rules_set_count(rs, "rules", (uint64_t)rs->n_rules);
+    rc = 0;
+done:
+    free(built);
+    free(ord);
+    free(surv);
+    gen_space_free(&sp);
+    if (rc < 0) {
+        rules_set_free(rs);
+        return -1;
+    }
+    *out = rs;
+    if (st_out)
+        *st_out = st;
+    return 0;
+}
