@@ -57,6 +57,8 @@ typedef struct ox_val {
     int has_pad;         /* RUNTIME: an unapplied zero Pad of the spatial dims (folded into a conv) */
     int64_t pad[4];      /* t, l, b, r */
     char *pad_node;      /* the Pad node's name, for messages; owned */
+    struct ox_val *alias_of; /* CONST: another name of this constant (Identity of a weight): the same
+                                weight, one copy of the values; c holds only the shape */
     UT_hash_handle hh;
 } ox_val;
 
@@ -116,7 +118,8 @@ const char *ox_fresh_name(ox_ctx *c, const char *base, const char *what);
 
 /* --- the value table (onnx_import.c) -------------------------------------------------------- */
 ox_val *ox_find(ox_ctx *c, const char *name);
-/* Input i of the current node; NULL when absent (beyond n_input, or the empty name). */
+/* Input i of the current node, aliases resolved; NULL when absent (beyond n_input, or the empty
+ * name). */
 ox_val *ox_in(ox_ctx *c, int i);
 /* Define output i of the current node. ox_set_const takes ownership of k's buffers. */
 int ox_set_runtime(ox_ctx *c, int i, int32_t t, int is_int);

@@ -129,7 +129,8 @@ ox_val *ox_in(ox_ctx *c, int i) {
     const Onnx__NodeProto *n = c->node;
     if (i < 0 || (size_t)i >= n->n_input || !n->input[i] || !n->input[i][0])
         return NULL;
-    return ox_find(c, n->input[i]); /* existence was checked before the converter ran */
+    ox_val *v = ox_find(c, n->input[i]); /* existence was checked before the converter ran */
+    return v && v->alias_of ? v->alias_of : v;
 }
 
 static ox_val *ox_val_new(ox_ctx *c, const char *name) {
@@ -203,13 +204,15 @@ int ox_set_alias(ox_ctx *c, int i, const ox_val *src) {
     const char *name = ox_out_name(c, i);
     if (!name)
         return OX_OK;
-    if (src->state == OX_V_CONST) {
-        ox_const k;
-        ox_const_copy(c, &k, (ox_const *)&src->c);
-        return ox_set_const(c, i, &k);
-    }
     if (ox_find(c, name))
         return ox_fail(c, "value '%s' is produced twice", name);
+    if (src->state == OX_V_CONST) { /* one constant under two names: one weight */
+        ox_val *v = ox_val_new(c, name);
+        v->state = OX_V_CONST;
+        v->alias_of = src->alias_of ? src->alias_of : (ox_val *)src;
+        v->c.shape = src->c.shape;
+        return ox_check_recorded(c, name, &v->c.shape);
+    }
     ox_val *v = ox_alias_val(c, name, src);
     if (v->has_pad) /* the model records the padded shape, which only the Conv will produce */
         return OX_OK;
@@ -922,9 +925,11 @@ static int ox_output(ox_ctx *c, const char *name, uint8_t *renamed) {
     ox_val *v = ox_find(c, name);
     if (!v)
         return ox_fail(c, "graph output '%s' is not produced by any node, initializer or input", name);
+    if (v->alias_of)
+        v = v->alias_of;
     int32_t t;
     if (v->state == OX_V_CONST) {
-        t = ox_weight_from(c, name, &v->c);
+        t = ox_tensor(c, v);
         if (t < 0)
             return OX_ERR;
     } else {

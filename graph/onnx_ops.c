@@ -1887,6 +1887,128 @@ static int cv_gemm(ox_ctx *c) {
     return ox_set_runtime(c, 0, y, 0);
 }
 
+/* ReduceMean / ReduceSum: at run time a product with a constant column of 1/n (or ones) after
+ * moving the reduced dims last, (rows, n) x (n, 1); constants are reduced here. */
+static int cv_reduce(ox_ctx *c) {
+    int mean = !strcmp(c->node->op_type, "ReduceMean");
+    ox_val *x;
+    if (need_in(c, 0, &x) != OX_OK)
+        return OX_ERR;
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
+    int64_t keep, noop, axes[OX_MAX_LIST];
+    int32_t n = -1;
+    if (ox_attr_int(c, "keepdims", 1, &keep) != OX_OK || ox_attr_int(c, "noop_with_empty_axes", 0, &noop) != OX_OK)
+        return OX_ERR;
+    int rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &n);
+    if (rc != OX_OK)
+        return rc;
+    ox_val *av = ox_in(c, 1);
+    if (n < 0 && av && (rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n)) != OX_OK)
+        return rc;
+    if (n <= 0) {
+        if (noop)
+            return ox_set_alias(c, 0, x);
+        n = xs->rank;
+        for (int32_t d = 0; d < n; d++)
+            axes[d] = d;
+    }
+    int red[OPS_MAX_DIMS] = {0};
+    for (int32_t k = 0; k < n; k++) {
+        int32_t a;
+        if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
+            return OX_ERR;
+        red[a] = 1;
+    }
+    ops_shape os;
+    memset(&os, 0, sizeof os);
+    int64_t rows = 1, cols = 1, perm[OPS_MAX_DIMS];
+    int32_t np = 0, ident = 1;
+    for (int32_t d = 0; d < xs->rank; d++) {
+        if (!red[d]) {
+            rows *= xs->dims[d];
+            perm[np++] = d;
+            os.dims[os.rank++] = xs->dims[d];
+        } else {
+            cols *= xs->dims[d];
+            if (keep)
+                os.dims[os.rank++] = 1;
+        }
+    }
+    for (int32_t d = 0; d < xs->rank; d++)
+        if (red[d])
+            perm[np++] = d;
+    for (int32_t d = 0; d < xs->rank; d++)
+        ident &= perm[d] == d;
+    if (keep) { /* kept dims stay in place */
+        for (int32_t d = 0; d < xs->rank; d++)
+            os.dims[d] = red[d] ? 1 : xs->dims[d];
+        os.rank = xs->rank;
+    }
+    if (is_const(x)) {
+        ox_const k, t;
+        if (ox_const_load(c, &x->c) != OX_OK)
+            return OX_ERR;
+        int int_sum = x->c.is_int && !mean;
+        int rc2 = ident ? OX_OK : ox_eval_transpose(c, &x->c, perm, &t);
+        if (rc2 != OX_OK)
+            return rc2;
+        const ox_const *src = ident ? &x->c : &t;
+        ox_const_alloc(&k, &os, int_sum);
+        for (int64_t r = 0; r < rows; r++) {
+            double acc = 0.0;
+            int64_t iacc = 0;
+            for (int64_t q = 0; q < cols; q++) {
+                int64_t at = r * cols + q;
+                if (src->is_int) {
+                    iacc += src->i[at];
+                    acc += (double)src->i[at];
+                } else {
+                    acc += src->f[at];
+                }
+            }
+            if (int_sum)
+                k.i[r] = iacc;
+            else
+                k.f[r] = (float)(mean ? acc / (double)cols : acc);
+        }
+        k.synthetic = x->c.synthetic;
+        if (!ident)
+            ox_const_free(&t);
+        return ox_set_const(c, 0, &k);
+    }
+    if (refuse_int(c, x) != OX_OK)
+        return OX_UNSUP;
+    if (os.rank == 0)
+        return ox_unsup(c, "a scalar result at run time");
+    int32_t t = ox_tensor(c, x);
+    if (!ident && (rc = ox_transpose(c, t, xs->rank, perm, NULL, &t)) != OX_OK)
+        return rc;
+    int64_t d2[2] = {rows, cols};
+    ops_shape m2 = ops_shape_make(2, d2);
+    if (!ops_shape_eq(&c->g->tensors[t].shape, &m2) && (rc = ox_reshape(c, t, &m2, NULL, &t)) != OX_OK)
+        return rc;
+    int64_t wd[2] = {cols, 1};
+    ops_shape ws = ops_shape_make(2, wd);
+    if (ox_check_size(c, &ws) != OX_OK)
+        return OX_ERR;
+    ox_const w;
+    ox_const_alloc(&w, &ws, 0);
+    for (int64_t q = 0; q < cols; q++)
+        w.f[q] = mean ? (float)(1.0 / (double)cols) : 1.0f;
+    int32_t wt = helper_weight(c, mean ? "mean" : "ones", &w);
+    ox_const_free(&w);
+    if (wt < 0)
+        return OX_ERR;
+    int32_t in[2] = {t, wt}, outs[OPS_MAX_OUTPUTS];
+    int direct = os.rank == 2 && os.dims[0] == rows && os.dims[1] == 1; /* already (rows, 1) */
+    const char *names[1] = {direct ? out0(c) : NULL};
+    if ((rc = ox_node(c, OP_MATMUL, NULL, 2, in, names, outs)) != OX_OK)
+        return rc;
+    if (!direct && (rc = ox_reshape(c, outs[0], &os, out0(c), &outs[0])) != OX_OK)
+        return rc;
+    return ox_set_runtime(c, 0, outs[0], 0);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * the table of converters, sorted by op type
  */
@@ -1928,6 +2050,8 @@ static const ox_converter ox_converters[] = {
     {"Pad", cv_pad, "mode"},
     {"Pow", cv_binary, ""},
     {"Range", cv_range, ""},
+    {"ReduceMean", cv_reduce, "axes,keepdims,noop_with_empty_axes"},
+    {"ReduceSum", cv_reduce, "keepdims,noop_with_empty_axes"},
     {"Relu", cv_unary, ""},
     {"Reshape", cv_reshape, "allowzero"},
     {"Shape", cv_shape, "start,end"},

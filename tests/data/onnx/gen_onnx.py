@@ -15,6 +15,8 @@ What each file exercises (tests/test_onnx.c, tests/cli_onnx.sh, tests/onnx_ort_c
                      and shape subgraphs folded at import (Shape, Gather, Unsqueeze, Concat, Range,
                      Equal, Where, ConstantOfShape, Constant, Cast)
   typed.onnx         initializers in typed fields (float_data, int64_data, int32_data)
+  reduce_ops.onnx    opset 13: a LayerNorm written out with ReduceMean / Pow / Sqrt, ReduceSum
+  opset18.onnx       opset 18: Split with num_outputs (uneven), ReduceMean with an axes input
   ext_data.onnx      initializers in an external data file (ext_data.bin) with offsets
   ext_shape.onnx     the same with the int64 Reshape shape also in ext_data.bin
   ext_missing.onnx   external data file absent: an error, or --random-weights (value_info shapes)
@@ -340,6 +342,38 @@ def mlp_ops():
     return model("mlp_ops", b.nodes, b.inits, inputs, outputs, vis)
 
 
+def reduce_ops():
+    """Opset 13: a LayerNorm written out with ReduceMean (axes attribute), ReduceSum (axes input)."""
+    b = Builder(6)
+    b.n("ReduceMean", ["x"], ["m"], axes=[-1])
+    b.n("Sub", ["x", "m"], ["d"])
+    b.c("two", [], [2.0])
+    b.n("Pow", ["d", "two"], ["p"])
+    b.n("ReduceMean", ["p"], ["v"], axes=[-1])
+    b.c("eps", [], [1e-5])
+    b.n("Add", ["v", "eps"], ["ve"])
+    b.n("Sqrt", ["ve"], ["sd"])
+    b.n("Div", ["d", "sd"], ["nrm"])
+    b.n("Mul", ["nrm", b.w("g", [8], 0.5, 0.75)], ["ng"])
+    b.n("Add", ["ng", b.w("bb", [8], 0.1)], ["y"])
+    b.c("sax", [2], [0, 2], INT64)
+    b.n("ReduceSum", ["x", "sax"], ["s"], keepdims=0)
+    b.n("ReduceMean", ["x"], ["s2"], axes=[1], keepdims=0)
+    outs = [value_info("y", FLOAT, [2, 3, 8]), value_info("s", FLOAT, [3]), value_info("s2", FLOAT, [2, 8])]
+    return model("reduce_ops", b.nodes, b.inits, [value_info("x", FLOAT, [2, 3, 8])], outs, opset=13)
+
+
+def opset18():
+    """Opset 18: Split with num_outputs (uneven last chunk), ReduceMean with an axes input."""
+    b = Builder(7)
+    b.n("Split", ["x"], ["a", "b2", "c3"], axis=1, num_outputs=3)
+    b.c("ax", [1], [1], INT64)
+    b.nodes.append(node("ReduceMean", ["a", "ax"], ["ma"], "ma_node"))
+    b.n("Mul", ["b2", "ma"], ["y"])
+    outs = [value_info("y", FLOAT, [2, 3]), value_info("c3", FLOAT, [2, 2])]
+    return model("opset18", b.nodes, b.inits, [value_info("x", FLOAT, [2, 8])], outs, opset=18)
+
+
 def typed():
     b = Builder(3)
     b.w("w", [4, 6], raw=False)
@@ -423,6 +457,8 @@ def main():
     mlp = mlp_ops()
     write("mlp_ops.onnx", mlp)
     write("typed.onnx", typed())
+    write("reduce_ops.onnx", reduce_ops())
+    write("opset18.onnx", opset18())
     write("ext_data.onnx", ext_data(False))
     write("ext_shape.onnx", ext_data(True))
     write("ext_missing.onnx", ext_missing())

@@ -1,0 +1,122 @@
+#!/bin/bash
+# cli_onnx.sh TASC: `tasc import` / `tasc export` and .onnx models wherever a model is read.
+# Checks exit codes, one-line messages, files written (JSON + sidecar, no temporaries, nothing on
+# failure), that the imported JSON computes exactly what the .onnx computes, and export round trips.
+# Run from the repository root (CTest does). The real models under ../shared are used when present.
+set -u
+TASC=${1:?usage: cli_onnx.sh TASC}
+D=tests/data/onnx
+M=../shared/models/onnx
+T=$(mktemp -d /tmp/tasc-cli-onnx-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass=0
+
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
+expect() {
+    local want=$1
+    shift
+    "$@" >"$T/out" 2>"$T/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        bad "exit $got (want $want): $* :: $(head -c 400 "$T/err")"
+        return 1
+    fi
+    ok
+    return 0
+}
+# err_is TEXT: stderr is exactly one line containing TEXT
+err_has() {
+    local n
+    n=$(wc -l <"$T/err")
+    if [ "$n" -ne 1 ] || ! grep -qF -- "$1" "$T/err"; then
+        bad "stderr should be one line with '$1', got: $(cat "$T/err")"
+    else
+        ok
+    fi
+}
+
+# --- help and command line ---------------------------------------------------------------------
+expect 0 "$TASC" import --help && grep -q "weights.bin" "$T/out" && ok
+expect 0 "$TASC" export --help && grep -q "opset 17" "$T/out" && ok
+expect 2 "$TASC" import "$D/conv_ops.onnx" && err_has "usage: tasc import"
+expect 2 "$TASC" import "$D/conv_ops.onnx" --out "$T/x.json" --bogus && err_has "unknown option '--bogus'"
+expect 2 "$TASC" import "$D/all_ops.json" --out "$T/x.json" && err_has "not an .onnx file"
+expect 2 "$TASC" import "$D/symbolic.onnx" --out "$T/x.json" --dim batch && err_has "bad value for --dim"
+expect 2 "$TASC" export "$D/conv_ops.onnx" && err_has "usage: tasc export"
+
+# --- errors: one line, exit 1, no output files ---------------------------------------------------
+expect 1 "$TASC" import "$D/unsupported.onnx" --out "$T/u.json" &&
+    err_has "tasc import: $D/unsupported.onnx: unsupported operators: NonMaxSuppression (x2, first 'nms_1'), Loop (x1, first 'loop'), com.microsoft.FusedMatMul (x1, first 'fused')"
+expect 1 "$TASC" import "$D/pad_relu.onnx" --out "$T/u.json" && err_has "Pad (x1, first 'pad0'"
+expect 1 "$TASC" import "$D/truncated.onnx" --out "$T/u.json" && err_has "not a valid ONNX model"
+expect 1 "$TASC" import "$D/opset12.onnx" --out "$T/u.json" && err_has "opset 12"
+expect 1 "$TASC" import "$D/ext_missing.onnx" --out "$T/u.json" &&
+    err_has "initializer 'w': external data file '$D/missing.bin' is missing"
+expect 1 "$TASC" run "$D/unsupported.onnx" && err_has "tasc run: $D/unsupported.onnx: unsupported operators:"
+expect 1 "$TASC" info "$D/truncated.onnx" && err_has "tasc info: $D/truncated.onnx: not a valid ONNX model"
+expect 1 "$TASC" import "$D/conv_ops.onnx" --out "$T/no/such/dir/c.json" && err_has "cannot create"
+left=$(ls "$T" | grep -v -x -e out -e err)
+if [ -n "$left" ]; then bad "files left after failed imports: $left"; else ok; fi
+
+# --- import: JSON + sidecar, the same results as the .onnx itself ------------------------------
+expect 0 "$TASC" import "$D/mlp_ops.onnx" --out "$T/mlp.json" && grep -q "mlp.weights.bin" "$T/out" && ok
+[ -s "$T/mlp.json" ] && [ -s "$T/mlp.weights.bin" ] && ok || bad "mlp.json / mlp.weights.bin missing"
+grep -q '"path": "mlp.weights.bin"' "$T/mlp.json" && ok || bad "JSON does not name its sidecar"
+if ls "$T" | grep -q tmp; then bad "temporaries left: $(ls "$T")"; else ok; fi
+expect 0 "$TASC" run "$T/mlp.json" --out-dir "$T/a"
+expect 0 "$TASC" run "$D/mlp_ops.onnx" --out-dir "$T/b"
+for f in "$T"/b/*.npy; do
+    cmp -s "$f" "$T/a/$(basename "$f")" && ok || bad "imported JSON output $(basename "$f") differs from the .onnx run"
+done
+# the import is deterministic
+expect 0 "$TASC" import "$D/mlp_ops.onnx" --out "$T/mlp2.json"
+cmp -s "$T/mlp.weights.bin" "$T/mlp2.weights.bin" && ok || bad "sidecar not deterministic"
+sed 's/mlp2\.weights/mlp.weights/' "$T/mlp2.json" | cmp -s - "$T/mlp.json" && ok || bad "JSON not deterministic"
+# a model whose sidecar vanished gives a clear error
+mv "$T/mlp.weights.bin" "$T/gone.bin"
+expect 1 "$TASC" run "$T/mlp.json" && err_has "mlp.weights.bin"
+mv "$T/gone.bin" "$T/mlp.weights.bin"
+
+# symbolic dims and random weights through the shared model options
+expect 0 "$TASC" import "$D/symbolic.onnx" --out "$T/sym.json" --dim batch=3 && grep -q '"shape": \[3, 4\]' "$T/sym.json" && ok
+expect 0 "$TASC" import "$D/ext_missing.onnx" --out "$T/rw.json" --random-weights --weights-seed 5
+expect 0 "$TASC" run "$T/rw.json" && grep -q "nan 0 inf 0" "$T/out" && ok || bad "random-weight model output not finite"
+
+# --- export: a file that imports again and computes the same --------------------------------------
+expect 0 "$TASC" export "$D/all_ops.json" --out "$T/all.onnx"
+[ -s "$T/all.onnx" ] && ok || bad "export wrote nothing"
+expect 0 "$TASC" run "$D/all_ops.json" --out-dir "$T/c"
+expect 0 "$TASC" run "$T/all.onnx" --out-dir "$T/d"
+n=0
+for f in "$T"/c/*.npy; do
+    n=$((n + 1))
+    [ -f "$T/d/$(basename "$f")" ] && ok || bad "exported model lacks output $(basename "$f")"
+done
+[ "$n" -eq 10 ] && ok || bad "all_ops.json should have 10 outputs, ran $n"
+expect 0 "$TASC" export "$T/mlp.json" --out "$T/mlp.onnx"
+expect 0 "$TASC" run "$T/mlp.onnx" --out-dir "$T/e"
+for f in "$T"/a/*.npy; do
+    cmp -s "$f" "$T/e/$(basename "$f")" && ok || bad "re-exported mlp output $(basename "$f") differs"
+done
+expect 1 "$TASC" export "$D/unsupported.onnx" --out "$T/never.onnx" && err_has "unsupported operators"
+[ -e "$T/never.onnx" ] && bad "failed export left a file" || ok
+
+# --- the real models, when present -------------------------------------------------------------------
+if [ -f "$M/squeezenet1_1.onnx" ]; then
+    expect 0 "$TASC" info "$M/squeezenet1_1.onnx" && grep -q "conv2d *26" "$T/out" && ok
+    expect 0 "$TASC" import "$M/squeezenet1_1.onnx" --out "$T/sq.json"
+    expect 0 "$TASC" run "$T/sq.json" --input "input=$M/squeezenet1_1.in.input.npy" --out-dir "$T/sq"
+    expect 0 "$TASC" run "$M/squeezenet1_1.onnx" --input "input=$M/squeezenet1_1.in.input.npy" --out-dir "$T/sq2"
+    cmp -s "$T/sq/117.npy" "$T/sq2/117.npy" && ok || bad "squeezenet JSON and .onnx runs differ"
+    expect 1 "$TASC" import "$M/resnet50.graph.onnx" --out "$T/r.json" && err_has "resnet50.weights.bin' is missing"
+    expect 0 "$TASC" import "$M/resnet50.graph.onnx" --out "$T/r.json" --random-weights
+else
+    echo "note: $M absent, real-model checks skipped"
+fi
+
+echo "cli_onnx: $pass passed, $fails failed"
+[ "$fails" -eq 0 ]
