@@ -694,6 +694,9 @@ static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
         if (strlen(s) >= RULES_NAME_LEN || !rules_name_ok(s))
             return rl_fail(c, "%s: bad name '%s' (letters, digits, '_', at most %d characters)", what, s,
                            RULES_NAME_LEN - 1);
+        for (int32_t u = 0; u < v; u++)
+            if (!strcmp(r->vars[u].name, s))
+                return rl_fail(c, "variable '%s' declared twice", s);
         snprintf(r->vars[v].name, RULES_NAME_LEN, "%s", s);
         if (rl_shape(c, json_object_get(vo, "shape"), what, &r->vars[v].shape) < 0)
             return -1;
@@ -1165,15 +1168,17 @@ static void rw_rule(rw_buf *b, const rules_rule *r) {
 
 char *rules_to_json_string(const rules_set *rs) {
     rw_buf b = {0};
-    rw_printf(&b, "{\"format\": \"%s\", \"version\": %d,\n", RULES_FORMAT, RULES_VERSION);
-    if (rs->tool) {
-        rw_printf(&b, " \"tool\": ");
-        rw_str(&b, rs->tool);
-        rw_printf(&b, ",\n");
-    }
+    /* the first line says what made the file */
+    rw_printf(&b, "{\"format\": \"%s\", \"version\": %d,", RULES_FORMAT, RULES_VERSION);
     if (rs->generator) {
         rw_printf(&b, " \"generator\": ");
         rw_str(&b, rs->generator);
+        rw_printf(&b, ",");
+    }
+    rw_printf(&b, "\n");
+    if (rs->tool) {
+        rw_printf(&b, " \"tool\": ");
+        rw_str(&b, rs->tool);
         rw_printf(&b, ",\n");
     }
     rw_printf(&b, " \"op_set\": [");
