@@ -17,9 +17,15 @@
  * saved with onnx_save_model (not graph_save_json alone) to be read back by another process.
  * Missing external data is an error naming the data file and the tensor, unless random_weights is
  * set: then missing float tensors get seeded normal values (RANDOM weights: mean 0, std
- * sqrt(2/fan_in) with fan_in = numel/dims[0] for rank >= 2, else 0.1; seed = 53 bits of
- * FNV-1a(name) xor opts.seed), BatchNormalization variances get 1, and missing integer or boolean
- * tensors get zeros; shapes they would have decided are taken from the model's value_info.
+ * sqrt(2/fan_in) with fan_in = numel/dims[0] for rank >= 2, else 0.1; seed: 53 bits of
+ * FNV-1a(name) mixed with opts.seed), BatchNormalization variances get 1, and missing integer or
+ * boolean tensors get zeros; shapes they would have decided are taken from the model's value_info.
+ *
+ * Semantics to know: integer tensors (token ids) are float32 holding exact integers (|v| <= 2^24);
+ * the gather op reads ids in [0, V) and gives a zero row for others, where onnxruntime wraps
+ * negative ids and rejects out-of-range ones. ReduceMean / ReduceSum become a product with a
+ * constant column. MaxPool / AveragePool ceil_mode becomes extra end padding (refused for a
+ * count_include_pad average where that would add windows).
  *
  * Sidecar weights file (onnx_save_model): MODEL.json names, for each FILE weight, the file
  * MODEL.weights.bin (relative to the JSON's folder) and a byte offset; the sidecar holds the

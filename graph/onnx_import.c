@@ -313,9 +313,11 @@ int32_t ox_weight_from(ox_ctx *c, const char *base, ox_const *k) {
     else
         ox_name_add(c, base);
     int64_t n = ox_numel(&k->shape);
-    if (n <= 0)
-        return ox_fail(c, "constant '%s' of shape (%s) is empty and cannot be a weight", base,
-                       k->shape.rank ? "with a zero dimension" : ""), -1;
+    if (n <= 0) {
+        char b[160];
+        return ox_fail(c, "constant '%s' of shape %s is empty and cannot be a weight", base,
+                       ops_shape_str(&k->shape, b, sizeof b)), -1;
+    }
     graph_init init;
     memset(&init, 0, sizeof init);
     if (!k->is_int && !k->f && k->src == OX_SRC_EXT) {
