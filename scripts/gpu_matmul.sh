@@ -63,22 +63,25 @@ echo "bench exit $?" | tee -a "$OUT/bench.log"
 sed -n '/^## TFLOP/,/^## Relative/p' "$OUT/bench.log"
 sed -n '/^## Fused/,$p' "$OUT/bench.log"
 
-if [ "$MODE" = explore ]; then
+# Nsight Compute on chosen configurations at 4096 (explore, or full with NCU_CHOICES="cfg cfg ...")
+if [ "$MODE" = explore ] && [ -z "${NCU_CHOICES:-}" ]; then
+    NCU_CHOICES="128x128x8_w64x32_t8x8_s3_u8_b2 128x128x8_w64x32_t8x8_r2_u8_b1 128x256x8_w64x64_t8x16_r2_u8_b1"
+fi
+if [ -n "${NCU_CHOICES:-}" ]; then
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    SECTIONS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis"
+    SECTIONS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --print-details all"
     echo "== ncu ($NCU)" > "$OUT/ncu.txt"
     prof() { # regex version [choice]
         echo "==== $2 ${3:-}" >> "$OUT/ncu.txt"
         TASC_MM_CHOICE=${3:-} timeout 120 "$NCU" --clock-control none --kernel-name "regex:$1" --launch-count 1 $SECTIONS \
             "$BIN/tasc" kernels bench --sizes 4096 --versions $2 --reps 1 --warmup 0 --fused none --max-cell-s 100 \
             --table "$TABLE" >> "$OUT/ncu.txt" 2>&1
+        echo "==== stalls $2 ${3:-}" >> "$OUT/ncu.txt"
+        TASC_MM_CHOICE=${3:-} timeout 120 "$NCU" --clock-control none --kernel-name "regex:$1" --launch-count 1 \
+            --metrics "regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$" \
+            "$BIN/tasc" kernels bench --sizes 4096 --versions $2 --reps 1 --warmup 0 --fused none --max-cell-s 100 \
+            --table "$TABLE" 2>&1 | grep -E "stalled|==ERR|error" >> "$OUT/ncu.txt"
     }
-    prof mm_v4_kernel v5
-    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_s3_u8_b2
-    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_r2_u8_b2
-    prof mm_wt_kernel tuned 128x128x8_w64x32_t8x8_r2_u8_b1
-    prof mm_wt_kernel tuned 128x256x8_w64x64_t8x16_s3_u8_b1
-    prof mm_wt_kernel tuned 128x256x8_w64x64_t8x16_r2_u8_b1
-    prof mm_wt_kernel tuned 128x128x16_w64x32_t8x8_s3_u16_b2
-    grep -E "^====|Duration|Executed Ipc Active|Issue Slots Busy|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Warp Cycles Per Issued|No Eligible|Bank Conflicts|Block Limit Reg|SM Frequency" "$OUT/ncu.txt" | head -120
+    for c in $NCU_CHOICES; do prof mm_wt_kernel tuned "$c"; done
+    grep -E "^====|Duration|Issue Slots Busy|Executed Instructions  |stalled_(barrier|long_scoreboard|short_scoreboard|mio_throttle|math_pipe_throttle|not_selected|wait|dispatch|lg_throttle|no_instruction|branch_resolving|selected)_" "$OUT/ncu.txt" | head -150
 fi

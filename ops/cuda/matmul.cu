@@ -171,10 +171,10 @@ int mm_version_find(const char *name) {
 
 /* ---- configurations and choices -------------------------------------------------------------- */
 
-int32_t mm_config_count(void) { return mm_wt_count; }
+int32_t mm_config_count(void) { return mm_wt_count(); }
 
 const mm_tile_config *mm_config_get(int32_t i) {
-    return (i >= 0 && i < mm_wt_count) ? &mm_wt_table[i].cfg : NULL;
+    return (i >= 0 && i < mm_wt_count()) ? &mm_wt_at(i)->cfg : NULL;
 }
 
 const char *mm_config_name(int32_t i, char *buf, size_t len) {
@@ -183,13 +183,13 @@ const char *mm_config_name(int32_t i, char *buf, size_t len) {
         snprintf(buf, len, "?");
     else
         snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
-                 c->tm, c->tn, c->pipe ? 'r' : 's', c->stages, c->kunroll, c->minb);
+                 c->tm, c->tn, "srd"[c->pipe], c->stages, c->kunroll, c->minb);
     return buf;
 }
 
 int32_t mm_config_find(const char *name) {
     char buf[96];
-    for (int32_t i = 0; i < mm_wt_count; i++)
+    for (int32_t i = 0; i < mm_wt_count(); i++)
         if (name && !strcmp(name, mm_config_name(i, buf, sizeof buf)))
             return i;
     return -1;
@@ -198,7 +198,7 @@ int32_t mm_config_find(const char *name) {
 int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen) {
     const mm_tile_config *cfg = mm_config_get(c->cfg);
     if (!cfg)
-        return mm_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count);
+        return mm_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count());
     if (c->split_k < 1 || c->split_k > 64)
         return mm_fail(err, errlen, "split_k %d out of range [1, 64]", c->split_k);
     if (c->group_m < 1 || c->group_m > 1024)
@@ -278,7 +278,7 @@ static int mm_check_call(const mm_problem *p, const float *A, const float *B, co
 
 static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                              const float *bias, float *C, cudaStream_t s) {
-    const mm_wt_entry *e = &mm_wt_table[c->cfg];
+    const mm_wt_entry *e = mm_wt_at(c->cfg);
     mm_args a = mm_args_make(p, A, B, bias, C);
     a.group_m = c->group_m;
     if (c->split_k > 1) {

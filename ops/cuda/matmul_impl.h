@@ -61,9 +61,17 @@ struct mm_wt_entry {
     mm_tile_config cfg;
     mm_wt_launch_fn launch;
 };
-extern const mm_wt_entry mm_wt_table[];
-extern const int mm_wt_count;
-/* The configuration v7 and v8 run at (an index into mm_wt_table). */
+/* The list is kept in two files so that they compile in parallel: the big tiles
+ * (matmul_v7_v8.cu) then the small ones (matmul_tiles.cu); index i runs over both in that order. */
+extern const mm_wt_entry mm_wt_table_big[];
+extern const int mm_wt_count_big;
+extern const mm_wt_entry mm_wt_table_small[];
+extern const int mm_wt_count_small;
+static inline int mm_wt_count(void) { return mm_wt_count_big + mm_wt_count_small; }
+static inline const mm_wt_entry *mm_wt_at(int i) {
+    return i < mm_wt_count_big ? &mm_wt_table_big[i] : &mm_wt_table_small[i - mm_wt_count_big];
+}
+/* The configuration v7 and v8 run at (an index into the list). */
 #define MM_WT_DEFAULT_CFG 0
 #define MM_WT_DEFAULT_GROUP 8
 

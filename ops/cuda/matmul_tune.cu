@@ -6,7 +6,8 @@
  * poisoned with NaN first), time it (median of reps runs, L2 flushed before each, cudaEvents),
  * then try other group heights for the winner. Pruning: on problems with at least two waves of
  * 128x128 tiles, tiles smaller than 8192 outputs are skipped; split-K is tried only when the
- * tiles alone do not fill the SMs. The caller stores the winner in a tuning table.
+ * tiles alone do not fill the SMs, with each slice at least two k-steps long and at most 8 blocks
+ * per SM in all. The caller stores the winner in a tuning table.
  */
 #include <math.h>
 
@@ -108,7 +109,7 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
             continue;
         long long tiles = ((p->m + cfg->bm - 1) / cfg->bm) * ((p->n + cfg->bn - 1) / cfg->bn) * p->batch;
         for (int s : splits) {
-            if (s > 1 && (tiles >= sms || p->k < 2LL * s * cfg->bk || tiles * s > 4LL * sms))
+            if (s > 1 && (tiles >= sms || p->k < 2LL * s * cfg->bk || tiles * s > 8LL * sms))
                 continue;
             try_choice(mm_choice{i, s, MM_WT_DEFAULT_GROUP});
         }

@@ -10,8 +10,9 @@
  * v8  over v7: block rasterization. Blocks run in groups of 8 tile rows, column by column inside a
  *     group, so the blocks resident at one time reuse the same A rows and B columns from L2
  *     instead of streaming all of B per tile row. Configuration 0, group_m 8.
- * tuned: any configuration below, any split-K, any group, as the autotuner picked per shape.
- * Adding a configuration is one line in the table (it must satisfy the template's asserts).
+ * tuned: any configuration below or in matmul_tiles.cu (smaller tiles), any split-K, any group,
+ * as the autotuner picked per shape. Adding a configuration is one line in a table (it must
+ * satisfy the template's asserts); the tables are one list, this file's first.
  */
 #include "matmul_warptile.cuh"
 
@@ -24,30 +25,23 @@
      &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)>}
 
 /* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM (register cap 64K/(minb*threads)),
- * pipeline (0 cp.async with `stages` stages, 1 register-staged double buffer).
- * Under a 128-register cap a fully unrolled k loop of an 8x8 thread tile can spill (ptxas -v);
- * the variants with a partial unroll or no cap are there for the tuner to compare. */
-const mm_wt_entry mm_wt_table[] = {
+ * pipeline (0 cp.async with `stages` stages; 1 register-staged double buffer; 2 the same with
+ * double-buffered fragments). Under a 128-register cap a fully unrolled 8x8 thread tile is tight
+ * (ptxas -v); variants with and without the cap are there for the tuner to compare. */
+const mm_wt_entry mm_wt_table_big[] = {
     MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 8, 2, 0),    /* 0: v7 / v8; 256 threads, 2 blocks per SM */
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 4, 2, 0),
     MM_WT(128, 128, 16, 64, 32, 8, 8, 3, 16, 2, 0),  /* longer k-step: half the barriers */
-    MM_WT(128, 128, 8, 32, 64, 8, 8, 3, 8, 2, 0),    /* warps 4x2 instead of 2x4 */
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 4, 8, 2, 0),    /* deeper pipeline */
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 2, 1),    /* register-staged double buffer */
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 1, 1),    /* register-staged, no register cap */
     MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 1),
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 1, 1),    /* ... without a register cap */
-    MM_WT(128, 256, 8, 64, 64, 8, 16, 3, 8, 1, 0),   /* cuBLAS's tile: 128 outputs per thread */
-    MM_WT(128, 256, 8, 64, 64, 8, 16, 2, 8, 1, 1),
-    MM_WT(256, 128, 8, 64, 64, 16, 8, 3, 8, 1, 0),
-    MM_WT(128, 64, 8, 64, 32, 8, 8, 3, 8, 4, 0),     /* 128 threads: more blocks for mid sizes */
-    MM_WT(64, 128, 8, 32, 64, 8, 8, 3, 8, 4, 0),
-    MM_WT(128, 64, 16, 64, 32, 8, 8, 3, 16, 4, 0),
-    MM_WT(64, 64, 8, 32, 32, 4, 8, 3, 8, 4, 0),      /* small tiles for small m*n (the heuristic's) */
-    MM_WT(64, 64, 16, 32, 32, 4, 8, 3, 16, 4, 0),
-    MM_WT(64, 64, 32, 32, 32, 4, 8, 3, 32, 4, 0),
-    MM_WT(64, 64, 16, 32, 32, 4, 8, 2, 16, 4, 1),
-    MM_WT(32, 64, 16, 16, 32, 4, 4, 3, 16, 4, 0),
-    MM_WT(32, 64, 32, 16, 32, 4, 4, 3, 32, 4, 0),
-    MM_WT(64, 32, 16, 32, 16, 4, 4, 3, 16, 4, 0),
+    MM_WT(128, 128, 16, 32, 64, 8, 8, 2, 16, 2, 1),  /* warps 4x2 instead of 2x4 */
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 2, 2),    /* double-buffered fragments */
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 2),
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 1, 2),
+    MM_WT(128, 256, 8, 64, 64, 8, 16, 2, 8, 1, 1),   /* cuBLAS's tile: 128 outputs per thread */
+    MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 1),
+    MM_WT(128, 256, 8, 64, 64, 8, 16, 2, 8, 1, 2),
+    MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 2),
+    MM_WT(256, 128, 8, 64, 64, 16, 8, 2, 8, 1, 2),
+    MM_WT(128, 256, 8, 64, 64, 8, 16, 3, 8, 1, 0),
 };
-const int mm_wt_count = (int)(sizeof mm_wt_table / sizeof mm_wt_table[0]);
+const int mm_wt_count_big = (int)(sizeof mm_wt_table_big / sizeof mm_wt_table_big[0]);

@@ -6,7 +6,9 @@
  *   0  STAGES stages filled by cp.async (v6's scheme: A element by element, B in 16-byte copies),
  *      STAGES-1 tiles in flight while one is computed, one barrier per tile;
  *   1  two stages, register-staged: the global loads of tile kt+1 (float4 where aligned) are issued
- *      before tile kt is computed and stored to the other stage after it, one barrier per tile.
+ *      before tile kt is computed and stored to the other stage after it, one barrier per tile;
+ *   2  as 1, plus fragments double-buffered in registers and the barrier inside the last k-step,
+ *      so the next tile's first shared-memory reads overlap the current tile's last FMAs.
  * The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
  * grid (TR = WM/TM, TC = WN/TN) and each thread owns TM x TN outputs made of 4x4 pieces spaced
  * TR*4 rows and TC*4 columns apart. A warp's float4 reads of A then touch TR distinct, contiguous
@@ -32,7 +34,7 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STA
           int PIPE_>
 struct mm_wt_cfg {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
-    static constexpr int STAGES = PIPE_ == 1 ? 2 : STAGES_, KU = KU_, MINB = MINB_, PIPE = PIPE_;
+    static constexpr int STAGES = PIPE_ != 0 ? 2 : STAGES_, KU = KU_, MINB = MINB_, PIPE = PIPE_;
     static constexpr int WARPS_N = BN / WN;
     static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     static constexpr int TR = WM / TM, TC = WN / TN; /* thread grid inside a warp */
@@ -50,7 +52,8 @@ struct mm_wt_cfg {
     static_assert((BM * BK) % THREADS == 0 && A_KV >= 1 && BK % A_KV == 0, "A copies: whole rows");
     static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "B copies (4-byte): whole rows");
     static_assert(BK % (THREADS / (BN / 4)) == 0, "B copies (16-byte): whole rows");
-    static_assert(PIPE == 0 ? STAGES >= 2 : PIPE == 1, "pipeline kinds: 0 cp.async, 1 register-staged");
+    static_assert(PIPE == 0 ? STAGES >= 2 : (PIPE == 1 || PIPE == 2), "pipeline kinds: 0 cp.async, 1 and 2 register-staged");
+    static_assert(PIPE != 2 || (KU == BK && BK % 2 == 0), "PIPE 2 needs the k loop fully unrolled");
 };
 
 /* acc += the tile in shared memory: sA = this thread's A fragment base in sAt, sB likewise. */
@@ -251,15 +254,61 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             store_regs(0);
         }
         __syncthreads();
-        for (int kt = 0; kt < ktiles; kt++) {
-            const bool next = kt + 1 < ktiles;
-            if (next)
-                load_regs(kt + 1); /* in flight during the compute below */
-            const int so = (kt & 1) * CFG::STAGE_FLOATS;
-            mm_wt_compute<CFG>(acc, s_rd_a + so, s_rd_b + so);
-            if (next)
-                store_regs((kt + 1) & 1); /* the other stage: last read before the previous barrier */
-            __syncthreads();
+        if constexpr (CFG::PIPE == 1) {
+            for (int kt = 0; kt < ktiles; kt++) {
+                const bool next = kt + 1 < ktiles;
+                if (next)
+                    load_regs(kt + 1); /* in flight during the compute below */
+                const int so = (kt & 1) * CFG::STAGE_FLOATS;
+                mm_wt_compute<CFG>(acc, s_rd_a + so, s_rd_b + so);
+                if (next)
+                    store_regs((kt + 1) & 1); /* the other stage: last read before the previous barrier */
+                __syncthreads();
+            }
+        } else {
+            /* PIPE 2: as 1, with the fragments double-buffered in registers and the barrier moved
+             * into the last k-step: after it, the first fragments of tile kt+1 are read while the
+             * last k-step of tile kt is computed, so no warp waits for shared memory after the
+             * barrier. Stage (kt+1)&1 is written at the last k-step of tile kt: its last reads
+             * (tile kt-1's fragments) were issued before tile kt-1's barrier. */
+            float fa[2][TM], fb[2][TN];
+            auto load_frag = [&](float(&xa)[TM], float(&xb)[TN], const float *sA, const float *sB) {
+#pragma unroll
+                for (int i = 0; i < CFG::SUBM; i++) {
+                    float4 v = *reinterpret_cast<const float4 *>(&sA[i * CFG::TR * 4]);
+                    xa[i * 4 + 0] = v.x; xa[i * 4 + 1] = v.y; xa[i * 4 + 2] = v.z; xa[i * 4 + 3] = v.w;
+                }
+#pragma unroll
+                for (int j = 0; j < CFG::SUBN; j++) {
+                    float4 v = *reinterpret_cast<const float4 *>(&sB[j * CFG::TC * 4]);
+                    xb[j * 4 + 0] = v.x; xb[j * 4 + 1] = v.y; xb[j * 4 + 2] = v.z; xb[j * 4 + 3] = v.w;
+                }
+            };
+            load_frag(fa[0], fb[0], s_rd_a, s_rd_b);
+            for (int kt = 0; kt < ktiles; kt++) {
+                const bool next = kt + 1 < ktiles;
+                if (next)
+                    load_regs(kt + 1);
+                const int so = (kt & 1) * CFG::STAGE_FLOATS, nso = CFG::STAGE_FLOATS - so;
+#pragma unroll
+                for (int k = 0; k < BK; k++) {
+                    if (k == BK - 1) {
+                        if (next)
+                            store_regs((kt + 1) & 1);
+                        __syncthreads();
+                        if (next)
+                            load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], s_rd_a + nso, s_rd_b + nso);
+                    } else {
+                        load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], s_rd_a + so + (k + 1) * LDA,
+                                  s_rd_b + so + (k + 1) * LDB);
+                    }
+#pragma unroll
+                    for (int i = 0; i < TM; i++)
+#pragma unroll
+                        for (int j = 0; j < TN; j++)
+                            acc[i][j] = fmaf(fa[k & 1][i], fb[k & 1][j], acc[i][j]);
+                }
+            }
         }
     }
 
