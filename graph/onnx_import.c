@@ -108,7 +108,7 @@ static void ox_name_add(ox_ctx *c, const char *name) {
 const char *ox_fresh_name(ox_ctx *c, const char *base, const char *what) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s/%s", base, what);
-    for (int32_t k = 1; ox_name_used(c, buf) || graph_find_tensor(c->g, buf) >= 0; k++)
+    for (int32_t k = 1; ox_name_used(c, buf); k++) /* the set holds every tensor name of the graph */
         snprintf(buf, sizeof buf, "%s/%s_%d", base, what, (int)k);
     ox_name_add(c, buf);
     ox_name *e = NULL;
@@ -743,9 +743,12 @@ typedef struct ox_prod {
 
 static int32_t ox_topo(const Onnx__GraphProto *gp, int32_t *order) {
     int32_t n = (int32_t)gp->n_node;
+    size_t n_outs = 0;
+    for (int32_t k = 0; k < n; k++)
+        n_outs += gp->node[k]->n_output;
     ox_prod *prods = NULL;
-    ox_prod *pool = ox_xcalloc((size_t)n * 4 + 1, sizeof *pool);
-    size_t np = 0, cap = (size_t)n * 4 + 1;
+    ox_prod *pool = ox_xcalloc(n_outs + 1, sizeof *pool);
+    size_t np = 0;
     for (int32_t k = 0; k < n; k++)
         for (size_t i = 0; i < gp->node[k]->n_output; i++) {
             const char *o = gp->node[k]->output[i];
@@ -754,16 +757,7 @@ static int32_t ox_topo(const Onnx__GraphProto *gp, int32_t *order) {
             ox_prod *e = NULL;
             HASH_FIND_STR(prods, o, e);
             if (e)
-                continue;
-            if (np == cap) { /* more outputs than expected: rebuild the table in a bigger pool */
-                HASH_CLEAR(hh, prods);
-                cap *= 2;
-                free(pool);
-                pool = ox_xcalloc(cap, sizeof *pool);
-                np = 0;
-                k = -1;
-                break;
-            }
+                continue; /* produced twice: reported when the second producer is converted */
             e = &pool[np++];
             e->name = o;
             e->node = k;
