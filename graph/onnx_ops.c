@@ -581,7 +581,7 @@ static int cv_gather_elements(ox_ctx *c) {
     if (!is_const(x) || !is_const(idx))
         return ox_unsup(c, "GatherElements needs constant inputs (no such operator at run time)");
     int64_t axis;
-    int32_t a;
+    int32_t a = 0;
     if (ox_attr_int(c, "axis", 0, &axis) != OX_OK || norm_axis(c, axis, x->c.shape.rank, &a) != OX_OK)
         return OX_ERR;
     ox_const r;
@@ -608,7 +608,7 @@ static int cv_unsqueeze(ox_ctx *c) {
         return ox_unsup(c, "a result of rank %d (at most %d)", (int)r, OPS_MAX_DIMS);
     int mark[OPS_MAX_DIMS] = {0};
     for (int32_t k = 0; k < n; k++) {
-        int32_t a;
+        int32_t a = 0;
         if (norm_axis(c, axes[k], r, &a) != OX_OK)
             return OX_ERR;
         if (mark[a])
@@ -637,7 +637,7 @@ static int cv_squeeze(ox_ctx *c) {
         if (rc != OX_OK)
             return rc;
         for (int32_t k = 0; k < n; k++) {
-            int32_t a;
+            int32_t a = 0;
             if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
                 return OX_ERR;
             if (xs->dims[a] != 1)
@@ -842,7 +842,7 @@ static int cv_split(ox_ctx *c) {
         return OX_ERR;
     const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     int64_t axis, num;
-    int32_t a;
+    int32_t a = 0;
     if (ox_attr_int(c, "axis", 0, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK ||
         ox_attr_int(c, "num_outputs", 0, &num) != OX_OK)
         return OX_ERR;
@@ -970,7 +970,7 @@ static int cv_slice(ox_ctx *c) {
     int64_t b[OX_MAX_LIST], e[OX_MAX_LIST];
     int32_t todo = 0;
     for (int32_t k = 0; k < n; k++) {
-        int32_t a;
+        int32_t a = 0;
         if (norm_axis(c, ax[k], xs->rank, &a) != OX_OK)
             return OX_ERR;
         if (sp[k] != 1)
@@ -1026,7 +1026,7 @@ static int cv_gather(ox_ctx *c) {
     /* copies: adding nodes or weights moves the graph's tensor array */
     const ops_shape xs_v = *ox_shape(c, x), is_v = *ox_shape(c, idx), *xs = &xs_v, *is = &is_v;
     int64_t axis;
-    int32_t a;
+    int32_t a = 0;
     if (ox_attr_int(c, "axis", 0, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK)
         return OX_ERR;
     int idx_int = is_const(idx) ? idx->c.is_int : idx->is_int;
@@ -1187,7 +1187,7 @@ static int cv_pad(ox_ctx *c) {
         if (n != 2 * m)
             return ox_fail(c, "%d pads for %d axes", (int)n, (int)m);
         for (int32_t k = 0; k < m; k++) {
-            int32_t aa;
+            int32_t aa = 0;
             if (norm_axis(c, axes[k], r, &aa) != OX_OK)
                 return OX_ERR;
             full[aa] = pads[k];
@@ -1227,7 +1227,7 @@ static int cv_softmax(ox_ctx *c) {
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
     int64_t axis;
-    int32_t a;
+    int32_t a = 0;
     if (ox_attr_int(c, "axis", -1, &axis) != OX_OK || norm_axis(c, axis, ox_shape(c, x)->rank, &a) != OX_OK)
         return OX_ERR;
     ops_params p;
@@ -1273,7 +1273,7 @@ static int cv_layernorm(ox_ctx *c) {
         return ox_unsup(c, "the Mean / InvStdDev outputs");
     int64_t axis, stash;
     float eps;
-    int32_t a;
+    int32_t a = 0;
     const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
     if (ox_attr_int(c, "axis", -1, &axis) != OX_OK || norm_axis(c, axis, xs->rank, &a) != OX_OK ||
         ox_attr_float(c, "epsilon", 1e-5f, &eps) != OX_OK || ox_attr_int(c, "stash_type", 1, &stash) != OX_OK)
@@ -1914,7 +1914,7 @@ static int cv_reduce(ox_ctx *c) {
     }
     int red[OPS_MAX_DIMS] = {0};
     for (int32_t k = 0; k < n; k++) {
-        int32_t a;
+        int32_t a = 0;
         if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
             return OX_ERR;
         red[a] = 1;
