@@ -12,7 +12,7 @@
  * Weights of an imported graph: initializers held in external data files (float32) are FILE
  * weights pointing into those files (resolved next to the model); all other values (embedded
  * raw_data or typed float_data/int64_data, folded constants) are held for the life of the process
- * in an anonymous in-memory file the FILE weights point into ("/proc/self/fd/N"). Constants whose
+ * in an anonymous in-memory file the FILE weights point into ("/proc/PID/fd/N"). Constants whose
  * elements are all one finite value become CONSTANT weights. So a graph from onnx_import must be
  * saved with onnx_save_model (not graph_save_json alone) to be read back by another process.
  * Missing external data is an error naming the data file and the tensor, unless random_weights is

@@ -95,7 +95,7 @@ typedef struct {
     ox_unsup_rec *unsup; int32_t n_unsup, cap_unsup;
     /* the in-memory weights file: see onnx.h */
     int store_fd;                /* -1 until first used */
-    char store_path[64];         /* "/proc/self/fd/N" */
+    char store_path[64];         /* "/proc/PID/fd/N" */
     int64_t store_size;
     /* the node being converted */
     const Onnx__NodeProto *node;

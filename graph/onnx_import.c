@@ -7,7 +7,7 @@
  * graph's sticky error is set only by a genuinely inconsistent model (reported as such). Every
  * value a converter produces is checked against the static shape the model records, when it does.
  * The in-memory weights file (memfd) is deliberately kept open for the life of the process: the
- * graph's FILE weights point into it (see onnx.h).
+ * graph's FILE weights point into it as /proc/PID/fd/N (see onnx.h).
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
@@ -279,7 +279,9 @@ static int ox_store_open(ox_ctx *c) {
             return -1;
     }
     c->store_fd = fd;
-    snprintf(c->store_path, sizeof c->store_path, "/proc/self/fd/%d", fd);
+    /* the importing process's id, not "self": a JSON that wrongly kept this path fails to load in
+     * any other process instead of reading some other file */
+    snprintf(c->store_path, sizeof c->store_path, "/proc/%ld/fd/%d", (long)getpid(), fd);
     c->store_size = 0;
     return 0;
 }
