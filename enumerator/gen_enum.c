@@ -5,11 +5,11 @@
  * order (an op placed at step s has a smaller word than every later op that was already
  * computable at s); since every prefix of such a sequence has the property too, a sequence that
  * lacks it is cut with its whole subtree. Also cut: duplicate computation (an op equal to an
- * earlier one), commutative inputs out of order, for an op without weight inputs the same tensor
- * twice or two inputs of one rank but different shapes (no broadcasting, concat of like tensors,
- * as TASO), weight transforms
+ * earlier one), commutative inputs out of order or of different shapes (no broadcasting), the
+ * same tensor twice for an op without weight inputs (as TASO), weight transforms
  * (enlarge) of anything but pool variables, multi-output ops (split) of pool variables, weights
- * in data inputs and data in weight inputs, more dangling constants than the remaining ops can
+ * in data inputs and data in weight inputs, weights pooled (a 2-D window over them) or cut or
+ * joined along their window axes, more dangling constants than the remaining ops can
  * consume. An op whose output repeats an existing tensor ends its branch: the graph is recorded
  * (it is one side of a rule against the smaller graph) but never extended, since every extension
  * is implied by that rule. A graph is recorded when every output depends on a pool variable and
@@ -212,6 +212,9 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
             if ((weight_slot && t->role == GEN_ROLE_DATA) || (!weight_slot && t->role == GEN_ROLE_WEIGHT))
                 return;
         }
+        /* a weight (F, C, KH, KW) is not pooled, nor cut or joined along its window */
+        if (t->role == GEN_ROLE_WEIGHT && ((va->windowed && i == 0) || (va->has_axis && va->p.v[PM_AXIS] >= 2)))
+            return;
     }
     uint32_t word = GEN_WORD(var, va->n_in > 0 ? in0 : 0, va->n_in > 1 ? in1 : 0);
     /* canonical order (and no repeated op): every later op computable at step s has a larger word */
@@ -236,13 +239,10 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
     ops_shape os[GEN_MAX_OUT];
     if (gw_infer(w, var, in, os) < 0)
         return;
-    /* an op without weight inputs combines tensors of one kind: commutative inputs, and inputs of
-       equal rank, have equal shapes (ewadd, ewmul without broadcasting, concat of like tensors;
-       a scalar factor has its own rank) */
+    /* commutative inputs have equal shapes: ewadd and ewmul without broadcasting, as TASO */
     if (va->n_in == 2 && !od->weight_input_mask && in0 == in1)
         return; /* concat(x, x), smul(s, s): TASO's distinct inputs */
-    if (va->n_in == 2 && !od->weight_input_mask &&
-        (va->commutative || w->t[in0].full.rank == w->t[in1].full.rank)) {
+    if (va->commutative) {
         if (w->t[in0].shape != w->t[in1].shape) /* equal ids mean equal shapes, unequal ids different ones */
             return;
         if (w->t[in0].shape < 0 && !ops_shape_eq(&w->t[in0].full, &w->t[in1].full))

@@ -40,6 +40,8 @@ typedef struct {
     int32_t n_in, n_out;
     uint8_t commutative;      /* op(a,b) == op(b,a) (probed): inputs ordered, equal shapes */
     uint8_t weight_transform; /* input 0 is a weight input: applied to pool variables only */
+    uint8_t windowed;         /* input 0 is read through a 2-D window (conv, pools): never a weight */
+    uint8_t has_axis;         /* takes PM_AXIS: on a weight (F, C, KH, KW) only axes 0 and 1 */
     uint8_t drawn;            /* some parameter came from the pool's dims: outputs must be pool shapes */
     uint8_t role;             /* for constants (no inputs): role of the pool shape they take */
     int8_t comm_pair[2];      /* the pool variables the commutativity probe used */

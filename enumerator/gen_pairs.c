@@ -165,32 +165,32 @@ static int gp_float_close(const float *a, const float *b, int64_t n) {
     return sqrt(d) <= GEN_FLOAT_TOL * (ref > 1e-30 ? ref : 1e-30);
 }
 
-/* map[o] = output of b equal to output o of a (hash and shape), or -1 when there is none. */
-static int gp_match_outputs(const gp_member *a, const gp_member *b, int32_t *map) {
-    if (a->g.n_outputs != b->g.n_outputs)
-        return -1;
-    int used[GEN_MAX_GOUT] = {0};
-    for (int32_t o = 0; o < a->g.n_outputs; o++) {
-        map[o] = -1;
-        for (int32_t q = 0; q < b->g.n_outputs && map[o] < 0; q++)
-            if (!used[q] && a->oh[o] == b->oh[q] &&
-                ops_shape_eq(&a->shapes[a->g.outputs[o]], &b->shapes[b->g.outputs[q]])) {
-                map[o] = q;
-                used[q] = 1;
-            }
-        if (map[o] < 0)
-            return -1;
+/* A bijection map from a's outputs to b's with equal hashes and shapes and values that agree on
+ * floats; 0, or -1 when there is none. With truncated fingerprints several outputs may share a
+ * hash, so the assignment is searched (a handful of outputs at most). */
+static int gp_match_rec(const gp_member *a, const gp_member *b, int32_t o, int32_t *map, int *used) {
+    if (o == a->g.n_outputs)
+        return 0;
+    int32_t ta = a->g.outputs[o];
+    for (int32_t q = 0; q < b->g.n_outputs; q++) {
+        int32_t tb = b->g.outputs[q];
+        if (used[q] || a->oh[o] != b->oh[q] || !ops_shape_eq(&a->shapes[ta], &b->shapes[tb]) ||
+            !gp_float_close(a->flv[ta], b->flv[tb], ops_shape_numel(&a->shapes[ta])))
+            continue;
+        used[q] = 1;
+        map[o] = q;
+        if (gp_match_rec(a, b, o + 1, map, used) == 0)
+            return 0;
+        used[q] = 0;
     }
-    return 0;
+    return -1;
 }
 
-static int gp_float_equal(const gp_member *a, const gp_member *b, const int32_t *map) {
-    for (int32_t o = 0; o < a->g.n_outputs; o++) {
-        int32_t ta = a->g.outputs[o], tb = b->g.outputs[map[o]];
-        if (!gp_float_close(a->flv[ta], b->flv[tb], ops_shape_numel(&a->shapes[ta])))
-            return 0;
-    }
-    return 1;
+static int gp_match_float(const gp_member *a, const gp_member *b, int32_t *map) {
+    int used[GEN_MAX_GOUT] = {0};
+    if (a->g.n_outputs != b->g.n_outputs)
+        return -1;
+    return gp_match_rec(a, b, 0, map, used);
 }
 
 /* =============================================================================================
@@ -414,17 +414,14 @@ static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucke
         n_ok++;
     }
     qsort(ord, (size_t)n_ok, sizeof *ord, gp_mem_order_cmp);
-    /* two identity graphs say nothing: only the first one of a bucket takes part */
-    int32_t n_part = 0;
-    for (int32_t k = 0; k < n_ok; k++)
-        if (ord[k].n_ops > 0 || k == 0)
-            ord[n_part++] = ord[k];
+    /* identity graphs of different variables never agree on floats, so they never pair */
+    int32_t n_part = n_ok;
     bk->n_pairs = n_part > 1 ? (uint64_t)(n_part - 1) : 0;
     for (int32_t k = 0; k < n_part; k++) {
         gp_member *b = &m[ord[k].index];
         int32_t map[GEN_MAX_GOUT], r = 0;
         for (; r < n_rep; r++)
-            if (gp_match_outputs(&m[rep[r]], b, map) == 0 && gp_float_equal(&m[rep[r]], b, map))
+            if (gp_match_float(&m[rep[r]], b, map) == 0)
                 break;
         if (r == n_rep) {
             rep[n_rep++] = ord[k].index;

@@ -109,15 +109,14 @@ uint64_t gen_hash_values(const ops_shape *s, const uint32_t *v, int64_t n) {
     return gen_mix64(a ^ gen_mix64(b + (uint64_t)n));
 }
 
-static int gen_u64_cmp(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 uint64_t gen_hash_outputs(const uint64_t *h, int32_t n) {
     uint64_t s[GEN_MAX_GOUT];
-    memcpy(s, h, sizeof(uint64_t) * (size_t)n);
-    qsort(s, (size_t)n, sizeof s[0], gen_u64_cmp);
+    for (int32_t i = 0; i < n; i++) { /* insertion sort: a handful of values */
+        int32_t j = i;
+        for (; j > 0 && s[j - 1] > h[i]; j--)
+            s[j] = s[j - 1];
+        s[j] = h[i];
+    }
     uint64_t r = gen_mix64(0x6f75747075747321ull ^ (uint64_t)n);
     for (int32_t i = 0; i < n; i++)
         r = gen_mix64(r ^ s[i]);
@@ -344,6 +343,11 @@ static int gen_op_variants(gen_space *sp, ops_type op, char *err, size_t errlen)
         if (ops_params_check(op, &va.p, NULL, 0) == 0) {
             va.n_out = od->n_out >= 0 ? od->n_out : (int32_t)va.p.v[PM_PARTS];
             va.weight_transform = n_in >= 1 && (od->weight_input_mask & 1);
+            /* windowed: ops_window2d knows the op (probed on an input the window fits) */
+            ops_shape px = {4, {1, 1, 8, 8}}, pw = {4, {1, 1, 1, 1}};
+            ops_window win;
+            va.windowed = n_in >= 1 && ops_window2d(op, &va.p, &px, &pw, &win, NULL, 0) == 0;
+            va.has_axis = ops_param_desc_of(op, PM_AXIS) != NULL;
             int ok = va.n_out >= 1 && va.n_out <= GEN_MAX_OUT;
             if (ok && n_in == 0) {
                 /* a constant: it must type-check, and a drawn size must give a pool shape */
