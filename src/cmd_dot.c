@@ -7,14 +7,15 @@
 #include "graph.h"
 
 static void dot_usage(void) {
-    printf("usage: tasc dot MODEL [--out FILE]\n"
+    printf("usage: tasc dot MODEL [--out FILE] [ONNX options]\n"
            "\n"
            "Write MODEL as a Graphviz DOT graph (render with: dot -Tsvg FILE > model.svg).\n"
            "Nodes made by a rewrite are filled.\n"
            "\n"
            "options:\n"
-           "  --out FILE  write to FILE instead of stdout\n"
-           "  -h, --help  this text\n"
+           "  --out FILE            write to FILE instead of stdout\n"
+           CMD_MODEL_OPTS_HELP
+           "  -h, --help            this text\n"
            "\n"
            "environment: TASC_MAX_ELEMENTS  per-tensor element limit when loading\n"
            "exit codes: 0 ok, 1 bad model file or cannot write FILE, 2 bad command line\n");
@@ -26,8 +27,15 @@ int cmd_dot(int argc, char **argv) {
         return TASC_EXIT_OK;
     }
     const char *model = NULL, *out = NULL, *val = NULL;
+    cmd_model_opts mo;
+    memset(&mo, 0, sizeof mo);
     for (int i = 1; i < argc; i++) {
-        int r = cmd_opt_value("dot", argc, argv, &i, "--out", &val);
+        int r = cmd_model_opt("dot", argc, argv, &i, &mo);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        r = cmd_opt_value("dot", argc, argv, &i, "--out", &val);
         if (r < 0)
             return TASC_EXIT_USAGE;
         if (r > 0) {
@@ -49,7 +57,7 @@ int cmd_dot(int argc, char **argv) {
         cmd_error("dot", "missing MODEL (tasc dot --help)");
         return TASC_EXIT_USAGE;
     }
-    graph *g = cmd_load_model_as("dot", model);
+    graph *g = cmd_load_model_opts("dot", model, &mo);
     if (!g)
         return TASC_EXIT_INPUT;
     int rc = TASC_EXIT_OK;

@@ -11,19 +11,21 @@
 #include "cmd.h"
 #include "graph.h"
 
-static const char *const info_dtype_names[GRAPH_DT_COUNT] = {[GRAPH_DT_F32] = "f32", [GRAPH_DT_I64] = "i64"};
+static const char *const info_dtype_names[GRAPH_DT_COUNT] = {[GRAPH_DT_F32] = "float32", [GRAPH_DT_I64] = "int64"};
 
 static void info_usage(void) {
-    printf("usage: tasc info MODEL [--json]\n"
+    printf("usage: tasc info MODEL [--json] [ONNX options]\n"
            "\n"
            "Print what a model is made of: its inputs and outputs with shapes, the node count,\n"
-           "the operator counts (in op-table order), total FLOPs (a multiply-add counts 2),\n"
-           "multiply-adds (FLOPs / 2), the parameter count and bytes (float32), and the bytes of\n"
-           "all intermediate tensors.\n"
+           "the operator counts (in op-table order), total FLOPs (a multiply-add counts 2; bias\n"
+           "adds and activations 1 per element), the multiply-adds of conv2d and matmul (the\n"
+           "figure papers publish), the parameter count and bytes (float32), and the bytes of all\n"
+           "intermediate tensors.\n"
            "\n"
            "options:\n"
-           "  --json     one JSON object on stdout instead of text\n"
-           "  -h, --help this text\n"
+           "  --json                one JSON object on stdout instead of text\n"
+           CMD_MODEL_OPTS_HELP
+           "  -h, --help            this text\n"
            "\n"
            "environment: TASC_MAX_ELEMENTS  per-tensor element limit when loading\n"
            "exit codes: 0 ok, 1 bad model file, 2 bad command line\n");
@@ -32,7 +34,24 @@ static void info_usage(void) {
 typedef struct {
     graph_stats st;
     int64_t n_params;   /* elements of all weights */
+    double macs;        /* multiply-adds of conv2d and matmul (the figure papers publish) */
 } info_totals;
+
+/* Multiply-adds of one node, as papers count them: conv2d H'W'F * C/g*KH*KW per image, matmul
+ * m*n*k per batch entry; bias adds, activations and the other operators are not counted (they
+ * are in the FLOPs). */
+static double info_node_macs(const graph *g, const graph_node *nd) {
+    const ops_shape *out = &g->tensors[nd->out[0]].shape;
+    if (nd->op == OP_CONV2D) {
+        const ops_shape *w = &g->tensors[nd->in[1]].shape; /* (F, C/g, KH, KW) */
+        return (double)ops_shape_numel(out) * (double)(w->dims[1] * w->dims[2] * w->dims[3]);
+    }
+    if (nd->op == OP_MATMUL) {
+        const ops_shape *a = &g->tensors[nd->in[0]].shape; /* (..., m, k) */
+        return (double)ops_shape_numel(out) * (double)a->dims[a->rank - 1];
+    }
+    return 0.0;
+}
 
 static void info_compute(const graph *g, info_totals *t) {
     memset(t, 0, sizeof *t);
@@ -42,6 +61,8 @@ static void info_compute(const graph *g, info_totals *t) {
         if (n > 0)
             t->n_params += n;
     }
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        t->macs += info_node_macs(g, &g->nodes[i]);
 }
 
 static json_t *info_tensor_list(const graph *g, const int32_t *ids, int32_t n) {
@@ -75,7 +96,7 @@ static int info_json(const graph *g, const char *path) {
             json_object_set_new(ops, ops_table[op].name, json_integer(t.st.op_count[op]));
     json_object_set_new(o, "op_counts", ops);
     json_object_set_new(o, "flops", json_real(t.st.flops));
-    json_object_set_new(o, "multiply_adds", json_real(t.st.flops / 2.0));
+    json_object_set_new(o, "multiply_adds", json_real(t.macs));
     json_object_set_new(o, "params", json_integer(t.n_params));
     json_object_set_new(o, "param_bytes", json_integer(t.st.param_bytes));
     json_object_set_new(o, "activation_bytes", json_integer(t.st.act_bytes));
@@ -93,8 +114,10 @@ static int info_json(const graph *g, const char *path) {
 static void info_bytes(char *buf, size_t len, int64_t b) {
     if (b >= (INT64_C(1) << 30))
         snprintf(buf, len, "%lld (%.2f GiB)", (long long)b, (double)b / (1 << 30));
-    else
+    else if (b >= (INT64_C(1) << 20))
         snprintf(buf, len, "%lld (%.2f MiB)", (long long)b, (double)b / (1 << 20));
+    else
+        snprintf(buf, len, "%lld (%.2f KiB)", (long long)b, (double)b / (1 << 10));
 }
 
 static int info_text(const graph *g, const char *path) {
@@ -105,20 +128,20 @@ static int info_text(const graph *g, const char *path) {
     printf("inputs:\n");
     for (int32_t i = 0; i < g->n_inputs; i++) {
         const graph_tensor *ts = &g->tensors[g->inputs[i]];
-        printf("  %-24s %s %s\n", ts->name, info_dtype_names[ts->dtype], ops_shape_str(&ts->shape, sh, sizeof sh));
+        printf("  %-24s %-7s %s\n", ts->name, info_dtype_names[ts->dtype], ops_shape_str(&ts->shape, sh, sizeof sh));
     }
     printf("outputs:\n");
     for (int32_t i = 0; i < g->n_outputs; i++) {
         const graph_tensor *ts = &g->tensors[g->outputs[i]];
-        printf("  %-24s %s %s\n", ts->name, info_dtype_names[ts->dtype], ops_shape_str(&ts->shape, sh, sizeof sh));
+        printf("  %-24s %-7s %s\n", ts->name, info_dtype_names[ts->dtype], ops_shape_str(&ts->shape, sh, sizeof sh));
     }
     printf("nodes: %d\n", (int)t.st.n_nodes);
     printf("ops:\n");
     for (int op = 0; op < OP_COUNT; op++)
         if (t.st.op_count[op])
             printf("  %-16s %d\n", ops_table[op].name, (int)t.st.op_count[op]);
-    printf("flops: %.6f G\n", t.st.flops / 1e9);
-    printf("multiply-adds: %.6f G\n", t.st.flops / 2e9);
+    printf("flops: %.0f (%.4f G)\n", t.st.flops, t.st.flops / 1e9);
+    printf("multiply-adds (conv2d, matmul): %.0f (%.4f G)\n", t.macs, t.macs / 1e9);
     info_bytes(b, sizeof b, t.st.param_bytes);
     printf("params: %lld\n", (long long)t.n_params);
     printf("param bytes: %s\n", b);
@@ -133,9 +156,14 @@ int cmd_info(int argc, char **argv) {
         return TASC_EXIT_OK;
     }
     const char *model = NULL;
-    int as_json = 0;
+    int as_json = 0, r;
+    cmd_model_opts mo;
+    memset(&mo, 0, sizeof mo);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        if ((r = cmd_model_opt("info", argc, argv, &i, &mo)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+        } else if (!strcmp(argv[i], "--json"))
             as_json = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cmd_bad_option("info", argv[i]);
@@ -150,7 +178,7 @@ int cmd_info(int argc, char **argv) {
         cmd_error("info", "missing MODEL (tasc info --help)");
         return TASC_EXIT_USAGE;
     }
-    graph *g = cmd_load_model_as("info", model);
+    graph *g = cmd_load_model_opts("info", model, &mo);
     if (!g)
         return TASC_EXIT_INPUT;
     int rc = as_json ? info_json(g, model) : info_text(g, model);

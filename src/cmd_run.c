@@ -24,6 +24,7 @@
 
 static void run_usage(void) {
     printf("usage: tasc run MODEL [--seed S] [--input NAME=FILE.npy ...] [--out-dir DIR] [--threads T]\n"
+           "                     [ONNX options]\n"
            "\n"
            "Run MODEL on the CPU reference executor and print, per output: its shape, mean, std,\n"
            "min, max, checksum (sum of |x|) and the number of NaN and Inf values. Statistics are\n"
@@ -39,6 +40,7 @@ static void run_usage(void) {
            "                        than letters, digits, '.', '-', '_' in names become '_'. Files are\n"
            "                        written only if the run succeeds\n"
            "  --threads T           OpenMP threads for the CPU kernels (default: OpenMP's choice)\n"
+           CMD_MODEL_OPTS_HELP
            "  -h, --help            this text\n"
            "\n"
            "environment: TASC_MAX_ELEMENTS  per-tensor element limit when loading\n"
@@ -147,8 +149,9 @@ static int run_mkdirs(const char *dir) {
 }
 
 /* Write every output into dir; on any failure remove what this call created and return -1
- * (message printed). Files are first written under hidden temporary names, then renamed. */
-static int run_write_outputs(const graph *g, const char *dir, float *const *out) {
+ * (message printed). Files are first written under hidden temporary names, then renamed.
+ * On success *paths receives the n_outputs file names (caller frees each and the array). */
+static int run_write_outputs(const graph *g, const char *dir, float *const *out, char ***paths) {
     int32_t n = g->n_outputs;
     char **names = calloc((size_t)n + 1, sizeof *names);
     char **final = calloc((size_t)n + 1, sizeof *final);
@@ -196,8 +199,8 @@ static int run_write_outputs(const graph *g, const char *dir, float *const *out)
         }
         written[j] = 2;
     }
-    for (int32_t j = 0; j < n; j++)
-        printf("wrote %s\n", final[j]);
+    *paths = final;
+    final = NULL;
     rc = 0;
 done:
     for (int32_t j = 0; written && j < n; j++) {
@@ -242,8 +245,13 @@ int cmd_run(int argc, char **argv) {
         cmd_error("run", "out of memory");
         return TASC_EXIT_INTERNAL;
     }
+    cmd_model_opts mo;
+    memset(&mo, 0, sizeof mo);
     for (int i = 1; i < argc; i++) {
-        if ((r = cmd_opt_value("run", argc, argv, &i, "--seed", &val)) != 0) {
+        if ((r = cmd_model_opt("run", argc, argv, &i, &mo)) != 0) {
+            if (r < 0)
+                goto usage;
+        } else if ((r = cmd_opt_value("run", argc, argv, &i, "--seed", &val)) != 0) {
             if (r < 0 || cmd_parse_i64("run", "--seed", val, 0, INT64_MAX, &seed) < 0)
                 goto usage;
         } else if ((r = cmd_opt_value("run", argc, argv, &i, "--threads", &val)) != 0) {
@@ -289,8 +297,9 @@ int cmd_run(int argc, char **argv) {
 
     int rc = TASC_EXIT_INPUT;
     char err[RUN_ERR_LEN];
-    graph *g = cmd_load_model_as("run", model);
+    graph *g = cmd_load_model_opts("run", model, &mo);
     float **in = NULL, **out = NULL;
+    char **paths = NULL;
     if (!g)
         goto done;
     in = calloc((size_t)g->n_inputs + 1, sizeof *in);
@@ -345,7 +354,7 @@ int cmd_run(int argc, char **argv) {
             goto done;
         }
     }
-    if (out_dir && run_write_outputs(g, out_dir, out) < 0)
+    if (out_dir && run_write_outputs(g, out_dir, out, &paths) < 0)
         goto done;
     printf("model: %s (%s), seed %lld\n", g->name ? g->name : "", model, seed);
     for (int32_t j = 0; j < g->n_outputs; j++) {
@@ -357,8 +366,11 @@ int cmd_run(int argc, char **argv) {
                ts->name, ops_shape_str(&ts->shape, sh, sizeof sh), s.mean, s.std, s.min, s.max, s.abs_sum,
                (long long)s.n_nan, (long long)s.n_inf);
     }
-    printf("memory: peak %.3f MiB, %.3f MiB allocated in all, %d nodes run\n",
-           (double)st.peak_bytes / (1 << 20), (double)st.total_bytes / (1 << 20), (int)st.nodes_run);
+    printf("memory: peak %lld bytes (%.2f MiB), %lld bytes allocated in all, %d nodes run\n",
+           (long long)st.peak_bytes, (double)st.peak_bytes / (1 << 20), (long long)st.total_bytes,
+           (int)st.nodes_run);
+    for (int32_t j = 0; paths && j < g->n_outputs; j++)
+        printf("wrote %s\n", paths[j]);
     rc = TASC_EXIT_OK;
 done:
     if (g) {
@@ -366,10 +378,13 @@ done:
             free(in[i]);
         for (int32_t j = 0; out && j < g->n_outputs; j++)
             free(out[j]);
+        for (int32_t j = 0; paths && j < g->n_outputs; j++)
+            free(paths[j]);
         graph_free(g);
     }
     free(in);
     free(out);
+    free(paths);
     free(inputs);
     return rc;
 usage:
