@@ -183,7 +183,7 @@ const char *mm_config_name(int32_t i, char *buf, size_t len) {
         snprintf(buf, len, "?");
     else
         snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
-                 c->tm, c->tn, "srd"[c->pipe], c->stages, c->kunroll, c->minb);
+                 c->tm, c->tn, "srdh"[c->pipe], c->stages, c->kunroll, c->minb);
     return buf;
 }
 
@@ -308,10 +308,15 @@ int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const
 
 void mm_choose_heuristic(const mm_problem *p, mm_choice *c) {
     const int sms = mm_device()->sm_count;
-    static int32_t small = -1; /* 64x64 tiles, 128 threads */
-    if (small < 0)
-        small = mm_config_find("64x64x8_w32x32_t4x8_s3_u8_b4");
-    const int32_t big = MM_WT_DEFAULT_CFG; /* 128x128 tiles, 256 threads */
+    static int32_t small = -1, big = -1; /* 64x64 and 128x128 tiles, 256 threads */
+    if (small < 0) {
+        small = mm_config_find("64x64x16_w32x16_t4x4_d2_u16_b2");
+        big = mm_config_find("128x128x16_w64x32_t8x8_r2_u16_b2");
+        if (small < 0 || big < 0) { /* a bug: the names below are in the configuration list */
+            fprintf(stderr, "tasc: matmul heuristic: configuration missing from the list\n");
+            abort();
+        }
+    }
     c->cfg = big;
     c->split_k = 1;
     c->group_m = MM_WT_DEFAULT_GROUP;

@@ -82,7 +82,7 @@ typedef struct {
     int32_t kunroll;      /* unroll of the k loop inside a tile */
     int32_t minb;         /* blocks per SM the register allocation allows */
     int32_t pipe;         /* 0: cp.async pipeline (name: s), 1: register-staged double buffer (r),
-                             2: 1 with double-buffered fragments (d) */
+                             2: 1 with double-buffered fragments (d), 3: 2 with B by cp.async (h) */
     int32_t threads;
     int32_t smem_bytes;   /* dynamic shared memory per block */
 } mm_tile_config;
@@ -96,7 +96,7 @@ typedef struct {
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
-/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2: register-staged); returns buf. */
+/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2, h2: register-staged); returns buf. */
 const char *mm_config_name(int32_t i, char *buf, size_t len);
 int32_t mm_config_find(const char *name);                  /* -1 if unknown */
 /* 0 if the choice can run p on the current device, else -1 with the reason. */

@@ -30,18 +30,17 @@
  * (ptxas -v); variants with and without the cap are there for the tuner to compare. */
 const mm_wt_entry mm_wt_table_big[] = {
     MM_WT(128, 128, 8, 64, 32, 8, 8, 3, 8, 2, 0),    /* 0: v7 / v8; 256 threads, 2 blocks per SM */
-    MM_WT(128, 128, 16, 64, 32, 8, 8, 3, 16, 2, 0),  /* longer k-step: half the barriers */
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 1, 1),    /* register-staged, no register cap */
-    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 1),
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 1),  /* register-staged, k-step 16 */
     MM_WT(128, 128, 16, 32, 64, 8, 8, 2, 16, 2, 1),  /* warps 4x2 instead of 2x4 */
-    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 2, 2),    /* double-buffered fragments */
-    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 2),
-    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 1, 2),
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 1, 2),  /* double-buffered fragments, no register cap */
+    MM_WT(128, 128, 8, 64, 32, 8, 8, 2, 8, 2, 3),    /* ... with B by cp.async: fits the cap */
+    MM_WT(128, 128, 16, 64, 32, 8, 8, 2, 16, 2, 3),
+    MM_WT(128, 128, 16, 32, 64, 8, 8, 2, 16, 2, 3),
     MM_WT(128, 256, 8, 64, 64, 8, 16, 2, 8, 1, 1),   /* cuBLAS's tile: 128 outputs per thread */
     MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 1),
     MM_WT(128, 256, 8, 64, 64, 8, 16, 2, 8, 1, 2),
     MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 2),
+    MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 3),
     MM_WT(256, 128, 8, 64, 64, 16, 8, 2, 8, 1, 2),
-    MM_WT(128, 256, 8, 64, 64, 8, 16, 3, 8, 1, 0),
 };
 const int mm_wt_count_big = (int)(sizeof mm_wt_table_big / sizeof mm_wt_table_big[0]);

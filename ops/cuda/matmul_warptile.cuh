@@ -8,7 +8,9 @@
  *   1  two stages, register-staged: the global loads of tile kt+1 (float4 where aligned) are issued
  *      before tile kt is computed and stored to the other stage after it, one barrier per tile;
  *   2  as 1, plus fragments double-buffered in registers and the barrier inside the last k-step,
- *      so the next tile's first shared-memory reads overlap the current tile's last FMAs.
+ *      so the next tile's first shared-memory reads overlap the current tile's last FMAs;
+ *   3  as 2, with B copied by cp.async straight into the next stage (only A, which is transposed
+ *      on the way, passes through registers): fewer registers and instructions per tile.
  * The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
  * grid (TR = WM/TM, TC = WN/TN) and each thread owns TM x TN outputs made of 4x4 pieces spaced
  * TR*4 rows and TC*4 columns apart. A warp's float4 reads of A then touch TR distinct, contiguous
@@ -52,8 +54,8 @@ struct mm_wt_cfg {
     static_assert((BM * BK) % THREADS == 0 && A_KV >= 1 && BK % A_KV == 0, "A copies: whole rows");
     static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "B copies (4-byte): whole rows");
     static_assert(BK % (THREADS / (BN / 4)) == 0, "B copies (16-byte): whole rows");
-    static_assert(PIPE == 0 ? STAGES >= 2 : (PIPE == 1 || PIPE == 2), "pipeline kinds: 0 cp.async, 1 and 2 register-staged");
-    static_assert(PIPE != 2 || (KU == BK && BK % 2 == 0), "PIPE 2 needs the k loop fully unrolled");
+    static_assert(PIPE == 0 ? STAGES >= 2 : (PIPE >= 1 && PIPE <= 3), "pipeline kinds 0 .. 3");
+    static_assert(PIPE < 2 || (KU == BK && BK % 2 == 0), "pipelines 2 and 3 need the k loop fully unrolled");
 };
 
 /* acc += the tile in shared memory: sA = this thread's A fragment base in sAt, sB likewise. */
@@ -141,11 +143,29 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
     const float *s_rd_a = sm + wm0 + tr * 4;           /* stage 0's A fragment base */
     const float *s_rd_b = sm + BK * LDA + wn0 + tc * 4; /* stage 0's B fragment base */
 
+    /* cp.async of B (pipelines 0 and 3): shared address, bytes per copy (0 outside the matrix) */
+    const int b_bytes = vec_b ? (b_left >= 4 ? 16 : (b_left > 0 ? 4 * b_left : 0)) : (b_left > 0 ? 4 : 0);
+    const unsigned s_base = (unsigned)__cvta_generic_to_shared(sm);
+    const unsigned b_dst = s_base + 4u * b_sts;
+    auto copy_b = [&](int stage, int kt) { /* tile kt of B into stage, by cp.async; b_cur not advanced */
+        const unsigned so = (unsigned)(stage * CFG::STAGE_FLOATS * 4);
+        const int klim = kt < kfull ? BK : ke - kb - kt * BK;
+        if (vec_b) {
+#pragma unroll
+            for (int j = 0; j < BK / B_RS4; j++)
+                mm_cp_async16_u(b_dst + so + 4u * j * B_RS4 * LDB, b_cur + j * b_jstep,
+                                b_kr + j * B_RS4 < klim ? b_bytes : 0);
+        } else {
+#pragma unroll
+            for (int j = 0; j < BK / B_RS1; j++)
+                mm_cp_async4_u(b_dst + so + 4u * j * B_RS1 * LDB, b_cur + j * b_jstep,
+                               b_kr + j * B_RS1 < klim ? b_bytes : 0);
+        }
+    };
+
     if constexpr (CFG::PIPE == 0) {
         const int a_bytes = a_row_ok ? 4 : 0;
-        const int b_bytes = vec_b ? (b_left >= 4 ? 16 : (b_left > 0 ? 4 * b_left : 0)) : (b_left > 0 ? 4 : 0);
-        const unsigned s_base = (unsigned)__cvta_generic_to_shared(sm);
-        const unsigned a_dst = s_base + 4u * a_sts, b_dst = s_base + 4u * b_sts;
+        const unsigned a_dst = s_base + 4u * a_sts;
         auto load_tile = [&](int stage, int kt) {
             const unsigned so = (unsigned)(stage * CFG::STAGE_FLOATS * 4);
             if (kt < kfull) {
@@ -200,11 +220,12 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         }
         mm_cp_async_wait<0>();
     } else {
-        /* register-staged double buffer */
+        /* register-staged double buffer (pipeline 3: only A; B goes by cp.async, waited for just
+         * before the barrier) */
         const bool a_vec = a.vec_a && A_KV % 4 == 0; /* kb and a_k are multiples of 4 */
         const bool b_col_ok = b_left > 0;            /* 16-byte path: N % 4 == 0, so all 4 or none */
-        float ra[A_KV], rb[CFG::B_PER];
-        auto load_regs = [&](int kt) {
+        float ra[A_KV], rb[CFG::PIPE == 3 ? 1 : CFG::B_PER];
+        auto load_regs = [&](int kt, int stage) { /* tile kt; B (pipeline 3) straight into stage */
             const int klim = kt < kfull ? BK : ke - kb - kt * BK;
             if (a_vec && kt < kfull) {
 #pragma unroll
@@ -217,7 +238,10 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
                 for (int i = 0; i < A_KV; i++)
                     ra[i] = (a_row_ok && a_k + i < klim) ? __ldg(a_cur + i) : 0.0f;
             }
-            if (vec_b) {
+            if constexpr (CFG::PIPE == 3) {
+                copy_b(stage, kt);
+                mm_cp_async_commit();
+            } else if (vec_b) {
 #pragma unroll
                 for (int j = 0; j < BK / B_RS4; j++) {
                     float4 v = (b_col_ok && b_kr + j * B_RS4 < klim)
@@ -238,7 +262,9 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
 #pragma unroll
             for (int i = 0; i < A_KV; i++)
                 st[a_sts + i * LDA] = ra[i];
-            if (vec_b) {
+            if constexpr (CFG::PIPE == 3) {
+                mm_cp_async_wait<0>(); /* this thread's B copies of the tile have landed */
+            } else if (vec_b) {
 #pragma unroll
                 for (int j = 0; j < BK / B_RS4; j++)
                     *reinterpret_cast<float4 *>(&st[b_sts + j * B_RS4 * LDB]) =
@@ -250,7 +276,7 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             }
         };
         if (ktiles > 0) {
-            load_regs(0);
+            load_regs(0, 0);
             store_regs(0);
         }
         __syncthreads();
@@ -258,7 +284,7 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             for (int kt = 0; kt < ktiles; kt++) {
                 const bool next = kt + 1 < ktiles;
                 if (next)
-                    load_regs(kt + 1); /* in flight during the compute below */
+                    load_regs(kt + 1, (kt + 1) & 1); /* in flight during the compute below */
                 const int so = (kt & 1) * CFG::STAGE_FLOATS;
                 mm_wt_compute<CFG>(acc, s_rd_a + so, s_rd_b + so);
                 if (next)
@@ -266,7 +292,7 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
                 __syncthreads();
             }
         } else {
-            /* PIPE 2: as 1, with the fragments double-buffered in registers and the barrier moved
+            /* PIPE 2 and 3: as 1, with the fragments double-buffered in registers and the barrier moved
              * into the last k-step: after it, the first fragments of tile kt+1 are read while the
              * last k-step of tile kt is computed, so no warp waits for shared memory after the
              * barrier. Stage (kt+1)&1 is written at the last k-step of tile kt: its last reads
@@ -288,7 +314,7 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             for (int kt = 0; kt < ktiles; kt++) {
                 const bool next = kt + 1 < ktiles;
                 if (next)
-                    load_regs(kt + 1);
+                    load_regs(kt + 1, (kt + 1) & 1);
                 const int so = (kt & 1) * CFG::STAGE_FLOATS, nso = CFG::STAGE_FLOATS - so;
 #pragma unroll
                 for (int k = 0; k < BK; k++) {
