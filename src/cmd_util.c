@@ -183,6 +183,20 @@ int cmd_tmp_open(const char *cmd, const char *path, cmd_tmpfile *t) {
         return -1;
     }
     memcpy(t->path, path, n + 1);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        /* a device or a pipe (/dev/stdout, a fifo): write to it directly; renaming a temporary
+         * over it would replace the device node */
+        free(t->tmp);
+        t->tmp = NULL;
+        t->f = fopen(path, "w");
+        if (!t->f) {
+            cmd_error(cmd, "%s: cannot write: %s", path, strerror(errno));
+            cmd_tmp_abort(t);
+            return -1;
+        }
+        return 0;
+    }
     memcpy(t->tmp, path, n);
     memcpy(t->tmp + n, ".tmpXXXXXX", 11);
     int fd = mkstemp(t->tmp);
@@ -212,7 +226,7 @@ int cmd_tmp_commit(const char *cmd, cmd_tmpfile *t) {
         saved = errno;
     }
     t->f = NULL;
-    if (!bad && rename(t->tmp, t->path) != 0) {
+    if (!bad && t->tmp && rename(t->tmp, t->path) != 0) {
         bad = 1;
         saved = errno;
     }

@@ -14,7 +14,9 @@
 #include "graph.h"
 
 /* Inputs: in[i] holds graph input i (numel of its shape floats), or NULL to draw it from the
- * seeded normal generator (seed + i). Outputs: out[j] receives a malloc'd buffer per graph
+ * seeded normal generator (seed + i); int64 inputs (ids) are drawn instead as uniform integers in
+ * [0, min(100, V)) from the same seed, V the rows of the smallest table a gather reads them into.
+ * Given ids must be integers, and those a gather reads must lie in [0, V). Outputs: out[j] receives a malloc'd buffer per graph
  * output (caller frees each). Returns 0, or -1 with a one-line message. */
 int exec_cpu_run(const graph *g, const float *const *in, uint64_t seed, float **out,
                  char *err, size_t errlen);
