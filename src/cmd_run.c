@@ -90,10 +90,10 @@ static void run_summarise(const float *x, int64_t n, run_summary *s) {
 }
 
 /* Output file names: letters, digits, '.', '-', '_' kept, the rest '_'; no leading '.';
- * a name already taken gets "_<j>" appended. */
+ * ".npy" appended; a name already taken gets "_<j>" inserted until it is free. */
 static char *run_file_name(const char *name, int32_t j, char *const *taken, int32_t n_taken) {
     size_t n = strlen(name);
-    char *s = malloc(n + 32);
+    char *s = malloc(n + 16); /* room for "output" and ".npy" */
     if (!s)
         return NULL;
     for (size_t i = 0; i < n; i++) {
@@ -107,11 +107,20 @@ static char *run_file_name(const char *name, int32_t j, char *const *taken, int3
         strcpy(s, "output");
     if (s[0] == '.')
         s[0] = '_';
-    for (int32_t k = 0; k < n_taken; k++)
-        if (taken[k] && !strcmp(taken[k], s)) {
-            snprintf(s + strlen(s), 32, "_%d", (int)j);
-            break;
+    strcat(s, ".npy");
+    for (int32_t k = 0; k < n_taken; k++) {
+        if (!taken[k] || strcmp(taken[k], s) != 0)
+            continue;
+        size_t len = strlen(s) - 4; /* without ".npy" */
+        char *t = realloc(s, len + 32);
+        if (!t) {
+            free(s);
+            return NULL;
         }
+        s = t;
+        snprintf(s + len, 32, "_%d.npy", (int)j);
+        k = -1; /* check the new name against all again */
+    }
     return s;
 }
 
@@ -168,9 +177,7 @@ static int run_write_outputs(const graph *g, const char *dir, float *const *out,
         names[j] = run_file_name(g->tensors[g->outputs[j]].name, j, names, j);
         char tname[64];
         snprintf(tname, sizeof tname, ".tasc-run-%ld-%d.npy", (long)getpid(), (int)j);
-        char fname[1024];
-        snprintf(fname, sizeof fname, "%s.npy", names[j] ? names[j] : "");
-        if (!names[j] || !(final[j] = run_join(dir, fname)) || !(tmp[j] = run_join(dir, tname))) {
+        if (!names[j] || !(final[j] = run_join(dir, names[j])) || !(tmp[j] = run_join(dir, tname))) {
             cmd_error("run", "%s: out of memory", dir);
             goto done;
         }

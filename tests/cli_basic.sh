@@ -109,6 +109,12 @@ check "run --input: same outputs as the generated run" \
 "$TASC" run $SMALL --seed 3 --input=x="$TMP/out/x.npy" --out-dir="$TMP/out2" --threads=2 > /dev/null
 check "run: option=value forms; same bytes written" cmp -s "$TMP/out/fc_out.npy" "$TMP/out2/fc_out.npy"
 
+# names that sanitise to the same file name get distinct files
+"$TASC" run $D/collide.json --out-dir "$TMP/coll" > "$TMP/coll.txt"
+check "run collide: exits 0" test $? -eq 0
+check "run collide: a_b.npy, a_b_1.npy, a_b_1_2.npy" test "$(cd "$TMP/coll" && ls | tr '\n' ' ')" = "a_b.npy a_b_1.npy a_b_1_2.npy "
+check "run collide: three different files" test "$(cd "$TMP/coll" && md5sum * | awk '{print $1}' | sort -u | wc -l)" = 3
+
 # int64 ids: generated ids stay inside the table; given ids are used as they are
 "$TASC" run $D/gather.json --seed 1 > "$TMP/g.txt"
 check "run gather: exits 0" test $? -eq 0
