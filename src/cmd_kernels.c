@@ -167,8 +167,9 @@ static int kernels_list(void) {
     printf("versions (the ladder; each adds one idea to the one before):\n");
     for (int v = 0; v < MM_VERSION_COUNT; v++)
         printf("  %-6s %s\n", mm_version_name((mm_version)v), mm_version_doc((mm_version)v));
-    printf("\ntile configurations of the tuned kernel (block tile, warp tile, thread tile, stages,\n"
-           "k unroll, blocks per SM; threads; shared memory):\n");
+    printf("\ntile configurations of the tuned kernel: block tile MxNxK, warp tile, thread tile,\n"
+           "pipeline and stages (s: cp.async; r: register-staged double buffer; d: r with double-\n"
+           "buffered fragments; h: d with B by cp.async), k unroll, blocks per SM; threads; shared memory\n");
     for (int32_t i = 0; i < mm_config_count(); i++) {
         const mm_tile_config *c = mm_config_get(i);
         char name[96];
