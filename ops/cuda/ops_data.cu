@@ -1,0 +1,274 @@
+/* ops_data.cu: CUDA implementations of the data-movement and constant ops -- transpose (a real
+ * copy in the permuted order), concat and split (one launch for all inputs or outputs), reshape
+ * (a copy when the runtime did not make it an alias), gather (an id that is not an integer in
+ * [0, V) gives a row of zeros, as the CPU reference), enlarge, and the constants const_imm,
+ * const_iconv, const_ones, const_pool.
+ *
+ * Every kernel is indexed by output element (writes coalesced) except split, which is indexed by
+ * input element. Values are copied, never computed, so results equal the CPU reference exactly.
+ */
+#include <stdint.h>
+
+#include "rt_impl.h"
+
+/* --- transpose ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int32_t rank;
+    int64_t d[OPS_MAX_DIMS];  /* collapsed output dims */
+    int64_t st[OPS_MAX_DIMS]; /* input stride of each output dim */
+} rt_perm;
+
+template <typename IT>
+__global__ void rt_transpose_kernel(float *__restrict__ y, const float *__restrict__ x, IT n, rt_perm p) {
+    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < n; i += (IT)gridDim.x * blockDim.x) {
+        IT r = i, off = 0;
+        for (int q = p.rank - 1; q >= 0; q--) {
+            IT dq = (IT)p.d[q], v = r % dq;
+            r /= dq;
+            off += v * (IT)p.st[q];
+        }
+        y[i] = x[off];
+    }
+}
+
+RT_OP_FN(transpose) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int64_t n = ops_shape_numel(os);
+    if (n <= 0)
+        return 0;
+    int64_t xst[OPS_MAX_DIMS];
+    int64_t acc = 1;
+    for (int32_t i = xs->rank - 1; i >= 0; i--) {
+        xst[i] = acc;
+        acc *= xs->dims[i];
+    }
+    rt_perm p;
+    int32_t q = 0;
+    for (int32_t i = 0; i < os->rank; i++) {
+        int64_t d = os->dims[i], st = xst[s->p->list[i]];
+        if (d == 1)
+            continue;
+        if (q > 0 && p.st[q - 1] == st * d) { /* consecutive in the input too: one dim */
+            p.d[q - 1] *= d;
+            p.st[q - 1] = st;
+            continue;
+        }
+        p.d[q] = d;
+        p.st[q] = st;
+        q++;
+    }
+    p.rank = q;
+    const cudaStream_t str = rt_stream(ctx);
+    if (q <= 1) { /* the permutation moves nothing */
+        RT_CUDA_TRY(ctx, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, str));
+        return 0;
+    }
+    if (n < INT32_MAX)
+        rt_transpose_kernel<int32_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], (int32_t)n, p);
+    else
+        rt_transpose_kernel<int64_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], n, p);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* --- concat and split ----------------------------------------------------------------------- */
+
+/* Rows of the joined tensor: outer rows of row elements; part k holds columns [start[k], start[k+1]). */
+typedef struct {
+    const float *src[OPS_MAX_INPUTS];
+    int64_t start[OPS_MAX_INPUTS + 1];
+    int32_t n;
+    int64_t row;
+} rt_cat_args;
+
+typedef struct {
+    float *dst[OPS_MAX_OUTPUTS];
+    int64_t start[OPS_MAX_OUTPUTS + 1];
+    int32_t n;
+    int64_t row;
+} rt_split_args;
+
+/* Largest k < n with start[k] <= col. */
+static __device__ __forceinline__ int rt_part(const int64_t *start, int n, int64_t col) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (start[mid] <= col)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+__global__ void rt_concat_kernel(float *__restrict__ y, int64_t total, rt_cat_args a) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t o = i / a.row, col = i - o * a.row;
+        int k = rt_part(a.start, a.n, col);
+        int64_t len = a.start[k + 1] - a.start[k];
+        y[i] = a.src[k][o * len + col - a.start[k]];
+    }
+}
+
+__global__ void rt_split_kernel(const float *__restrict__ x, int64_t total, rt_split_args a) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t o = i / a.row, col = i - o * a.row;
+        int k = rt_part(a.start, a.n, col);
+        int64_t len = a.start[k + 1] - a.start[k];
+        a.dst[k][o * len + col - a.start[k]] = x[i];
+    }
+}
+
+/* outer = product of dims before axis, inner = after. */
+static void rt_axis_split(const ops_shape *sh, int64_t axis, int64_t *outer, int64_t *inner) {
+    *outer = *inner = 1;
+    for (int32_t i = 0; i < sh->rank; i++) {
+        if (i < axis)
+            *outer *= sh->dims[i];
+        else if (i > axis)
+            *inner *= sh->dims[i];
+    }
+}
+
+RT_OP_FN(concat) {
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer, inner;
+    rt_axis_split(&s->out[0], axis, &outer, &inner);
+    rt_cat_args a;
+    a.n = s->n_in;
+    a.start[0] = 0;
+    for (int32_t k = 0; k < s->n_in; k++) {
+        a.src[k] = in[k];
+        a.start[k + 1] = a.start[k] + s->in[k].dims[axis] * inner;
+    }
+    a.row = a.start[s->n_in];
+    const int64_t total = outer * a.row;
+    if (total <= 0)
+        return 0;
+    rt_concat_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(out[0], total, a);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+RT_OP_FN(split) {
+    const int64_t axis = s->p->v[PM_AXIS];
+    int64_t outer, inner;
+    rt_axis_split(&s->in[0], axis, &outer, &inner);
+    rt_split_args a;
+    a.n = s->n_out;
+    a.start[0] = 0;
+    for (int32_t k = 0; k < s->n_out; k++) {
+        a.dst[k] = out[k];
+        a.start[k + 1] = a.start[k] + s->out[k].dims[axis] * inner;
+    }
+    a.row = a.start[s->n_out];
+    const int64_t total = outer * a.row;
+    if (total <= 0)
+        return 0;
+    rt_split_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(in[0], total, a);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* --- reshape, gather, enlarge --------------------------------------------------------------- */
+
+RT_OP_FN(reshape) {
+    const int64_t n = ops_shape_numel(&s->out[0]);
+    if (out[0] != in[0] && n > 0)
+        RT_CUDA_TRY(ctx, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                         rt_stream(ctx)));
+    return 0;
+}
+
+__global__ void rt_gather_kernel(float *__restrict__ y, const float *__restrict__ table, const float *__restrict__ ids,
+                                 int64_t total, int64_t row, int64_t V) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = i / row, j = i - r * row;
+        float v = ids[r];
+        y[i] = (v >= 0.0f && (double)v < (double)V && v == floorf(v)) ? table[(int64_t)v * row + j] : 0.0f;
+    }
+}
+
+RT_OP_FN(gather) {
+    const ops_shape *ts = &s->in[0];
+    const int64_t V = ts->dims[0], row = ops_shape_numel(ts) / (V > 0 ? V : 1);
+    const int64_t total = ops_shape_numel(&s->out[0]);
+    if (total <= 0 || row <= 0)
+        return 0;
+    rt_gather_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(out[0], in[0], in[1], total,
+                                                                                    row, V);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* (FC, kh, kw) centred into (FC, KH, KW) at (oh, ow), zeros around. */
+__global__ void rt_enlarge_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, int64_t kh,
+                                  int64_t kw, int64_t KH, int64_t KW, int64_t oh, int64_t ow) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t j = i % KW, r = i / KW, h = r % KH, c = r / KH;
+        int64_t hh = h - oh, jj = j - ow;
+        y[i] = (hh >= 0 && hh < kh && jj >= 0 && jj < kw) ? x[(c * kh + hh) * kw + jj] : 0.0f;
+    }
+}
+
+RT_OP_FN(enlarge) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int64_t kh = xs->dims[2], kw = xs->dims[3], KH = os->dims[2], KW = os->dims[3];
+    const int64_t total = ops_shape_numel(os);
+    if (total <= 0)
+        return 0;
+    rt_enlarge_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
+        out[0], in[0], total, kh, kw, KH, KW, (KH - kh) / 2, (KW - kw) / 2);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* --- constants ------------------------------------------------------------------------------ */
+
+__global__ void rt_fill_kernel(float *__restrict__ y, int64_t n, float v) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = v;
+}
+
+/* 1 where (a, b, h, w) = (a, a, ch, cw) in a (A, A, H, W) tensor, else 0; const_imm is H = W = 1. */
+__global__ void rt_eye_kernel(float *__restrict__ y, int64_t total, int64_t A, int64_t H, int64_t W, int64_t ch,
+                              int64_t cw) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t w = i % W, r = i / W, h = r % H;
+        r /= H;
+        int64_t b = r % A, a = r / A;
+        y[i] = (a == b && h == ch && w == cw) ? 1.0f : 0.0f;
+    }
+}
+
+static int rt_fill(rt_ctx *ctx, float *y, int64_t n, float v) {
+    if (n <= 0)
+        return 0;
+    rt_fill_kernel<<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(y, n, v);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+static int rt_eye(rt_ctx *ctx, float *y, int64_t A, int64_t H, int64_t W) {
+    const int64_t total = A * A * H * W;
+    if (total <= 0)
+        return 0;
+    rt_eye_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(y, total, A, H, W, H / 2, W / 2);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+RT_OP_FN(const_imm) { return rt_eye(ctx, out[0], s->out[0].dims[0], 1, 1); }
+
+RT_OP_FN(const_iconv) {
+    const ops_shape *os = &s->out[0]; /* (c, c, kh, kw) */
+    return rt_eye(ctx, out[0], os->dims[0], os->dims[2], os->dims[3]);
+}
+
+RT_OP_FN(const_ones) { return rt_fill(ctx, out[0], ops_shape_numel(&s->out[0]), 1.0f); }
+
+RT_OP_FN(const_pool) {
+    const ops_shape *os = &s->out[0]; /* (c, 1, kh, kw) */
+    return rt_fill(ctx, out[0], ops_shape_numel(os), (float)(1.0 / (double)(os->dims[2] * os->dims[3])));
+}

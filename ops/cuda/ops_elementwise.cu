@@ -1,0 +1,243 @@
+/* ops_elementwise.cu: CUDA implementations of the elementwise ops -- ewadd, ewmul, ewsub, ewdiv,
+ * pow (numpy broadcasting), smul, the activations relu, sigmoid, tanh, gelu, erf, sqrt, clip --
+ * and the bias/activation epilogue other ops share (rt_launch_bias_act).
+ *
+ * Each output element is computed exactly as the CPU reference computes it (ops_cpu.c):
+ * transcendental functions in double, rounded once; so results agree to the last bit or two.
+ * Broadcasting collapses the output's dims to the fewest whose input strides stay regular, then
+ * either runs flat (same shapes, or a one-element operand) or decomposes each output index.
+ * Three layers per op: the kernel, a launcher doing the grid arithmetic, the op-table entry.
+ */
+#include <stdint.h>
+
+#include "rt_impl.h"
+
+/* --- kernels -------------------------------------------------------------------------------- */
+
+enum { RT_BIN_ADD, RT_BIN_MUL, RT_BIN_SUB, RT_BIN_DIV, RT_BIN_POW };
+
+template <int OP> static __device__ __forceinline__ float rt_bin(float u, float v) {
+    if (OP == RT_BIN_ADD)
+        return u + v;
+    if (OP == RT_BIN_MUL)
+        return u * v;
+    if (OP == RT_BIN_SUB)
+        return u - v;
+    if (OP == RT_BIN_DIV)
+        return u / v;
+    return (float)pow((double)u, (double)v);
+}
+
+/* y[i] = a[sa ? i : 0] op b[sb ? i : 0] */
+template <int OP>
+__global__ void rt_bin_flat_kernel(float *__restrict__ y, const float *__restrict__ a, int sa,
+                                   const float *__restrict__ b, int sb, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = rt_bin<OP>(a[sa ? i : 0], b[sb ? i : 0]);
+}
+
+/* The same on float4 groups (n4 = n / 4, every pointer 16-byte aligned). */
+template <int OP>
+__global__ void rt_bin_flat4_kernel(float4 *__restrict__ y, const float *__restrict__ a, int sa,
+                                    const float *__restrict__ b, int sb, int64_t n4) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
+        float4 u = sa ? reinterpret_cast<const float4 *>(a)[i] : make_float4(a[0], a[0], a[0], a[0]);
+        float4 v = sb ? reinterpret_cast<const float4 *>(b)[i] : make_float4(b[0], b[0], b[0], b[0]);
+        y[i] = make_float4(rt_bin<OP>(u.x, v.x), rt_bin<OP>(u.y, v.y), rt_bin<OP>(u.z, v.z), rt_bin<OP>(u.w, v.w));
+    }
+}
+
+typedef struct {
+    int32_t rank;
+    int64_t d[OPS_MAX_DIMS];          /* collapsed output dims */
+    int64_t sa[OPS_MAX_DIMS], sb[OPS_MAX_DIMS]; /* input strides per dim (0: broadcast) */
+} rt_bcast;
+
+template <int OP, typename IT>
+__global__ void rt_bin_bcast_kernel(float *__restrict__ y, const float *__restrict__ a, const float *__restrict__ b,
+                                    IT n, rt_bcast p) {
+    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < n; i += (IT)gridDim.x * blockDim.x) {
+        IT r = i, oa = 0, ob = 0;
+        for (int q = p.rank - 1; q >= 0; q--) {
+            IT dq = (IT)p.d[q], x = r % dq;
+            r /= dq;
+            oa += x * (IT)p.sa[q];
+            ob += x * (IT)p.sb[q];
+        }
+        y[i] = rt_bin<OP>(a[oa], b[ob]);
+    }
+}
+
+enum { RT_UN_RELU, RT_UN_SIGMOID, RT_UN_TANH, RT_UN_GELU, RT_UN_ERF, RT_UN_SQRT, RT_UN_CLIP, RT_UN_SMUL };
+
+typedef struct {
+    float lo, hi;        /* clip */
+    const float *scale;  /* smul: the one-element operand, on the device */
+} rt_un_args;
+
+template <int OP> static __device__ __forceinline__ float rt_un(float v, const rt_un_args &p, float k) {
+    if (OP == RT_UN_RELU)
+        return v < 0.0f ? 0.0f : v;
+    if (OP == RT_UN_SIGMOID)
+        return rt_act(OPS_ACT_SIGMOID, v);
+    if (OP == RT_UN_TANH)
+        return rt_act(OPS_ACT_TANH, v);
+    if (OP == RT_UN_GELU)
+        return rt_act(OPS_ACT_GELU, v);
+    if (OP == RT_UN_ERF)
+        return (float)erf((double)v);
+    if (OP == RT_UN_SQRT)
+        return sqrtf(v);
+    if (OP == RT_UN_CLIP) {
+        v = v < p.lo ? p.lo : v;
+        return v > p.hi ? p.hi : v;
+    }
+    return v * k;
+}
+
+template <int OP>
+__global__ void rt_un_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t n, rt_un_args p) {
+    const float k = OP == RT_UN_SMUL ? p.scale[0] : 0.0f;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = rt_un<OP>(x[i], p, k);
+}
+
+template <int OP>
+__global__ void rt_un4_kernel(float4 *__restrict__ y, const float4 *__restrict__ x, int64_t n4, rt_un_args p) {
+    const float k = OP == RT_UN_SMUL ? p.scale[0] : 0.0f;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
+        float4 v = x[i];
+        y[i] = make_float4(rt_un<OP>(v.x, p, k), rt_un<OP>(v.y, p, k), rt_un<OP>(v.z, p, k), rt_un<OP>(v.w, p, k));
+    }
+}
+
+__global__ void rt_bias_act_kernel(float *__restrict__ y, const float *__restrict__ bias, int64_t n, int64_t channels,
+                                   int64_t inner, int act) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        float v = y[i];
+        if (bias)
+            v += bias[(i / inner) % channels];
+        y[i] = rt_act(act, v);
+    }
+}
+
+/* --- launchers ------------------------------------------------------------------------------ */
+
+static int rt_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* Output dims with each input's strides (0 where it broadcasts), size-1 dims dropped and
+ * neighbours merged where both inputs stay regular across them. */
+static void rt_bcast_make(const ops_shape *os, const ops_shape *as, const ops_shape *bs, rt_bcast *p) {
+    int64_t sa[OPS_MAX_DIMS], sb[OPS_MAX_DIMS];
+    const ops_shape *src[2] = {as, bs};
+    int64_t *dst[2] = {sa, sb};
+    const int32_t r = os->rank;
+    for (int w = 0; w < 2; w++) {
+        int64_t acc = 1;
+        for (int32_t i = r - 1; i >= 0; i--) {
+            int32_t k = i - (r - src[w]->rank);
+            int64_t dk = k >= 0 ? src[w]->dims[k] : 1;
+            dst[w][i] = dk != 1 ? acc : 0;
+            acc *= dk;
+        }
+    }
+    int32_t q = 0;
+    for (int32_t i = 0; i < r; i++) {
+        if (os->dims[i] == 1)
+            continue;
+        if (q > 0 && sa[i] * os->dims[i] == p->sa[q - 1] && sb[i] * os->dims[i] == p->sb[q - 1]) {
+            p->d[q - 1] *= os->dims[i]; /* merge into the previous dim */
+            p->sa[q - 1] = sa[i];
+            p->sb[q - 1] = sb[i];
+            continue;
+        }
+        p->d[q] = os->dims[i];
+        p->sa[q] = sa[i];
+        p->sb[q] = sb[i];
+        q++;
+    }
+    p->rank = q;
+}
+
+template <int OP> static int rt_binary(rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out) {
+    const int64_t n = ops_shape_numel(&s->out[0]);
+    const int64_t na = ops_shape_numel(&s->in[0]), nb = ops_shape_numel(&s->in[1]);
+    const cudaStream_t st = rt_stream(ctx);
+    if (n <= 0)
+        return 0;
+    if ((na == n || na == 1) && (nb == n || nb == 1)) {
+        int sa = na == n && n > 1, sb = nb == n && n > 1;
+        if (n % 4 == 0 && rt_aligned16(out[0]) && rt_aligned16(in[0]) && rt_aligned16(in[1]))
+            rt_bin_flat4_kernel<OP><<<rt_blocks(n / 4, RT_THREADS), RT_THREADS, 0, st>>>(
+                reinterpret_cast<float4 *>(out[0]), in[0], sa, in[1], sb, n / 4);
+        else
+            rt_bin_flat_kernel<OP><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, st>>>(out[0], in[0], sa, in[1], sb, n);
+        RT_LAUNCH_TRY(ctx);
+        return 0;
+    }
+    rt_bcast p;
+    rt_bcast_make(&s->out[0], &s->in[0], &s->in[1], &p);
+    if (n < INT32_MAX && na < INT32_MAX && nb < INT32_MAX)
+        rt_bin_bcast_kernel<OP, int32_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, st>>>(out[0], in[0], in[1],
+                                                                                         (int32_t)n, p);
+    else
+        rt_bin_bcast_kernel<OP, int64_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, st>>>(out[0], in[0], in[1], n, p);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+template <int OP> static int rt_unary(rt_ctx *ctx, const ops_sig *s, const float *x, float *y, rt_un_args p) {
+    const int64_t n = ops_shape_numel(&s->out[0]);
+    const cudaStream_t st = rt_stream(ctx);
+    if (n <= 0)
+        return 0;
+    if (n % 4 == 0 && rt_aligned16(x) && rt_aligned16(y))
+        rt_un4_kernel<OP><<<rt_blocks(n / 4, RT_THREADS), RT_THREADS, 0, st>>>(
+            reinterpret_cast<float4 *>(y), reinterpret_cast<const float4 *>(x), n / 4, p);
+    else
+        rt_un_kernel<OP><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, st>>>(y, x, n, p);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+extern "C" cudaError_t rt_launch_bias_act(float *y, const float *bias, int64_t n, int64_t channels, int64_t inner,
+                                          ops_act act, cudaStream_t s) {
+    if (n <= 0 || (!bias && act == OPS_ACT_NONE))
+        return cudaSuccess;
+    rt_bias_act_kernel<<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, s>>>(y, bias, n, channels > 0 ? channels : 1,
+                                                                       inner > 0 ? inner : 1, (int)act);
+    return cudaGetLastError();
+}
+
+/* --- op-table entries ----------------------------------------------------------------------- */
+
+RT_OP_FN(ewadd) { return rt_binary<RT_BIN_ADD>(ctx, s, in, out); }
+RT_OP_FN(ewmul) { return rt_binary<RT_BIN_MUL>(ctx, s, in, out); }
+RT_OP_FN(ewsub) { return rt_binary<RT_BIN_SUB>(ctx, s, in, out); }
+RT_OP_FN(ewdiv) { return rt_binary<RT_BIN_DIV>(ctx, s, in, out); }
+RT_OP_FN(pow) { return rt_binary<RT_BIN_POW>(ctx, s, in, out); }
+
+static rt_un_args rt_un_none(void) {
+    rt_un_args p = {0.0f, 0.0f, NULL};
+    return p;
+}
+
+RT_OP_FN(relu) { return rt_unary<RT_UN_RELU>(ctx, s, in[0], out[0], rt_un_none()); }
+RT_OP_FN(sigmoid) { return rt_unary<RT_UN_SIGMOID>(ctx, s, in[0], out[0], rt_un_none()); }
+RT_OP_FN(tanh) { return rt_unary<RT_UN_TANH>(ctx, s, in[0], out[0], rt_un_none()); }
+RT_OP_FN(gelu) { return rt_unary<RT_UN_GELU>(ctx, s, in[0], out[0], rt_un_none()); }
+RT_OP_FN(erf) { return rt_unary<RT_UN_ERF>(ctx, s, in[0], out[0], rt_un_none()); }
+RT_OP_FN(sqrt) { return rt_unary<RT_UN_SQRT>(ctx, s, in[0], out[0], rt_un_none()); }
+
+RT_OP_FN(clip) {
+    rt_un_args p = rt_un_none();
+    p.lo = ops_p2f(s->p->v[PM_LO]);
+    p.hi = ops_p2f(s->p->v[PM_HI]);
+    return rt_unary<RT_UN_CLIP>(ctx, s, in[0], out[0], p);
+}
+
+RT_OP_FN(smul) {
+    rt_un_args p = rt_un_none();
+    p.scale = in[1];
+    return rt_unary<RT_UN_SMUL>(ctx, s, in[0], out[0], p);
+}

@@ -1,0 +1,821 @@
+/* rt.c: the GPU runtime's context -- planning a graph's memory, uploading its weights, folding
+ * weight-only nodes, the eager setup run, CUDA graph capture and replay, timing, outputs.
+ *
+ * Tensor classes (rt_impl.h): graph inputs, the weights a run reads and folded values are
+ * persistent allocations; outputs of the nodes of every run are slices of one arena placed by
+ * rt_plan_arena from their lifetimes (step of the producer to the step of the last reader, or the
+ * end for graph outputs); a reshape that runs is an alias of its input's bytes. Graph inputs are
+ * never in the arena, so repeated runs read the same inputs. Nothing is allocated after setup
+ * except by a failed capture's fallback (which allocates nothing either). The context owns every
+ * allocation it makes and frees them in rt_ctx_free.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "rt_impl.h"
+
+#define RT_MAX_GEN_ID 100 /* generated ids lie in [0, 100), as the CPU executor's */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int rt_msg(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* --- process-wide --------------------------------------------------------------------------- */
+
+static void rt_init_once(void) {
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    /* strict FP32: no TF32 in any NVIDIA library this process loads after this point */
+    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+    rt_register_ops();
+}
+
+int rt_available(char *err, size_t errlen) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return rt_msg(err, errlen, "no CUDA device: %s", cudaGetErrorString(e)) + 1;
+    }
+    if (n == 0)
+        return rt_msg(err, errlen, "no CUDA device") + 1;
+    return 1;
+}
+
+const char *rt_device_name(void) {
+    static char name[256];
+    if (!name[0]) {
+        int dev = 0;
+        struct cudaDeviceProp prop;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        snprintf(name, sizeof name, "%s", prop.name);
+    }
+    return name;
+}
+
+/* --- what op implementations use ------------------------------------------------------------ */
+
+cudaStream_t rt_stream(const rt_ctx *c) { return c->stream; }
+cudnnHandle_t rt_cudnn(const rt_ctx *c) { return c->cudnn; }
+int rt_setup_phase(const rt_ctx *c) { return c->phase == RT_PHASE_SETUP; }
+int rt_verbose(const rt_ctx *c) { return c->opts.verbose; }
+const char *rt_node_name(const rt_ctx *c) { return c->cur ? c->g->nodes[c->cur->id].name : "?"; }
+void *rt_node_state(const rt_ctx *c) { return c->cur ? c->cur->state : NULL; }
+
+void rt_node_state_set(rt_ctx *c, void *state, void (*free_fn)(void *state)) {
+    if (!c->cur || c->phase != RT_PHASE_SETUP) {
+        fprintf(stderr, "tasc: internal error: node state set outside the setup phase\n");
+        abort();
+    }
+    if (c->cur->state && c->cur->state_free)
+        c->cur->state_free(c->cur->state);
+    c->cur->state = state;
+    c->cur->state_free = free_fn;
+}
+
+int rt_fail(rt_ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The scratch at least `bytes` long; setup phase only. */
+static int rt_ws_grow(rt_ctx *c, size_t bytes) {
+    if (bytes <= c->ws_size)
+        return 0;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream)); /* nothing may still use the old one */
+    if (c->ws)
+        CUDA_CHECK(cudaFree(c->ws));
+    c->ws = NULL;
+    c->ws_size = 0;
+    cudaError_t e = cudaMalloc(&c->ws, bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        c->ws = NULL;
+        return rt_fail(c, "cannot allocate %.1f MiB of workspace: %s", (double)bytes / 1048576.0,
+                       cudaGetErrorString(e));
+    }
+    c->ws_size = bytes;
+    return 0;
+}
+
+void *rt_workspace(rt_ctx *c, size_t bytes) {
+    if (c->phase == RT_PHASE_SETUP) {
+        if (bytes > c->ws_limit) {
+            rt_fail(c, "needs %.1f MiB of workspace, over the limit of %.1f MiB (TASC_RT_WORKSPACE_MB)",
+                    (double)bytes / 1048576.0, (double)c->ws_limit / 1048576.0);
+            return NULL;
+        }
+        if (rt_ws_grow(c, bytes) < 0)
+            return NULL;
+        if (bytes > c->ws_need)
+            c->ws_need = bytes;
+        return c->ws;
+    }
+    if (bytes > c->ws_size) {
+        rt_fail(c, "internal error: %zu bytes of workspace asked for after setup (%zu reserved)", bytes, c->ws_size);
+        return NULL;
+    }
+    return c->ws;
+}
+
+void *rt_workspace_search(rt_ctx *c, size_t *bytes) {
+    *bytes = 0;
+    if (c->phase != RT_PHASE_SETUP) {
+        rt_fail(c, "internal error: workspace search outside setup");
+        return NULL;
+    }
+    if (rt_ws_grow(c, c->ws_limit) < 0)
+        return NULL;
+    *bytes = c->ws_size;
+    return c->ws;
+}
+
+/* --- inputs as the CPU executor makes them -------------------------------------------------- */
+
+static uint64_t rt_mix(uint64_t x) { /* splitmix64 finaliser, as exec.c */
+    x += UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+/* Smallest table of a gather reading t as ids among nodes whose results reach an output. */
+static int64_t rt_id_bound(const graph *g, const uint8_t *live, int32_t t) {
+    int64_t v = INT64_MAX;
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        const graph_node *nd = &g->nodes[n];
+        if (!live[n] || nd->op != OP_GATHER || nd->n_in < 2 || nd->in[1] != t)
+            continue;
+        const ops_shape *tab = &g->tensors[nd->in[0]].shape;
+        if (tab->rank > 0 && tab->dims[0] < v)
+            v = tab->dims[0];
+    }
+    return v;
+}
+
+/* live[n] = 1 for nodes whose results reach a graph output. */
+static int rt_live_nodes(const graph *g, const int32_t *order, uint8_t *live) {
+    uint8_t *need = calloc((size_t)g->n_tensors + 1, 1);
+    if (!need)
+        return -1;
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        need[g->outputs[j]] = 1;
+    for (int32_t k = g->n_nodes - 1; k >= 0; k--) {
+        const graph_node *nd = &g->nodes[order[k]];
+        live[order[k]] = 0;
+        for (int32_t o = 0; o < nd->n_out; o++)
+            if (need[nd->out[o]])
+                live[order[k]] = 1;
+        if (live[order[k]])
+            for (int32_t i = 0; i < nd->n_in; i++)
+                need[nd->in[i]] = 1;
+    }
+    free(need);
+    return 0;
+}
+
+int rt_make_inputs(const graph *g, uint64_t seed, float **in, char *err, size_t errlen) {
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        in[i] = NULL;
+    int32_t *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    uint8_t *live = calloc((size_t)g->n_nodes + 1, 1);
+    int rc = -1;
+    if (!order || !live) {
+        rt_msg(err, errlen, "out of memory making inputs");
+        goto done;
+    }
+    if (graph_topo_order(g, order, err, errlen) < 0 || rt_live_nodes(g, order, live) < 0)
+        goto done;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *ts = &g->tensors[g->inputs[i]];
+        int64_t n = ops_shape_numel(&ts->shape);
+        in[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        if (!in[i]) {
+            rt_msg(err, errlen, "out of memory making input '%s'", ts->name);
+            goto done;
+        }
+        uint64_t sd = seed + (uint64_t)i;
+        if (ts->dtype == GRAPH_DT_I64) {
+            int64_t hi = rt_id_bound(g, live, g->inputs[i]);
+            if (hi > RT_MAX_GEN_ID)
+                hi = RT_MAX_GEN_ID;
+            uint64_t key = rt_mix(sd);
+            for (int64_t k = 0; k < n; k++)
+                in[i][k] = hi <= 0 ? 0.0f : (float)(int64_t)(rt_mix(key ^ rt_mix((uint64_t)k)) % (uint64_t)hi);
+        } else {
+            graph_fill_normal(in[i], n, sd, 0.0f, 1.0f);
+        }
+    }
+    rc = 0;
+done:
+    if (rc < 0)
+        for (int32_t i = 0; i < g->n_inputs; i++) {
+            free(in[i]);
+            in[i] = NULL;
+        }
+    free(order);
+    free(live);
+    return rc;
+}
+
+/* --- planning ------------------------------------------------------------------------------- */
+
+static int64_t rt_tensor_bytes(const graph *g, int32_t t) {
+    int64_t n = ops_shape_numel(&g->tensors[t].shape);
+    return (n > 0 ? n : 1) * (int64_t)sizeof(float);
+}
+
+static int32_t rt_root(const rt_ctx *c, int32_t t) { return c->tclass[t] == RT_T_ALIAS ? c->alias_of[t] : t; }
+
+static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
+    const graph_node *nd = &g->nodes[id];
+    memset(rn, 0, sizeof *rn);
+    rn->id = id;
+    for (int32_t k = 0; k < nd->n_in; k++)
+        rn->in_sh[k] = g->tensors[nd->in[k]].shape;
+    for (int32_t k = 0; k < nd->n_out; k++)
+        rn->out_sh[k] = g->tensors[nd->out[k]].shape;
+    rn->sig.op = nd->op;
+    rn->sig.p = &nd->p;
+    rn->sig.n_in = nd->n_in;
+    rn->sig.n_out = nd->n_out;
+    rn->sig.in = rn->in_sh;
+    rn->sig.out = rn->out_sh;
+}
+
+/* Classify tensors, list the folded and the running nodes, and place the arena. */
+static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
+    graph *g = c->g;
+    const int32_t nt = g->n_tensors, nn = g->n_nodes;
+    int rc = -1;
+    int32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
+    uint8_t *live = calloc((size_t)nn + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
+    uint8_t *nconst = calloc((size_t)nn + 1, 1), *needed = calloc((size_t)nt + 1, 1);
+    int32_t *step = malloc(((size_t)nn + 1) * sizeof *step);
+    int32_t *first = malloc(((size_t)nt + 1) * sizeof *first), *last = malloc(((size_t)nt + 1) * sizeof *last);
+    rt_span *spans = malloc(((size_t)nt + 1) * sizeof *spans);
+    int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
+    int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
+    c->tclass = calloc((size_t)nt + 1, 1);
+    c->alias_of = malloc(((size_t)nt + 1) * sizeof *c->alias_of);
+    c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
+    if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
+        !c->tclass || !c->alias_of || !c->dev) {
+        rt_msg(err, errlen, "out of memory planning the graph");
+        goto done;
+    }
+    if (graph_topo_order(g, order, err, errlen) < 0 || rt_live_nodes(g, order, live) < 0)
+        goto done;
+    for (int32_t k = 0; k < nn; k++) {
+        const graph_node *nd = &g->nodes[order[k]];
+        if (live[order[k]] && !ops_cuda[nd->op]) {
+            rt_msg(err, errlen, "node '%s': op %s has no CUDA implementation", nd->name, ops_table[nd->op].name);
+            goto done;
+        }
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+        c->alias_of[t] = t;
+    }
+    int32_t n_fold = 0, n_run = 0, n_steps = 0;
+    for (int32_t k = 0; k < nn; k++) {
+        int32_t id = order[k];
+        const graph_node *nd = &g->nodes[id];
+        step[id] = -1;
+        if (!live[id]) {
+            c->n_dead++;
+            continue;
+        }
+        int all = !c->opts.no_fold;
+        for (int32_t i = 0; i < nd->n_in && all; i++)
+            all = isconst[nd->in[i]];
+        if (all) {
+            nconst[id] = 1;
+            for (int32_t o = 0; o < nd->n_out; o++) {
+                isconst[nd->out[o]] = 1;
+                c->tclass[nd->out[o]] = RT_T_PERSIST;
+            }
+            n_fold++;
+            continue;
+        }
+        for (int32_t i = 0; i < nd->n_in; i++)
+            needed[rt_root(c, nd->in[i])] = 1;
+        if (nd->op == OP_RESHAPE) { /* the same bytes under another shape: no kernel */
+            c->tclass[nd->out[0]] = RT_T_ALIAS;
+            c->alias_of[nd->out[0]] = rt_root(c, nd->in[0]);
+            c->n_alias++;
+            continue;
+        }
+        step[id] = n_steps++;
+        n_run++;
+        for (int32_t o = 0; o < nd->n_out; o++)
+            c->tclass[nd->out[o]] = RT_T_ARENA;
+    }
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        c->tclass[g->inputs[i]] = RT_T_PERSIST;
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        needed[rt_root(c, g->outputs[j])] = 1;
+    /* weights: kept if a folded or a running node reads them, or they are outputs */
+    for (int32_t k = 0; k < nn; k++)
+        if (live[k] && nconst[k])
+            for (int32_t i = 0; i < g->nodes[k].n_in; i++)
+                needed[g->nodes[k].in[i]] = 1;
+    for (int32_t t = 0; t < nt; t++)
+        if (g->tensors[t].kind == GRAPH_T_WEIGHT && needed[t])
+            c->tclass[t] = RT_T_PERSIST;
+
+    /* lifetimes of arena tensors, in steps */
+    for (int32_t t = 0; t < nt; t++)
+        first[t] = last[t] = -1;
+    for (int32_t k = 0; k < nn; k++) {
+        int32_t id = order[k];
+        if (step[id] < 0)
+            continue;
+        const graph_node *nd = &g->nodes[id];
+        for (int32_t o = 0; o < nd->n_out; o++)
+            first[nd->out[o]] = last[nd->out[o]] = step[id];
+        for (int32_t i = 0; i < nd->n_in; i++) {
+            int32_t r = rt_root(c, nd->in[i]);
+            if (c->tclass[r] == RT_T_ARENA && step[id] > last[r])
+                last[r] = step[id];
+        }
+    }
+    for (int32_t j = 0; j < g->n_outputs; j++) {
+        int32_t r = rt_root(c, g->outputs[j]);
+        if (c->tclass[r] == RT_T_ARENA)
+            last[r] = n_steps;
+    }
+    int32_t ns = 0;
+    for (int32_t t = 0; t < nt; t++)
+        if (c->tclass[t] == RT_T_ARENA) {
+            spans[ns].bytes = rt_tensor_bytes(g, t);
+            spans[ns].first = first[t];
+            spans[ns].last = last[t];
+            c->unplanned_bytes += spans[ns].bytes;
+            which[ns++] = t;
+        }
+    c->arena_bytes = rt_plan_arena(ns, spans, RT_ALIGN, offs);
+    for (int32_t q = 0; q < ns; q++)
+        c->dev[which[q]] = (float *)(uintptr_t)offs[q]; /* an offset until the arena exists */
+
+    c->fold = calloc((size_t)n_fold + 1, sizeof *c->fold);
+    c->run = calloc((size_t)n_run + 1, sizeof *c->run);
+    if (!c->fold || !c->run) {
+        rt_msg(err, errlen, "out of memory planning the graph");
+        goto done;
+    }
+    for (int32_t k = 0; k < nn; k++) {
+        int32_t id = order[k];
+        if (live[id] && nconst[id])
+            rt_node_init(&c->fold[c->n_fold++], g, id);
+        else if (step[id] >= 0)
+            rt_node_init(&c->run[c->n_run++], g, id);
+    }
+    rc = 0;
+done:
+    free(order);
+    free(live);
+    free(isconst);
+    free(nconst);
+    free(needed);
+    free(step);
+    free(first);
+    free(last);
+    free(spans);
+    free(offs);
+    free(which);
+    return rc;
+}
+
+/* --- memory --------------------------------------------------------------------------------- */
+
+static void *rt_dmalloc(int64_t bytes, const char *what, char *err, size_t errlen) {
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, (size_t)(bytes > 0 ? bytes : 1));
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        rt_msg(err, errlen, "cannot allocate %.1f MiB of device memory for %s: %s", (double)bytes / 1048576.0, what,
+               cudaGetErrorString(e));
+        return NULL;
+    }
+    return p;
+}
+
+static void rt_resolve(rt_ctx *c, rt_node *rn) {
+    const graph_node *nd = &c->g->nodes[rn->id];
+    for (int32_t k = 0; k < nd->n_in; k++)
+        rn->in[k] = c->dev[rt_root(c, nd->in[k])];
+    for (int32_t k = 0; k < nd->n_out; k++)
+        rn->out[k] = c->dev[rt_root(c, nd->out[k])];
+}
+
+/* Allocate the arena and the persistent tensors, upload weights and the default inputs. */
+static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
+    graph *g = c->g;
+    if (c->arena_bytes > 0 && !(c->arena = rt_dmalloc(c->arena_bytes, "the activation arena", err, errlen)))
+        return -1;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        if (c->tclass[t] == RT_T_ARENA) {
+            c->dev[t] = (float *)(c->arena + (uintptr_t)c->dev[t]);
+        } else if (c->tclass[t] == RT_T_PERSIST) {
+            int64_t b = rt_tensor_bytes(g, t);
+            if (!(c->dev[t] = rt_dmalloc(b, g->tensors[t].name, err, errlen)))
+                return -1;
+            if (g->tensors[t].kind == GRAPH_T_INPUT)
+                c->input_bytes += b;
+            else
+                c->persist_bytes += b;
+        }
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (c->tclass[t] == RT_T_ALIAS)
+            c->dev[t] = c->dev[c->alias_of[t]];
+    /* weights, through one host buffer of the largest */
+    int64_t maxb = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (c->tclass[t] == RT_T_PERSIST && g->tensors[t].kind == GRAPH_T_WEIGHT && rt_tensor_bytes(g, t) > maxb)
+            maxb = rt_tensor_bytes(g, t);
+    if (maxb > 0) {
+        float *host = malloc((size_t)maxb);
+        if (!host)
+            return rt_msg(err, errlen, "out of memory staging weights");
+        for (int32_t t = 0; t < g->n_tensors; t++) {
+            if (c->tclass[t] != RT_T_PERSIST || g->tensors[t].kind != GRAPH_T_WEIGHT)
+                continue;
+            if (graph_weight_values(g, t, host, err, errlen) < 0) {
+                free(host);
+                return -1;
+            }
+            CUDA_CHECK(cudaMemcpy(c->dev[t], host, (size_t)rt_tensor_bytes(g, t), cudaMemcpyHostToDevice));
+        }
+        free(host);
+    }
+    float **in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    if (!in)
+        return rt_msg(err, errlen, "out of memory making inputs");
+    int rc = rt_make_inputs(g, 0, in, err, errlen);
+    for (int32_t i = 0; rc == 0 && i < g->n_inputs; i++)
+        if (c->dev[g->inputs[i]])
+            CUDA_CHECK(cudaMemcpy(c->dev[g->inputs[i]], in[i], (size_t)rt_tensor_bytes(g, g->inputs[i]),
+                                  cudaMemcpyHostToDevice));
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        free(in[i]);
+    free(in);
+    if (rc < 0)
+        return -1;
+    for (int32_t k = 0; k < c->n_fold; k++)
+        rt_resolve(c, &c->fold[k]);
+    for (int32_t k = 0; k < c->n_run; k++)
+        rt_resolve(c, &c->run[k]);
+    return 0;
+}
+
+/* --- running nodes -------------------------------------------------------------------------- */
+
+/* Setup-phase check of one node against its CPU reference on the same (downloaded) inputs. */
+static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen) {
+    const graph_node *nd = &c->g->nodes[rn->id];
+    const float *hin[OPS_MAX_INPUTS] = {0};
+    float *hgpu[OPS_MAX_OUTPUTS] = {0}, *href[OPS_MAX_OUTPUTS] = {0};
+    int rc = -1;
+    for (int32_t k = 0; k < nd->n_in; k++) {
+        int64_t n = ops_shape_numel(&rn->in_sh[k]);
+        float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        hin[k] = h;
+        if (!h)
+            goto oom;
+        CUDA_CHECK(cudaMemcpy(h, rn->in[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    for (int32_t k = 0; k < nd->n_out; k++) {
+        int64_t n = ops_shape_numel(&rn->out_sh[k]);
+        hgpu[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        href[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        if (!hgpu[k] || !href[k])
+            goto oom;
+        CUDA_CHECK(cudaMemcpy(hgpu[k], rn->out[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    ops_table[nd->op].cpu(&rn->sig, hin, href);
+    for (int32_t k = 0; k < nd->n_out; k++) {
+        exec_diff d = exec_compare(hgpu[k], href[k], ops_shape_numel(&rn->out_sh[k]));
+        if (d.rel_l2 > c->check_worst || (isnan(d.rel_l2) && !isnan(c->check_worst))) {
+            c->check_worst = d.rel_l2;
+            snprintf(c->check_worst_node, sizeof c->check_worst_node, "%s", nd->name);
+        }
+        if (!(d.rel_l2 <= c->opts.check_tol)) {
+            c->check_failed++;
+            fprintf(stderr, "tasc: node check: '%s' (%s) output %d: rel L2 %.3g, max abs %.3g over tolerance %g\n",
+                    nd->name, ops_table[nd->op].name, (int)k, d.rel_l2, d.max_abs, c->opts.check_tol);
+        }
+    }
+    rc = 0;
+    goto done;
+oom:
+    rt_msg(err, errlen, "out of memory checking node '%s'", nd->name);
+done:
+    for (int32_t k = 0; k < nd->n_in; k++)
+        free((void *)hin[k]);
+    for (int32_t k = 0; k < nd->n_out; k++) {
+        free(hgpu[k]);
+        free(href[k]);
+    }
+    return rc;
+}
+
+static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
+    const graph_node *nd = &c->g->nodes[rn->id];
+    c->cur = rn;
+    c->err[0] = '\0';
+    int r = ops_cuda[nd->op](c, &rn->sig, rn->in, rn->out);
+    c->cur = NULL;
+    if (r < 0)
+        return rt_msg(err, errlen, "node '%s' (%s): %s", nd->name, ops_table[nd->op].name, c->err);
+    if (c->phase == RT_PHASE_SETUP) {
+        /* attribute any device fault to this node */
+        cudaError_t e = cudaStreamSynchronize(c->stream);
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            fprintf(stderr, "tasc: node '%s' (%s): CUDA error: %s (%s)\n", nd->name, ops_table[nd->op].name,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
+            abort();
+        }
+        if (c->opts.check_tol > 0 && rt_check_node(c, rn, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Free persistent tensors that only folded nodes read (weights folded into others). */
+static void rt_drop_folded_inputs(rt_ctx *c) {
+    graph *g = c->g;
+    uint8_t *keep = calloc((size_t)g->n_tensors + 1, 1);
+    if (!keep)
+        return; /* keeping them is always correct */
+    for (int32_t k = 0; k < c->n_run; k++) {
+        const graph_node *nd = &g->nodes[c->run[k].id];
+        for (int32_t i = 0; i < nd->n_in; i++)
+            keep[rt_root(c, nd->in[i])] = 1;
+    }
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        keep[rt_root(c, g->outputs[j])] = 1;
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        keep[g->inputs[i]] = 1;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (c->tclass[t] == RT_T_PERSIST && !keep[t] && c->dev[t]) {
+            CUDA_CHECK(cudaFree(c->dev[t]));
+            c->persist_bytes -= rt_tensor_bytes(g, t);
+            c->dev[t] = NULL;
+            c->tclass[t] = RT_T_NONE;
+        }
+    free(keep);
+}
+
+static int rt_setup(rt_ctx *c, char *err, size_t errlen) {
+    c->phase = RT_PHASE_SETUP;
+    for (int32_t k = 0; k < c->n_fold; k++)
+        if (rt_exec_node(c, &c->fold[k], err, errlen) < 0)
+            return -1;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    rt_drop_folded_inputs(c);
+    for (int32_t k = 0; k < c->n_run; k++)
+        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
+            return -1;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    if (c->ws_size > c->ws_need) { /* searches used more than any chosen algorithm needs */
+        CUDA_CHECK(cudaFree(c->ws));
+        c->ws = NULL;
+        c->ws_size = 0;
+        if (c->ws_need > 0) {
+            if (!(c->ws = rt_dmalloc((int64_t)c->ws_need, "the workspace", err, errlen)))
+                return -1;
+            c->ws_size = c->ws_need;
+        }
+    }
+    c->phase = RT_PHASE_RUN;
+    if (c->opts.no_graph) {
+        c->graph_state = -1;
+        snprintf(c->graph_note, sizeof c->graph_note, "off by option");
+    }
+    return 0;
+}
+
+/* Capture every node of a run into one CUDA graph; on failure, note why and run by launches. */
+static void rt_capture(rt_ctx *c) {
+    cudaGraph_t gr = NULL;
+    char why[RT_ERR_LEN] = "";
+    cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed);
+    if (e != cudaSuccess) {
+        snprintf(why, sizeof why, "begin capture: %s", cudaGetErrorString(e));
+        goto fail;
+    }
+    int32_t reps = c->opts.capture_repeat > 1 ? c->opts.capture_repeat : 1;
+    for (int32_t r = 0; r < reps && !why[0]; r++)
+        for (int32_t k = 0; k < c->n_run; k++)
+            if (rt_exec_node(c, &c->run[k], why, sizeof why) < 0)
+                break;
+    e = cudaStreamEndCapture(c->stream, &gr);
+    if (!why[0] && e != cudaSuccess)
+        snprintf(why, sizeof why, "end capture: %s", cudaGetErrorString(e));
+    if (why[0])
+        goto fail;
+    e = cudaGraphInstantiate(&c->exec, gr, 0);
+    CUDA_CHECK(cudaGraphDestroy(gr));
+    gr = NULL;
+    if (e != cudaSuccess) {
+        snprintf(why, sizeof why, "instantiate: %s", cudaGetErrorString(e));
+        c->exec = NULL;
+        goto fail;
+    }
+    CUDA_CHECK(cudaGraphUpload(c->exec, c->stream));
+    c->graph_state = 1;
+    return;
+fail:
+    if (gr)
+        cudaGraphDestroy(gr);
+    (void)cudaGetLastError();
+    c->graph_state = -1;
+    snprintf(c->graph_note, sizeof c->graph_note, "capture failed: %.140s", why);
+    if (c->opts.verbose)
+        fprintf(stderr, "tasc: CUDA graph %s; running node by node\n", c->graph_note);
+}
+
+/* --- public --------------------------------------------------------------------------------- */
+
+rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
+    rt_init_once();
+    if (err && errlen)
+        err[0] = '\0';
+    if (!rt_available(err, errlen))
+        return NULL;
+    if (graph_validate(g, err, errlen) < 0)
+        return NULL;
+    rt_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        rt_msg(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (o)
+        c->opts = *o;
+    int64_t lim = c->opts.workspace_limit;
+    if (lim <= 0) {
+        const char *env = getenv("TASC_RT_WORKSPACE_MB");
+        char *end = NULL;
+        long long mb = env && *env ? strtoll(env, &end, 10) : RT_DEFAULT_WORKSPACE_MB;
+        if (env && *env && (*end || mb < 0 || mb > (1LL << 20))) {
+            rt_msg(err, errlen, "TASC_RT_WORKSPACE_MB='%s' is not a number of MiB in [0, 1048576]", env);
+            free(c);
+            return NULL;
+        }
+        lim = (int64_t)mb << 20;
+    }
+    c->ws_limit = (size_t)lim;
+    c->check_worst = 0.0;
+    if (!(c->g = graph_clone(g))) {
+        rt_msg(err, errlen, "out of memory copying the graph");
+        free(c);
+        return NULL;
+    }
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CUDNN_CHECK(cudnnCreate(&c->cudnn));
+    CUDNN_CHECK(cudnnSetStream(c->cudnn, c->stream));
+    CUDA_CHECK(cudaEventCreate(&c->ev0));
+    CUDA_CHECK(cudaEventCreate(&c->ev1));
+    if (rt_plan(c, err, errlen) < 0 || rt_alloc(c, err, errlen) < 0 || rt_setup(c, err, errlen) < 0) {
+        rt_ctx_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void rt_nodes_free(rt_node *nodes, int32_t n) {
+    for (int32_t k = 0; k < n; k++)
+        if (nodes[k].state && nodes[k].state_free)
+            nodes[k].state_free(nodes[k].state);
+    free(nodes);
+}
+
+void rt_ctx_free(rt_ctx *c) {
+    if (!c)
+        return;
+    if (c->stream)
+        CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    rt_nodes_free(c->fold, c->n_fold);
+    rt_nodes_free(c->run, c->n_run);
+    if (c->exec)
+        CUDA_CHECK(cudaGraphExecDestroy(c->exec));
+    if (c->dev && c->tclass)
+        for (int32_t t = 0; t < c->g->n_tensors; t++)
+            if (c->tclass[t] == RT_T_PERSIST && c->dev[t])
+                CUDA_CHECK(cudaFree(c->dev[t]));
+    if (c->arena)
+        CUDA_CHECK(cudaFree(c->arena));
+    if (c->ws)
+        CUDA_CHECK(cudaFree(c->ws));
+    if (c->ev0)
+        CUDA_CHECK(cudaEventDestroy(c->ev0));
+    if (c->ev1)
+        CUDA_CHECK(cudaEventDestroy(c->ev1));
+    if (c->cudnn)
+        CUDNN_CHECK(cudnnDestroy(c->cudnn));
+    if (c->stream)
+        CUDA_CHECK(cudaStreamDestroy(c->stream));
+    free(c->tclass);
+    free(c->alias_of);
+    free(c->dev);
+    graph_free(c->g);
+    free(c);
+}
+
+int rt_set_input(rt_ctx *c, int32_t i, const float *host, char *err, size_t errlen) {
+    if (i < 0 || i >= c->g->n_inputs)
+        return rt_msg(err, errlen, "no graph input %d (the graph has %d)", (int)i, (int)c->g->n_inputs);
+    int32_t t = c->g->inputs[i];
+    if (!c->dev[t])
+        return 0; /* no output depends on it */
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    CUDA_CHECK(cudaMemcpy(c->dev[t], host, (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+int rt_run(rt_ctx *c, char *err, size_t errlen) {
+    if (c->graph_state == 0)
+        rt_capture(c);
+    if (c->graph_state == 1) {
+        cudaError_t e = cudaGraphLaunch(c->exec, c->stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return rt_msg(err, errlen, "graph launch: %s", cudaGetErrorString(e));
+        }
+        return 0;
+    }
+    for (int32_t k = 0; k < c->n_run; k++)
+        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+int rt_get_output(rt_ctx *c, int32_t j, float *host, char *err, size_t errlen) {
+    if (j < 0 || j >= c->g->n_outputs)
+        return rt_msg(err, errlen, "no graph output %d (the graph has %d)", (int)j, (int)c->g->n_outputs);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    int32_t t = c->g->outputs[j];
+    CUDA_CHECK(cudaMemcpy(host, c->dev[rt_root(c, t)], (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+int rt_time(rt_ctx *c, int32_t warmup, int32_t reps, double *ms, char *err, size_t errlen) {
+    for (int32_t r = 0; r < warmup; r++)
+        if (rt_run(c, err, errlen) < 0)
+            return -1;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    for (int32_t r = 0; r < reps; r++) {
+        CUDA_CHECK(cudaEventRecord(c->ev0, c->stream));
+        if (rt_run(c, err, errlen) < 0)
+            return -1;
+        CUDA_CHECK(cudaEventRecord(c->ev1, c->stream));
+        CUDA_CHECK(cudaEventSynchronize(c->ev1));
+        float t = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&t, c->ev0, c->ev1));
+        ms[r] = t;
+    }
+    return 0;
+}
+
+void rt_get_info(const rt_ctx *c, rt_info *info) {
+    memset(info, 0, sizeof *info);
+    info->arena_bytes = c->arena_bytes;
+    info->unplanned_bytes = c->unplanned_bytes;
+    info->weight_bytes = c->persist_bytes;
+    info->input_bytes = c->input_bytes;
+    info->workspace_bytes = (int64_t)c->ws_size;
+    info->device_bytes = info->arena_bytes + info->weight_bytes + info->input_bytes + info->workspace_bytes;
+    info->nodes_run = c->n_run;
+    info->nodes_folded = c->n_fold;
+    info->nodes_aliased = c->n_alias;
+    info->nodes_dead = c->n_dead;
+    info->graph = c->graph_state == 1;
+    snprintf(info->graph_note, sizeof info->graph_note, "%s",
+             c->graph_state == 0 ? "not captured yet (first rt_run captures)" : c->graph_note);
+    info->check_worst = c->check_worst;
+    snprintf(info->check_worst_node, sizeof info->check_worst_node, "%s", c->check_worst_node);
+    info->check_failed = c->check_failed;
+}
