@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cli_kernels.sh TASC: `tasc kernels` command-line handling. Every bad command line is refused
+# with one line on stderr and exit 2 before any GPU work; a build without CUDA says so (exit 3).
+# The benchmark itself needs a GPU and is not run here (scripts/gpu_matmul.sh runs it).
+set -u
+TASC=${1:?usage: cli_kernels.sh TASC}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE PATTERN ARGS...: exit code CODE, stderr one line matching PATTERN (or empty pattern: no check)
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    "$TASC" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" != "$code" ]; then
+        echo "FAIL: tasc $* exited $rc, expected $code; stderr: $(cat "$tmp/err")"
+        fail=1
+        return
+    fi
+    if [ -n "$pat" ]; then
+        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q -- "$pat" "$tmp/err"; then
+            echo "FAIL: tasc $*: stderr is not one line matching '$pat': $(cat "$tmp/err")"
+            fail=1
+        fi
+    fi
+}
+
+expect 0 "" kernels --help
+grep -q "usage: tasc kernels list" "$tmp/out" || { echo "FAIL: kernels --help prints no usage"; fail=1; }
+
+"$TASC" kernels list >"$tmp/out" 2>"$tmp/err"
+if [ $? = 3 ] && grep -q "built without CUDA" "$tmp/err"; then
+    # CPU-only build: every subcommand says so, one line, exit 3
+    expect 3 "built without CUDA" kernels bench --sizes 1024
+    expect 3 "built without CUDA" kernels tune
+else
+    grep -q "^  v1.5 " "$tmp/out" || { echo "FAIL: kernels list has no v1.5"; fail=1; }
+    grep -q "tuned" "$tmp/out" || { echo "FAIL: kernels list has no tuned version"; fail=1; }
+    grep -Eq "^ +0 128x128x8_w64x32_t8x8_s3_u8_b2 " "$tmp/out" || { echo "FAIL: kernels list has no configuration 0"; fail=1; }
+    expect 2 "missing subcommand" kernels
+    expect 2 "unknown subcommand 'frobnicate'" kernels frobnicate
+    expect 2 "unknown option '--bogus'" kernels bench --bogus
+    expect 2 "unknown option 'extra'" kernels list extra
+    expect 2 "bad size '12x'" kernels bench --sizes 12x
+    expect 2 "bad size '128x128'" kernels bench --sizes 128x128
+    expect 2 "bad size '0'" kernels bench --sizes 1024,0
+    expect 2 "bad size '1x2x3x4x5'" kernels bench --sizes 1x2x3x4x5
+    expect 2 "bad size '99999999999'" kernels bench --sizes 99999999999
+    expect 2 "must be in" kernels bench --sizes 2147483647x1x1
+    expect 2 "unknown version 'v9'" kernels bench --versions v1,v9
+    expect 2 "bad value for --reps" kernels bench --reps 0
+    expect 2 "bad value for --reps" kernels bench --reps x
+    expect 2 "bad value for --max-cell-s" kernels bench --max-cell-s -1
+    expect 2 "needs a value" kernels bench --out
+    expect 2 "bad size 'x'" kernels bench --fused x
+    expect 2 "bad epilogue 'tanh'" kernels tune --epilogue none,tanh
+    expect 2 "bad size '-5'" kernels tune --sizes -5
+    # with valid arguments and no GPU: a missing resource, exit 3 (with a GPU the run is too long here)
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        echo "GPU present: bench/tune runs not attempted here"
+    else
+        expect 3 "no CUDA device" kernels bench --sizes 64 --reps 1
+        expect 3 "no CUDA device" kernels tune --sizes 64
+    fi
+fi
+[ $fail = 0 ] && echo "cli_kernels: ok"
+exit $fail
