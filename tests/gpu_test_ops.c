@@ -1,0 +1,677 @@
+/* gpu_test_ops.c: the GPU runtime (ops/cuda/rt.h) and every op's CUDA implementation.
+ *
+ * Host part (runs everywhere): the memory planner (no two buffers alive at a common step share a
+ * byte; reuse happens; deterministic), the registration of a CUDA entry for every op, and the
+ * runtime's generated inputs against the CPU executor's.
+ * Device part: every op of the table on random inputs, each as a one-node graph through the whole
+ * runtime (plan, setup run, CUDA graph capture, replay), against the op's CPU reference called
+ * directly on the same inputs: relative L2 error <= 1e-5 (our kernels and the matmul), <= 1e-4
+ * (cuDNN convolutions); replays bitwise reproducible; the node-by-node path equal to the graph.
+ * Edge cases: odd sizes, broadcasts, asymmetric padding, groups, dilation, every activation,
+ * out-of-range gather ids. Runtime features: folding of weight-only nodes, reshape aliases, dead
+ * nodes, arena reuse, errors (bad input index, workspace limit). Whole models (squeezenet, nasrnn,
+ * bert) against the CPU executor. Without a CUDA device it prints "SKIPPED: no CUDA device" and
+ * exits 77 after the host part passed.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "graph.h"
+#include "rt.h"
+#include "test.h"
+#include "zoo.h"
+
+/* ---- host part ----------------------------------------------------------------------------- */
+
+static uint64_t t_rng = 88172645463325252ULL;
+static uint64_t t_next(void) { /* xorshift64 */
+    t_rng ^= t_rng << 13;
+    t_rng ^= t_rng >> 7;
+    t_rng ^= t_rng << 17;
+    return t_rng;
+}
+
+static void test_planner(void) {
+    /* a chain a -> b -> c -> d of equal buffers: two slots are enough */
+    rt_span chain[4] = {{1000, 0, 1}, {1000, 1, 2}, {1000, 2, 3}, {1000, 3, 4}};
+    int64_t off[4];
+    int64_t total = rt_plan_arena(4, chain, 256, off);
+    CHECK_EQ_INT(total, 2 * 1024);
+    CHECK(off[0] != off[1] && off[1] != off[2] && off[2] != off[3]);
+    CHECK(off[0] == off[2] || off[1] == off[3]);
+
+    /* random lifetimes: the invariant, and the same answer twice */
+    for (int round = 0; round < 50; round++) {
+        enum { N = 120 };
+        rt_span sp[N];
+        int64_t o1[N], o2[N], sum = 0;
+        for (int i = 0; i < N; i++) {
+            sp[i].bytes = 1 + (int64_t)(t_next() % 100000);
+            sp[i].first = (int32_t)(t_next() % 200);
+            sp[i].last = sp[i].first + (int32_t)(t_next() % 30);
+            sum += (sp[i].bytes + 255) / 256 * 256;
+        }
+        int64_t tot = rt_plan_arena(N, sp, 256, o1);
+        CHECK_EQ_INT(rt_plan_arena(N, sp, 256, o2), tot);
+        CHECK(!memcmp(o1, o2, sizeof o1));
+        CHECK(tot <= sum);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            if (o1[i] % 256 || o1[i] + sp[i].bytes > tot)
+                bad++;
+            for (int j = i + 1; j < N; j++) {
+                int live = sp[i].first <= sp[j].last && sp[j].first <= sp[i].last;
+                int mem = o1[i] < o1[j] + sp[j].bytes && o1[j] < o1[i] + sp[i].bytes;
+                if (live && mem)
+                    bad++;
+            }
+        }
+        CHECK_EQ_INT(bad, 0);
+    }
+    CHECK_EQ_INT(rt_plan_arena(0, NULL, 256, NULL), 0);
+}
+
+static void test_registration(void) {
+    CHECK_EQ_INT(rt_register_ops(), 0);
+    for (int op = 0; op < OP_COUNT; op++)
+        CHECK(ops_cuda[op] != NULL);
+    CHECK_EQ_INT(ops_table_check(0), 0);
+}
+
+/* rt_make_inputs gives what exec_cpu_run generates: run the CPU executor both ways. */
+static void test_inputs_match_exec(void) {
+    char err[512];
+    graph *g = graph_new("inputs");
+    const int64_t xd[2] = {3, 5}, td[2] = {7, 4}, id[2] = {2, 6};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t ids = graph_input_typed(g, "ids", GRAPH_DT_I64, 2, id);
+    int32_t tab = graph_weight_he(g, "table", 2, td);
+    ops_params p;
+    ops_params_default(OP_RELU, &p);
+    int32_t o1[OPS_MAX_OUTPUTS], o2[OPS_MAX_OUTPUTS];
+    graph_add(g, "r", OP_RELU, &p, 1, &x, o1);
+    ops_params_default(OP_GATHER, &p);
+    int32_t gin[2] = {tab, ids};
+    graph_add(g, "g", OP_GATHER, &p, 2, gin, o2);
+    graph_mark_output(g, o1[0]);
+    graph_mark_output(g, o2[0]);
+    CHECK(graph_ok(g));
+    float *in[2], *a[2] = {0}, *b[2] = {0};
+    CHECK_EQ_INT(rt_make_inputs(g, 5, in, err, sizeof err), 0);
+    for (int k = 0; k < 12; k++)
+        CHECK(in[1][k] >= 0.0f && in[1][k] < 7.0f && in[1][k] == floorf(in[1][k]));
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 5, a, err, sizeof err), 0);
+    CHECK_EQ_INT(exec_cpu_run(g, (const float *const *)in, 5, b, err, sizeof err), 0);
+    CHECK(a[0] && b[0] && !memcmp(a[0], b[0], 15 * sizeof(float)));
+    CHECK(a[1] && b[1] && !memcmp(a[1], b[1], 12 * 4 * sizeof(float)));
+    for (int k = 0; k < 2; k++) {
+        free(in[k]);
+        free(a[k]);
+        free(b[k]);
+    }
+    graph_free(g);
+}
+
+/* ---- device part: one op ------------------------------------------------------------------- */
+
+enum { FILL_NORMAL, FILL_POS, FILL_IDS };
+
+typedef struct {
+    int32_t rank;
+    int64_t d[OPS_MAX_DIMS];
+} t_shape;
+
+#define SH(...) ((t_shape){sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}})
+
+static int op_cases[OP_COUNT];
+static double worst_err[OP_COUNT];
+
+static void print_mismatches(const float *gpu, const float *ref, int64_t n) {
+    int shown = 0;
+    for (int64_t i = 0; i < n && shown < 5; i++)
+        if (!(fabsf(gpu[i] - ref[i]) <= 1e-5f * (1.0f + fabsf(ref[i])))) {
+            fprintf(stderr, "    [%lld] gpu %.9g cpu %.9g\n", (long long)i, (double)gpu[i], (double)ref[i]);
+            shown++;
+        }
+}
+
+/* Build op(inputs) as a one-node graph, run it on the GPU through the runtime and compare with
+ * the CPU reference. fills[k] says how input k is drawn; ids_v: table rows for FILL_IDS. */
+static void run_case(const char *label, ops_type op, const ops_params *p, int32_t n_in, const t_shape *shapes,
+                     const int *fills, int no_fold) {
+    char err[1024];
+    graph *g = graph_new(label);
+    int32_t ins[OPS_MAX_INPUTS], outs[OPS_MAX_OUTPUTS];
+    for (int32_t k = 0; k < n_in; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "in%d", (int)k);
+        ins[k] = graph_input_typed(g, nm, fills[k] == FILL_IDS ? GRAPH_DT_I64 : GRAPH_DT_F32, shapes[k].rank,
+                                   shapes[k].d);
+    }
+    int32_t n_out = graph_add(g, "node", op, p, n_in, ins, outs);
+    for (int32_t k = 0; k < n_out; k++)
+        graph_mark_output(g, outs[k]);
+    if (!graph_ok(g)) {
+        fprintf(stderr, "%s: graph: %s\n", label, graph_error(g));
+        CHECK(graph_ok(g));
+        graph_free(g);
+        return;
+    }
+    op_cases[op]++;
+    /* inputs */
+    float *hin[OPS_MAX_INPUTS];
+    ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];
+    for (int32_t k = 0; k < n_in; k++) {
+        in_sh[k] = g->tensors[ins[k]].shape;
+        int64_t n = ops_shape_numel(&in_sh[k]);
+        hin[k] = malloc((size_t)n * sizeof(float) + 4);
+        graph_fill_normal(hin[k], n, t_next(), 0.0f, 1.0f);
+        for (int64_t i = 0; i < n; i++) {
+            if (fills[k] == FILL_POS)
+                hin[k][i] = fabsf(hin[k][i]) + 0.5f;
+            else if (fills[k] == FILL_IDS) { /* rows of the table (input 0), a few outside, one non-integer */
+                int64_t V = in_sh[0].dims[0];
+                hin[k][i] = (float)((int64_t)(t_next() % (uint64_t)(V + 6)) - 3);
+                if (i == 1)
+                    hin[k][i] = 1.5f;
+            }
+        }
+    }
+    /* CPU reference */
+    float *ref[OPS_MAX_OUTPUTS], *gpu[OPS_MAX_OUTPUTS], *gpu2[OPS_MAX_OUTPUTS];
+    for (int32_t k = 0; k < n_out; k++) {
+        out_sh[k] = g->tensors[outs[k]].shape;
+        int64_t n = ops_shape_numel(&out_sh[k]);
+        ref[k] = malloc((size_t)n * sizeof(float) + 4);
+        gpu[k] = malloc((size_t)n * sizeof(float) + 4);
+        gpu2[k] = malloc((size_t)n * sizeof(float) + 4);
+        for (int64_t i = 0; i < n; i++)
+            gpu[k][i] = gpu2[k][i] = NAN;
+    }
+    ops_sig sig = {.op = op, .p = p, .n_in = n_in, .n_out = n_out, .in = in_sh, .out = out_sh};
+    ops_table[op].cpu(&sig, (const float *const *)hin, ref);
+    /* GPU: the graph, then node by node */
+    const double tol = op == OP_CONV2D ? 1e-4 : 1e-5;
+    for (int pass = 0; pass < 2; pass++) {
+        rt_opts o = {0};
+        o.no_fold = no_fold;
+        o.no_graph = pass == 1;
+        rt_ctx *c = rt_ctx_new(g, &o, err, sizeof err);
+        if (!c) {
+            fprintf(stderr, "%s: rt_ctx_new: %s\n", label, err);
+            CHECK(c != NULL);
+            break;
+        }
+        for (int32_t k = 0; k < n_in; k++)
+            CHECK_EQ_INT(rt_set_input(c, k, hin[k], err, sizeof err), 0);
+        CHECK_EQ_INT(rt_run(c, err, sizeof err), 0);
+        float **dst = pass == 0 ? gpu : gpu2;
+        for (int32_t k = 0; k < n_out; k++)
+            CHECK_EQ_INT(rt_get_output(c, k, dst[k], err, sizeof err), 0);
+        if (pass == 0) {
+            rt_info info;
+            rt_get_info(c, &info);
+            if (info.nodes_run > 0 && !info.graph)
+                fprintf(stderr, "%s: no CUDA graph: %s\n", label, info.graph_note);
+            CHECK(info.nodes_run == 0 || info.graph);
+            /* a second replay gives the same bits */
+            float *again = malloc((size_t)ops_shape_numel(&out_sh[0]) * sizeof(float) + 4);
+            CHECK_EQ_INT(rt_run(c, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(c, 0, again, err, sizeof err), 0);
+            CHECK(!memcmp(again, gpu[0], (size_t)ops_shape_numel(&out_sh[0]) * sizeof(float)));
+            free(again);
+        }
+        rt_ctx_free(c);
+    }
+    for (int32_t k = 0; k < n_out; k++) {
+        int64_t n = ops_shape_numel(&out_sh[k]);
+        exec_diff d = exec_compare(gpu[k], ref[k], n);
+        if (d.rel_l2 > worst_err[op] || isnan(d.rel_l2))
+            worst_err[op] = d.rel_l2;
+        if (!(d.rel_l2 <= tol)) {
+            fprintf(stderr, "%s: output %d: rel L2 %.3g (max abs %.3g) over %g\n", label, (int)k, d.rel_l2, d.max_abs,
+                    tol);
+            print_mismatches(gpu[k], ref[k], n);
+        }
+        CHECK(d.rel_l2 <= tol);
+        if (memcmp(gpu[k], gpu2[k], (size_t)n * sizeof(float)))
+            fprintf(stderr, "%s: output %d: node-by-node launches differ from the graph replay\n", label, (int)k);
+        CHECK(!memcmp(gpu[k], gpu2[k], (size_t)n * sizeof(float)));
+    }
+    for (int32_t k = 0; k < n_in; k++)
+        free(hin[k]);
+    for (int32_t k = 0; k < n_out; k++) {
+        free(ref[k]);
+        free(gpu[k]);
+        free(gpu2[k]);
+    }
+    graph_free(g);
+}
+
+static ops_params P(ops_type op) {
+    ops_params p;
+    ops_params_default(op, &p);
+    return p;
+}
+
+static void set_list(ops_params *p, int32_t n, const int64_t *v) {
+    p->n_list = n;
+    for (int32_t i = 0; i < n; i++)
+        p->list[i] = v[i];
+}
+
+static const int F3[3] = {FILL_NORMAL, FILL_NORMAL, FILL_NORMAL};
+
+static void conv_case(const char *label, t_shape x, t_shape w, int bias, int sh, int sw, int pad_mode, int pad,
+                      int dil, int groups, ops_act act) {
+    ops_params p = P(OP_CONV2D);
+    p.v[PM_STRIDE_H] = sh;
+    p.v[PM_STRIDE_W] = sw;
+    p.v[PM_PAD] = pad_mode;
+    if (pad_mode == OPS_PAD_EXPLICIT)
+        p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = pad;
+    p.v[PM_DIL_H] = p.v[PM_DIL_W] = dil;
+    p.v[PM_GROUPS] = groups;
+    p.v[PM_ACT] = act;
+    t_shape s[3] = {x, w, SH(w.d[0])};
+    run_case(label, OP_CONV2D, &p, bias ? 3 : 2, s, F3, 0);
+}
+
+static void test_conv(void) {
+    conv_case("conv 3x3 bias relu", SH(1, 3, 17, 19), SH(8, 3, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 1,
+              OPS_ACT_RELU);
+    conv_case("conv grouped same/2 asym", SH(2, 8, 10, 12), SH(8, 2, 3, 3), 1, 2, 2, OPS_PAD_SAME, 0, 1, 4,
+              OPS_ACT_NONE);
+    conv_case("conv depthwise", SH(1, 16, 14, 14), SH(16, 1, 3, 3), 0, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 16,
+              OPS_ACT_NONE);
+    conv_case("conv dilated sigmoid", SH(1, 4, 15, 15), SH(6, 4, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 2, 2, 1,
+              OPS_ACT_SIGMOID);
+    conv_case("conv 1x1 bias", SH(1, 64, 7, 7), SH(32, 64, 1, 1), 1, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 1, OPS_ACT_NONE);
+    conv_case("conv 5x5 same gelu", SH(1, 3, 8, 8), SH(4, 3, 5, 5), 1, 1, 1, OPS_PAD_SAME, 0, 1, 1, OPS_ACT_GELU);
+    conv_case("conv tanh no bias", SH(1, 5, 9, 6), SH(7, 5, 3, 2), 0, 1, 2, OPS_PAD_VALID, 0, 1, 1, OPS_ACT_TANH);
+    conv_case("conv 7x7/2 relu no bias", SH(1, 3, 32, 32), SH(16, 3, 7, 7), 0, 2, 2, OPS_PAD_EXPLICIT, 3, 1, 1,
+              OPS_ACT_RELU);
+    conv_case("conv resnet 3x3 256", SH(1, 256, 14, 14), SH(256, 256, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 1,
+              OPS_ACT_RELU);
+    conv_case("conv resnext grouped", SH(1, 256, 14, 14), SH(256, 8, 3, 3), 0, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 32,
+              OPS_ACT_NONE);
+}
+
+static void mm_case(const char *label, t_shape a, t_shape b, int bias, ops_act act) {
+    ops_params p = P(OP_MATMUL);
+    p.v[PM_ACT] = act;
+    t_shape s[3] = {a, b, SH(b.d[b.rank - 1])};
+    run_case(label, OP_MATMUL, &p, bias ? 3 : 2, s, F3, 0);
+}
+
+static void test_matmul(void) {
+    mm_case("mm odd", SH(33, 65), SH(65, 17), 0, OPS_ACT_NONE);
+    mm_case("mm bias relu", SH(128, 64), SH(64, 96), 1, OPS_ACT_RELU);
+    mm_case("mm batched 4d", SH(1, 12, 16, 8), SH(1, 12, 8, 16), 0, OPS_ACT_NONE);
+    mm_case("mm tall (B shared) bias gelu", SH(3, 5, 7), SH(7, 9), 1, OPS_ACT_GELU);
+    mm_case("mm A shared", SH(5, 7), SH(2, 7, 9), 0, OPS_ACT_NONE);
+    mm_case("mm outer broadcast", SH(2, 1, 4, 6), SH(1, 3, 6, 5), 1, OPS_ACT_RELU);
+    mm_case("mm sigmoid", SH(4, 8), SH(8, 8), 0, OPS_ACT_SIGMOID);
+    mm_case("mm bias tanh", SH(4, 8), SH(8, 10), 1, OPS_ACT_TANH);
+    mm_case("mm bert qkv", SH(128, 768), SH(768, 768), 1, OPS_ACT_NONE);
+}
+
+static void bin_case(const char *label, ops_type op, t_shape a, t_shape b, int pos_b) {
+    ops_params p = P(op);
+    t_shape s[2] = {a, b};
+    int fills[2] = {op == OP_POW ? FILL_POS : FILL_NORMAL, pos_b ? FILL_POS : FILL_NORMAL};
+    run_case(label, op, &p, 2, s, fills, 0);
+}
+
+static void un_case(const char *label, ops_type op, t_shape x, int pos) {
+    ops_params p = P(op);
+    int fills[1] = {pos ? FILL_POS : FILL_NORMAL};
+    run_case(label, op, &p, 1, &x, fills, 0);
+}
+
+static void test_elementwise(void) {
+    bin_case("ewadd same", OP_EWADD, SH(3, 4, 5), SH(3, 4, 5), 0);
+    bin_case("ewadd odd", OP_EWADD, SH(7, 3), SH(7, 3), 0);
+    bin_case("ewadd channel bcast", OP_EWADD, SH(2, 3, 4, 5), SH(3, 1, 1), 0);
+    bin_case("ewmul outer", OP_EWMUL, SH(4, 1), SH(1, 5), 0);
+    bin_case("ewmul same big", OP_EWMUL, SH(64, 1000), SH(64, 1000), 0);
+    bin_case("ewsub scalar", OP_EWSUB, SH(1), SH(2, 3), 0);
+    bin_case("ewdiv row", OP_EWDIV, SH(2, 3, 4), SH(4), 1);
+    bin_case("pow", OP_POW, SH(2, 3, 4), SH(4), 0);
+    ops_params p = P(OP_SMUL);
+    t_shape s[2] = {SH(3, 5, 7), SH(1)};
+    run_case("smul", OP_SMUL, &p, 2, s, F3, 0);
+    un_case("relu", OP_RELU, SH(1000), 0);
+    un_case("relu odd", OP_RELU, SH(3, 7), 0);
+    un_case("sigmoid", OP_SIGMOID, SH(5, 13), 0);
+    un_case("tanh", OP_TANH, SH(64), 0);
+    un_case("gelu", OP_GELU, SH(2, 3072), 0);
+    un_case("erf", OP_ERF, SH(101), 0);
+    un_case("sqrt", OP_SQRT, SH(6, 6), 1);
+    p = P(OP_CLIP);
+    p.v[PM_LO] = ops_f2p(-0.5f);
+    p.v[PM_HI] = ops_f2p(0.7f);
+    t_shape cs = SH(9, 9);
+    run_case("clip", OP_CLIP, &p, 1, &cs, F3, 0);
+}
+
+static void tr_case(const char *label, t_shape x, int32_t r, const int64_t *perm) {
+    ops_params p = P(OP_TRANSPOSE);
+    set_list(&p, r, perm);
+    run_case(label, OP_TRANSPOSE, &p, 1, &x, F3, 0);
+}
+
+static void test_data(void) {
+    tr_case("transpose 3d", SH(2, 3, 4), 3, (int64_t[]){2, 0, 1});
+    tr_case("transpose heads", SH(1, 8, 12, 16), 4, (int64_t[]){0, 2, 1, 3});
+    tr_case("transpose keys", SH(1, 8, 12, 16), 4, (int64_t[]){0, 2, 3, 1});
+    tr_case("transpose 2d", SH(5, 7), 2, (int64_t[]){1, 0});
+    tr_case("transpose identity", SH(2, 3, 4), 3, (int64_t[]){0, 1, 2});
+
+    ops_params p = P(OP_CONCAT);
+    p.v[PM_AXIS] = 1;
+    t_shape c1[3] = {SH(2, 3, 4), SH(2, 5, 4), SH(2, 1, 4)};
+    run_case("concat axis 1", OP_CONCAT, &p, 3, c1, F3, 0);
+    p.v[PM_AXIS] = 0;
+    t_shape c2[2] = {SH(2, 3), SH(4, 3)};
+    run_case("concat axis 0", OP_CONCAT, &p, 2, c2, F3, 0);
+    p.v[PM_AXIS] = 2;
+    t_shape c3[2] = {SH(2, 2, 3), SH(2, 2, 5)};
+    run_case("concat last axis", OP_CONCAT, &p, 2, c3, F3, 0);
+    enum { NCAT = 12 };
+    t_shape c4[NCAT];
+    int fills[NCAT];
+    for (int i = 0; i < NCAT; i++) {
+        c4[i] = SH(1, 1 + i, 3, 3);
+        fills[i] = FILL_NORMAL;
+    }
+    p.v[PM_AXIS] = 1;
+    run_case("concat 12 inputs", OP_CONCAT, &p, NCAT, c4, fills, 0);
+
+    p = P(OP_SPLIT);
+    p.v[PM_AXIS] = 1;
+    p.v[PM_PARTS] = 3;
+    t_shape sx = SH(4, 6, 5);
+    run_case("split equal", OP_SPLIT, &p, 1, &sx, F3, 0);
+    p.v[PM_AXIS] = 2;
+    p.v[PM_PARTS] = 2;
+    set_list(&p, 2, (int64_t[]){2, 4});
+    sx = SH(3, 2, 6);
+    run_case("split sizes", OP_SPLIT, &p, 1, &sx, F3, 0);
+
+    p = P(OP_RESHAPE);
+    set_list(&p, 2, (int64_t[]){6, 4});
+    sx = SH(2, 3, 4);
+    run_case("reshape", OP_RESHAPE, &p, 1, &sx, F3, 0);
+
+    p = P(OP_GATHER);
+    t_shape g1[2] = {SH(50, 8), SH(3, 4)};
+    int gf[2] = {FILL_NORMAL, FILL_IDS};
+    run_case("gather rows", OP_GATHER, &p, 2, g1, gf, 0);
+    t_shape g2[2] = {SH(10), SH(5)};
+    run_case("gather scalars", OP_GATHER, &p, 2, g2, gf, 0);
+
+    p = P(OP_ENLARGE);
+    p.v[PM_KH] = p.v[PM_KW] = 3;
+    sx = SH(4, 3, 1, 1);
+    run_case("enlarge 1x1 to 3x3", OP_ENLARGE, &p, 1, &sx, F3, 0);
+    p.v[PM_KH] = p.v[PM_KW] = 5;
+    sx = SH(2, 2, 3, 3);
+    run_case("enlarge 3x3 to 5x5", OP_ENLARGE, &p, 1, &sx, F3, 0);
+}
+
+static void test_constants(void) {
+    for (int no_fold = 0; no_fold < 2; no_fold++) {
+        ops_params p = P(OP_CONST_IMM);
+        p.v[PM_N] = 5;
+        run_case("const_imm", OP_CONST_IMM, &p, 0, NULL, F3, no_fold);
+        p = P(OP_CONST_ICONV);
+        p.v[PM_C] = 3;
+        p.v[PM_KH] = 3;
+        p.v[PM_KW] = 1;
+        run_case("const_iconv", OP_CONST_ICONV, &p, 0, NULL, F3, no_fold);
+        p = P(OP_CONST_ONES);
+        set_list(&p, 3, (int64_t[]){2, 3, 4});
+        run_case("const_ones", OP_CONST_ONES, &p, 0, NULL, F3, no_fold);
+        p = P(OP_CONST_POOL);
+        p.v[PM_C] = 4;
+        p.v[PM_KH] = 3;
+        p.v[PM_KW] = 3;
+        run_case("const_pool", OP_CONST_POOL, &p, 0, NULL, F3, no_fold);
+    }
+}
+
+static void pool_case(const char *label, ops_type op, t_shape x, int k, int s, int pad_mode, int pad, int count_pad) {
+    ops_params p = P(op);
+    p.v[PM_KH] = p.v[PM_KW] = k;
+    p.v[PM_STRIDE_H] = p.v[PM_STRIDE_W] = s;
+    p.v[PM_PAD] = pad_mode;
+    if (pad_mode == OPS_PAD_EXPLICIT)
+        p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = pad;
+    if (op == OP_AVGPOOL2D)
+        p.v[PM_COUNT_PAD] = count_pad;
+    run_case(label, op, &p, 1, &x, F3, 0);
+}
+
+static void test_pools_norms(void) {
+    pool_case("avgpool pad count", OP_AVGPOOL2D, SH(1, 4, 9, 9), 3, 2, OPS_PAD_EXPLICIT, 1, 1);
+    pool_case("avgpool pad exclude", OP_AVGPOOL2D, SH(1, 4, 9, 9), 3, 2, OPS_PAD_EXPLICIT, 1, 0);
+    pool_case("avgpool same asym", OP_AVGPOOL2D, SH(2, 3, 10, 10), 3, 2, OPS_PAD_SAME, 0, 0);
+    pool_case("avgpool same/1 count", OP_AVGPOOL2D, SH(1, 3, 8, 8), 3, 1, OPS_PAD_SAME, 0, 1);
+    pool_case("maxpool pad", OP_MAXPOOL2D, SH(1, 8, 16, 16), 3, 2, OPS_PAD_EXPLICIT, 1, 0);
+    pool_case("maxpool same asym", OP_MAXPOOL2D, SH(1, 4, 10, 10), 3, 2, OPS_PAD_SAME, 0, 0);
+    pool_case("maxpool valid", OP_MAXPOOL2D, SH(1, 2, 13, 13), 3, 2, OPS_PAD_VALID, 0, 0);
+
+    ops_params p = P(OP_GLOBALAVGPOOL);
+    t_shape x = SH(2, 8, 7, 7);
+    run_case("globalavgpool 7x7", OP_GLOBALAVGPOOL, &p, 1, &x, F3, 0);
+    x = SH(1, 4, 13, 13);
+    run_case("globalavgpool 13x13", OP_GLOBALAVGPOOL, &p, 1, &x, F3, 0);
+
+    p = P(OP_BATCHNORM);
+    t_shape b1[5] = {SH(2, 8, 5, 5), SH(8), SH(8), SH(8), SH(8)};
+    int bf[5] = {FILL_NORMAL, FILL_NORMAL, FILL_NORMAL, FILL_NORMAL, FILL_POS};
+    run_case("batchnorm 4d", OP_BATCHNORM, &p, 5, b1, bf, 0);
+    p.v[PM_EPS] = ops_f2p(1e-3f);
+    t_shape b2[5] = {SH(4, 6), SH(6), SH(6), SH(6), SH(6)};
+    run_case("batchnorm 2d", OP_BATCHNORM, &p, 5, b2, bf, 0);
+    p.v[PM_EPS] = ops_f2p(1e-12f);
+    run_case("batchnorm tiny eps", OP_BATCHNORM, &p, 5, b1, bf, 0);
+
+    p = P(OP_SOFTMAX);
+    p.v[PM_AXIS] = 1;
+    x = SH(4, 128);
+    run_case("softmax rows", OP_SOFTMAX, &p, 1, &x, F3, 0);
+    x = SH(3, 1000);
+    run_case("softmax 1000", OP_SOFTMAX, &p, 1, &x, F3, 0);
+    x = SH(2, 5, 3);
+    run_case("softmax middle axis", OP_SOFTMAX, &p, 1, &x, F3, 0);
+    p.v[PM_AXIS] = 3;
+    x = SH(1, 12, 128, 128);
+    run_case("softmax attention", OP_SOFTMAX, &p, 1, &x, F3, 0);
+
+    p = P(OP_LAYERNORM);
+    p.v[PM_AXIS] = 1;
+    p.v[PM_EPS] = ops_f2p(1e-12f);
+    t_shape l1[3] = {SH(8, 768), SH(768), SH(768)};
+    run_case("layernorm bert", OP_LAYERNORM, &p, 3, l1, F3, 0);
+    t_shape l2[2] = {SH(2, 3, 10), SH(3, 10)};
+    p.v[PM_EPS] = ops_f2p(1e-5f);
+    run_case("layernorm gamma only", OP_LAYERNORM, &p, 2, l2, F3, 0);
+    x = SH(4, 16);
+    run_case("layernorm plain", OP_LAYERNORM, &p, 1, &x, F3, 0);
+}
+
+/* ---- device part: the runtime -------------------------------------------------------------- */
+
+/* A graph with a weight-only subgraph, a reshape alias, a split/concat, a dead branch and an
+ * output in the middle; compared with the CPU executor. */
+static void test_runtime_features(void) {
+    char err[1024];
+    graph *g = graph_new("features");
+    const int64_t xd[4] = {1, 8, 12, 12}, wd[4] = {8, 8, 3, 3};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t w1 = graph_weight_he(g, "w1", 4, wd), w2 = graph_weight_he(g, "w2", 4, wd);
+    int32_t ws = graph_ewadd(g, w1, w2); /* weight-only: folded */
+    int32_t c = graph_conv2d(g, x, ws, 1, 1, OPS_PAD_SAME, OPS_ACT_RELU);
+    int32_t r = graph_reshape(g, c, 2, (int64_t[]){8, 144});
+    int32_t parts[2];
+    graph_split(g, r, 0, 2, NULL, parts);
+    int32_t cat = graph_concat(g, 0, 2, (int32_t[]){parts[1], parts[0]});
+    int32_t dead = graph_unary(g, OP_SIGMOID, cat); /* reaches no output */
+    (void)dead;
+    int32_t y = graph_unary(g, OP_TANH, cat);
+    int32_t chain = y;
+    for (int i = 0; i < 6; i++)
+        chain = graph_unary(g, i % 2 ? OP_RELU : OP_GELU, chain);
+    graph_mark_output(g, r); /* an intermediate that is also an output */
+    graph_mark_output(g, chain);
+    CHECK(graph_ok(g));
+    if (!graph_ok(g)) {
+        fprintf(stderr, "features: %s\n", graph_error(g));
+        graph_free(g);
+        return;
+    }
+    float *cpu[2] = {0}, gpu0[8 * 144], gpu1[8 * 144];
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+    rt_ctx *ctx = rt_ctx_new(g, NULL, err, sizeof err);
+    CHECK(ctx != NULL);
+    if (ctx && cpu[0] && cpu[1]) {
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        CHECK_EQ_INT(rt_get_output(ctx, 0, gpu0, err, sizeof err), 0);
+        CHECK_EQ_INT(rt_get_output(ctx, 1, gpu1, err, sizeof err), 0);
+        CHECK(exec_compare(gpu0, cpu[0], 8 * 144).rel_l2 <= 1e-4);
+        CHECK(exec_compare(gpu1, cpu[1], 8 * 144).rel_l2 <= 1e-4);
+        rt_info info;
+        rt_get_info(ctx, &info);
+        CHECK_EQ_INT(info.nodes_folded, 1);
+        CHECK_EQ_INT(info.nodes_aliased, 1);
+        CHECK_EQ_INT(info.nodes_dead, 1);
+        CHECK(info.graph == 1);
+        CHECK(info.arena_bytes < info.unplanned_bytes);
+        CHECK_EQ_INT(info.weight_bytes, 8 * 8 * 3 * 3 * 4); /* w1, w2 dropped after folding */
+        CHECK_EQ_INT(info.device_bytes,
+                     info.arena_bytes + info.weight_bytes + info.input_bytes + info.workspace_bytes);
+        /* timing: positive, finite */
+        double ms[5];
+        CHECK_EQ_INT(rt_time(ctx, 2, 5, ms, err, sizeof err), 0);
+        for (int i = 0; i < 5; i++)
+            CHECK(ms[i] > 0.0 && ms[i] < 1000.0);
+        /* errors a caller can cause */
+        CHECK_EQ_INT(rt_set_input(ctx, 3, gpu0, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, "no graph input 3");
+        CHECK_EQ_INT(rt_get_output(ctx, 2, gpu0, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, "no graph output 2");
+        /* no fold: the same numbers, more nodes */
+        rt_opts o = {0};
+        o.no_fold = 1;
+        rt_ctx *c2 = rt_ctx_new(g, &o, err, sizeof err);
+        CHECK(c2 != NULL);
+        if (c2) {
+            rt_get_info(c2, &info);
+            CHECK_EQ_INT(info.nodes_folded, 0);
+            CHECK_EQ_INT(rt_run(c2, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(c2, 1, gpu0, err, sizeof err), 0);
+            CHECK(exec_compare(gpu0, gpu1, 8 * 144).rel_l2 <= 1e-6);
+            rt_ctx_free(c2);
+        }
+    }
+    rt_ctx_free(ctx);
+    free(cpu[0]);
+    free(cpu[1]);
+    graph_free(g);
+
+    /* a padded copy that cannot fit a 1 KiB workspace limit */
+    g = graph_new("wslimit");
+    const int64_t bx[4] = {1, 16, 64, 64}, bw[4] = {16, 16, 3, 3};
+    x = graph_input(g, "x", 4, bx);
+    int32_t w = graph_weight_he(g, "w", 4, bw);
+    graph_mark_output(g, graph_conv2d(g, x, w, 2, 2, OPS_PAD_SAME, OPS_ACT_NONE));
+    rt_opts o = {0};
+    o.workspace_limit = 1024;
+    ctx = rt_ctx_new(g, &o, err, sizeof err);
+    CHECK(ctx == NULL);
+    CHECK_STR_CONTAINS(err, "workspace");
+    rt_ctx_free(ctx);
+    graph_free(g);
+
+    /* an invalid graph is refused with the validator's message */
+    g = graph_new("invalid");
+    CHECK(rt_ctx_new(g, NULL, err, sizeof err) == NULL);
+    CHECK(strlen(err) > 0);
+    graph_free(g);
+}
+
+/* Whole zoo models on the GPU against the CPU executor (generated inputs, seed 0). */
+static void test_models(void) {
+    const char *names[] = {"squeezenet", "nasrnn", "bert"};
+    for (size_t m = 0; m < sizeof names / sizeof names[0]; m++) {
+        char err[1024];
+        graph *g = zoo_build(names[m], 1, err, sizeof err);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        float *cpu[8] = {0};
+        CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+        rt_opts o = {0};
+        o.check_tol = 1e-4;
+        rt_ctx *c = rt_ctx_new(g, &o, err, sizeof err);
+        if (!c)
+            fprintf(stderr, "%s: %s\n", names[m], err);
+        CHECK(c != NULL);
+        for (int32_t j = 0; c && j < g->n_outputs; j++) {
+            int64_t n = ops_shape_numel(&g->tensors[g->outputs[j]].shape);
+            float *out = malloc((size_t)n * sizeof(float));
+            CHECK_EQ_INT(rt_run(c, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(c, j, out, err, sizeof err), 0);
+            exec_diff d = exec_compare(out, cpu[j], n);
+            rt_info info;
+            rt_get_info(c, &info);
+            printf("model %-10s output %d: rel L2 vs CPU %.3g, worst node %.3g (%s), graph %d, %d nodes, "
+                   "arena %.2f MiB (unplanned %.2f)\n",
+                   names[m], (int)j, d.rel_l2, info.check_worst, info.check_worst_node, info.graph, info.nodes_run,
+                   (double)info.arena_bytes / 1048576.0, (double)info.unplanned_bytes / 1048576.0);
+            CHECK(d.rel_l2 <= 1e-4);
+            CHECK_EQ_INT(info.check_failed, 0);
+            free(out);
+        }
+        rt_ctx_free(c);
+        for (int32_t j = 0; j < g->n_outputs; j++)
+            free(cpu[j]);
+        graph_free(g);
+    }
+}
+
+int main(void) {
+    test_planner();
+    test_registration();
+    test_inputs_match_exec();
+    char err[256];
+    if (!rt_available(err, sizeof err)) {
+        if (test_failed)
+            return TEST_REPORT();
+        printf("SKIPPED: no CUDA device (%s)\n", err);
+        return 77;
+    }
+    printf("device: %s\n", rt_device_name());
+    test_conv();
+    test_matmul();
+    test_elementwise();
+    test_data();
+    test_constants();
+    test_pools_norms();
+    int missing = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        printf("  %-14s %2d cases, worst rel L2 %.3g\n", ops_table[op].name, op_cases[op], worst_err[op]);
+        if (!op_cases[op])
+            missing++;
+    }
+    CHECK_EQ_INT(missing, 0);
+    test_runtime_features();
+    test_models();
+    return TEST_REPORT();
+}
