@@ -10,7 +10,8 @@
  * Edge cases: odd sizes, broadcasts, asymmetric padding, groups, dilation, every activation,
  * out-of-range gather ids. Runtime features: folding of weight-only nodes, reshape aliases, dead
  * nodes, arena reuse, errors (bad input index, workspace limit). Whole models (squeezenet, nasrnn,
- * bert) against the CPU executor. Without a CUDA device it prints "SKIPPED: no CUDA device" and
+ * bert) against the CPU executor. The measured cost model: cache keys, the file round trip and
+ * its errors (host), measured times (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
  * exits 77 after the host part passed.
  */
 #include <math.h>
@@ -18,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec.h"
 #include "graph.h"
 #include "rt.h"
+#include "rt_cost.h"
 #include "test.h"
 #include "zoo.h"
 
@@ -114,6 +117,75 @@ static void test_inputs_match_exec(void) {
         free(b[k]);
     }
     graph_free(g);
+}
+
+/* The cost cache: keys, lookups, a byte-exact round trip, bad files named by line. */
+static void test_cost_cache(void) {
+    char err[512], key[512], path[256], path2[256];
+    ops_params p;
+    ops_params_default(OP_CONV2D, &p);
+    p.v[PM_ACT] = OPS_ACT_RELU;
+    ops_shape in[2] = {ops_shape_make(4, (int64_t[]){1, 64, 56, 56}), ops_shape_make(4, (int64_t[]){64, 64, 3, 3})};
+    CHECK_EQ_INT(rt_cost_key(OP_CONV2D, &p, 2, in, key, sizeof key), 0);
+    CHECK_STR_CONTAINS(key, "conv2d stride_h=1,stride_w=1,pad=explicit,pad_t=0");
+    CHECK_STR_CONTAINS(key, "act=relu");
+    CHECK_STR_CONTAINS(key, " (1,64,56,56);(64,64,3,3)");
+    CHECK_EQ_INT(rt_cost_key(OP_CONV2D, &p, 2, in, key, 16), -1);
+    ops_params_default(OP_TRANSPOSE, &p);
+    p.n_list = 2;
+    p.list[0] = 1;
+    p.list[1] = 0;
+    ops_shape t = ops_shape_make(2, (int64_t[]){3, 4});
+    CHECK_EQ_INT(rt_cost_key(OP_TRANSPOSE, &p, 1, &t, key, sizeof key), 0);
+    CHECK(!strcmp(key, "transpose list=[1,0] (3,4)"));
+
+    rt_cost_cache *c = rt_cost_cache_new();
+    double us = -1;
+    CHECK_EQ_INT(rt_cost_lookup(c, "dev", "k", &us), 0);
+    rt_cost_put(c, "dev B", "relu (4)", 2.5);
+    rt_cost_put(c, "dev A", "relu (4)", 1.25);
+    rt_cost_put(c, "dev A", "ewadd (4);(4)", 3.0);
+    rt_cost_put(c, "dev A", "relu (4)", 1.5); /* replaces */
+    CHECK_EQ_INT(rt_cost_cache_size(c), 3);
+    CHECK_EQ_INT(rt_cost_lookup(c, "dev A", "relu (4)", &us), 1);
+    CHECK_NEAR(us, 1.5, 0);
+    snprintf(path, sizeof path, "/tmp/tasc_cost_test_%ld/sub/cost.txt", (long)getpid());
+    snprintf(path2, sizeof path2, "/tmp/tasc_cost_test_%ld/sub/cost2.txt", (long)getpid());
+    CHECK_EQ_INT(rt_cost_cache_save(c, path, err, sizeof err), 0);
+    rt_cost_cache *d = rt_cost_cache_new();
+    CHECK_EQ_INT(rt_cost_cache_load(d, path, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(rt_cost_cache_size(d), 3);
+    CHECK_EQ_INT(rt_cost_lookup(d, "dev B", "relu (4)", &us), 1);
+    CHECK_NEAR(us, 2.5, 0);
+    CHECK_EQ_INT(rt_cost_cache_save(d, path2, err, sizeof err), 0);
+    FILE *f1 = fopen(path, "r"), *f2 = fopen(path2, "r");
+    char b1[4096] = {0}, b2[4096] = {0};
+    size_t n1 = f1 ? fread(b1, 1, sizeof b1 - 1, f1) : 0, n2 = f2 ? fread(b2, 1, sizeof b2 - 1, f2) : 1;
+    CHECK(n1 > 0 && n1 == n2 && !memcmp(b1, b2, n1));
+    CHECK(strstr(b1, "dev A\tewadd (4);(4)\t3.000\ndev A\trelu (4)\t1.500\ndev B\t") != NULL);
+    if (f1)
+        fclose(f1);
+    if (f2)
+        fclose(f2);
+    /* errors */
+    CHECK_EQ_INT(rt_cost_cache_load(d, "/nonexistent/tasc/cost.txt", 1, err, sizeof err), 0);
+    CHECK_EQ_INT(rt_cost_cache_load(d, "/nonexistent/tasc/cost.txt", 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "/nonexistent/tasc/cost.txt");
+    const char *bad[] = {"dev\tkey\n", "dev\tkey\tabc\n", "dev\tkey\t-1\n", "\tkey\t1\n", "dev\tkey\t1\textra\n",
+                         "dev\tkey\tnan\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path2, "w");
+        if (!f)
+            continue;
+        fprintf(f, "# comment\ndev\tgood\t1\n%s", bad[i]);
+        fclose(f);
+        CHECK_EQ_INT(rt_cost_cache_load(d, path2, 0, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, ":3: expected DEVICE<TAB>KEY<TAB>MICROSECONDS");
+    }
+    remove(path);
+    remove(path2);
+    rt_cost_cache_free(c);
+    rt_cost_cache_free(d);
 }
 
 /* ---- device part: one op ------------------------------------------------------------------- */
@@ -606,6 +678,46 @@ static void test_runtime_features(void) {
     graph_free(g);
 }
 
+/* Measured costs: positive, cached, constants free, bigger work takes longer. */
+static void test_cost_measure(void) {
+    char err[512];
+    rt_cost_cache *c = rt_cost_cache_new();
+    ops_params p;
+    ops_params_default(OP_CONV2D, &p);
+    p.v[PM_ACT] = OPS_ACT_RELU;
+    ops_shape small[2] = {ops_shape_make(4, (int64_t[]){1, 64, 56, 56}), ops_shape_make(4, (int64_t[]){64, 64, 3, 3})};
+    ops_shape big[2] = {ops_shape_make(4, (int64_t[]){8, 64, 56, 56}), ops_shape_make(4, (int64_t[]){256, 64, 3, 3})};
+    double us1 = 0, us2 = 0, us3 = 0;
+    CHECK_EQ_INT(rt_cost_measure(c, OP_CONV2D, &p, 2, small, &us1, err, sizeof err), 0);
+    CHECK_EQ_INT(rt_cost_measure(c, OP_CONV2D, &p, 2, big, &us2, err, sizeof err), 0);
+    CHECK_EQ_INT(rt_cost_measure(c, OP_CONV2D, &p, 2, small, &us3, err, sizeof err), 0);
+    printf("measured conv 1x64x56x56*64x3x3: %.2f us, 8x64x56x56*256x3x3: %.2f us\n", us1, us2);
+    CHECK(us1 > 0.0 && us1 < 10000.0);
+    CHECK(us2 > 2.0 * us1);
+    CHECK(us3 == us1); /* from the cache */
+    CHECK_EQ_INT(rt_cost_cache_size(c), 2);
+    ops_params_default(OP_MATMUL, &p);
+    ops_shape mm[2] = {ops_shape_make(2, (int64_t[]){128, 768}), ops_shape_make(2, (int64_t[]){768, 3072})};
+    CHECK_EQ_INT(rt_cost_measure(c, OP_MATMUL, &p, 2, mm, &us1, err, sizeof err), 0);
+    printf("measured matmul 128x768x3072: %.2f us\n", us1);
+    CHECK(us1 > 0.0 && us1 < 10000.0);
+    ops_params_default(OP_CONST_ONES, &p);
+    p.n_list = 1;
+    p.list[0] = 1000;
+    CHECK_EQ_INT(rt_cost_measure(c, OP_CONST_ONES, &p, 0, NULL, &us1, err, sizeof err), 0);
+    CHECK(us1 == 0.0);
+    ops_params_default(OP_GATHER, &p);
+    ops_shape gi[2] = {ops_shape_make(2, (int64_t[]){30522, 768}), ops_shape_make(1, (int64_t[]){128})};
+    CHECK_EQ_INT(rt_cost_measure(c, OP_GATHER, &p, 2, gi, &us1, err, sizeof err), 0);
+    CHECK(us1 > 0.0);
+    /* an invalid node is refused with the shape message */
+    ops_params_default(OP_MATMUL, &p);
+    ops_shape badmm[2] = {ops_shape_make(2, (int64_t[]){4, 5}), ops_shape_make(2, (int64_t[]){6, 7})};
+    CHECK_EQ_INT(rt_cost_measure(c, OP_MATMUL, &p, 2, badmm, &us1, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "matmul");
+    rt_cost_cache_free(c);
+}
+
 /* Whole zoo models on the GPU against the CPU executor (generated inputs, seed 0). */
 static void test_models(void) {
     const char *names[] = {"squeezenet", "nasrnn", "bert"};
@@ -650,6 +762,7 @@ int main(void) {
     test_planner();
     test_registration();
     test_inputs_match_exec();
+    test_cost_cache();
     char err[256];
     if (!rt_available(err, sizeof err)) {
         if (test_failed)
@@ -672,6 +785,7 @@ int main(void) {
     }
     CHECK_EQ_INT(missing, 0);
     test_runtime_features();
+    test_cost_measure();
     test_models();
     return TEST_REPORT();
 }
