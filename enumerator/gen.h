@@ -49,6 +49,8 @@ typedef struct {
     uint64_t after_rename;    /* one pair per class of pairs equal up to renaming variables */
     uint64_t after_common;    /* minus pairs implied by a smaller one through a common subgraph */
     uint64_t after_super;     /* minus pairs implied by smaller ones under a common last op */
+    uint64_t after_special;   /* minus instances of a pair with more variables (a variable's reads
+                                 split between it and a fresh one) */
     uint64_t after_general;   /* minus pairs equal only at the pool's particular sizes: the rules */
     uint64_t multi_graphs;    /* graphs in buckets of two or more */
     double t_enum_s, t_sort_s, t_pairs_s, t_total_s;

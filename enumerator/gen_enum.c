@@ -29,11 +29,21 @@
 #define GW_SHAPES 128                    /* interned shapes per walker (memoised inference) */
 #define GW_FAIL UINT64_MAX
 #define GW_REPORT_EVERY (1u << 16)       /* graphs between progress checks */
+#define GW_BLOCK (1u << 20)              /* records per storage block */
+
+/* Records in fixed blocks: no reallocation copies, little slack, freed block by block when merged. */
+typedef struct {
+    gen_record **blocks;
+    uint64_t n_blocks, cap_blocks;
+    uint32_t fill;                       /* records in the last block */
+    uint64_t n;
+} gw_store;
 
 typedef struct {
     int16_t shape;                       /* interned shape id, -1 if not interned */
     uint8_t role, depvar;
     int8_t producer;                     /* op index, -1 for pool variables */
+    uint8_t cone;                        /* bit k: op k is this tensor's producer or one of its ancestors */
     uint8_t uses;
     int64_t numel;
     uint64_t hash;
@@ -41,20 +51,112 @@ typedef struct {
     ops_shape full;                      /* the shape itself */
 } gw_tensor;
 
+/* Tensor values and the fewest ops any enumerated graph needs to compute each: an open-addressing
+ * table keyed by the value hash (0 stands for an empty slot). */
+typedef struct {
+    uint64_t *key;
+    uint64_t *code;                      /* hash of the cheapest cone's canonical code (ties: the least) */
+    uint8_t *cost;
+    uint64_t cap, n;                     /* cap: a power of two */
+} gw_valtab;
+
+static uint64_t gw_vkey(uint64_t h) { return h ? h : 1; }
+
+/* 0 when the value is unknown, else its cost and (in *code) its cone's code hash. */
+static uint8_t gw_valtab_get(const gw_valtab *t, uint64_t h, uint64_t *code) {
+    uint64_t k = gw_vkey(h), i = k & (t->cap - 1);
+    while (t->key[i]) {
+        if (t->key[i] == k) {
+            *code = t->code[i];
+            return t->cost[i];
+        }
+        i = (i + 1) & (t->cap - 1);
+    }
+    return 0;
+}
+
+static void gw_valtab_min(gw_valtab *t, uint64_t h, uint8_t cost, uint64_t code) {
+    if (2 * (t->n + 1) > t->cap) { /* grow: rehash into twice the room */
+        gw_valtab g = {calloc((size_t)t->cap * 2, sizeof(uint64_t)), calloc((size_t)t->cap * 2, sizeof(uint64_t)),
+                       calloc((size_t)t->cap * 2, 1), t->cap * 2, 0};
+        if (!g.key || !g.code || !g.cost) {
+            fprintf(stderr, "tasc generate: out of memory for the value table\n");
+            abort();
+        }
+        for (uint64_t i = 0; i < t->cap; i++)
+            if (t->key[i]) {
+                uint64_t j = t->key[i] & (g.cap - 1);
+                while (g.key[j])
+                    j = (j + 1) & (g.cap - 1);
+                g.key[j] = t->key[i];
+                g.code[j] = t->code[i];
+                g.cost[j] = t->cost[i];
+                g.n++;
+            }
+        free(t->key);
+        free(t->code);
+        free(t->cost);
+        *t = g;
+    }
+    uint64_t k = gw_vkey(h), i = k & (t->cap - 1);
+    while (t->key[i] && t->key[i] != k)
+        i = (i + 1) & (t->cap - 1);
+    if (!t->key[i]) {
+        t->key[i] = k;
+        t->code[i] = code;
+        t->cost[i] = cost;
+        t->n++;
+    } else if (cost < t->cost[i] || (cost == t->cost[i] && code < t->code[i])) {
+        t->code[i] = code;
+        t->cost[i] = cost;
+    }
+}
+
+static void gw_valtab_init(gw_valtab *t) {
+    t->cap = 1u << 16;
+    t->n = 0;
+    t->key = calloc((size_t)t->cap, sizeof(uint64_t));
+    t->code = calloc((size_t)t->cap, sizeof(uint64_t));
+    t->cost = calloc((size_t)t->cap, 1);
+    if (!t->key || !t->code || !t->cost) {
+        fprintf(stderr, "tasc generate: out of memory for the value table\n");
+        abort();
+    }
+}
+
+static void gw_valtab_free(gw_valtab *t) {
+    free(t->key);
+    free(t->code);
+    free(t->cost);
+    memset(t, 0, sizeof *t);
+}
+
 typedef struct {
     const gen_config *cfg;
     double t0, last;
     uint64_t graphs;
     uint64_t branches_done, branches_total;
+    const char *phase;
 } gw_shared;
 
 typedef struct {
     const gen_space *sp;
     gw_shared *shared;                   /* progress counters, NULL while collecting */
-    int32_t max_ops;
+    int32_t max_ops;                     /* the run's graph size (budgets for gaps, constants) */
+    int32_t depth;                       /* how deep this pass goes (max_ops, or less for values) */
+    gw_valtab *values;                   /* first pass: every tensor value with its fewest ops */
+    const gw_valtab *minimal;            /* second pass: a tensor computed more dearly is blocked */
+    /* blocked tensors: computed more dearly than elsewhere by ops nothing else needs. A graph
+       extending this one must read one of those ops' inner results (so they are needed after
+       all); otherwise it would be implied by the rule for the tensor and a graph that is kept. */
+    int32_t n_blocked;
+    int32_t blocked_t[GEN_MAX_OUT];
+    uint32_t blocked_cone[GEN_MAX_OUT];
     int32_t n_t, n_ops;
     int32_t dangling;                    /* unconsumed op outputs that depend on no variable */
     int32_t var_uses[GEN_MAX_POOL];      /* inputs reading each pool variable */
+    uint32_t class_mask[GEN_MAX_CLASSES]; /* slots of each kind read so far */
+    int32_t gaps;                        /* slots missing below the highest read one, all kinds */
     gw_tensor t[GEN_MAX_TENSORS];
     struct {
         int32_t var, n_in, in[GEN_MAX_IN], first_out, n_out;
@@ -65,7 +167,7 @@ typedef struct {
     ops_shape shapes[GW_SHAPES];
     uint64_t *memo;                      /* [n_variants][GW_SHAPES][GW_SHAPES]: 0 unknown, GW_FAIL, or
                                             n_out << 56 | output shape ids, 7 bits each */
-    gen_records rec;
+    gw_store rec;
     uint64_t graphs, since_report;
     /* first-level collection instead of recursion */
     int collect;
@@ -75,20 +177,34 @@ typedef struct {
 
 static void gw_progress(gw_shared *sh, int force);
 
-static void gw_records_push(gen_records *r, uint64_t fp, const gen_code *c) {
-    if (r->n == r->cap) {
-        uint64_t cap = r->cap ? r->cap * 2 : 4096;
-        gen_record *nr = realloc(r->recs, (size_t)cap * sizeof *nr);
-        if (!nr) {
-            fprintf(stderr, "tasc generate: out of memory for %llu graph records\n", (unsigned long long)cap);
+static void gw_store_push(gw_store *r, uint64_t fp, const gen_code *c) {
+    if (r->n_blocks == 0 || r->fill == GW_BLOCK) {
+        if (r->n_blocks == r->cap_blocks) {
+            r->cap_blocks = r->cap_blocks ? r->cap_blocks * 2 : 64;
+            gen_record **nb = realloc(r->blocks, sizeof(gen_record *) * (size_t)r->cap_blocks);
+            if (!nb) {
+                fprintf(stderr, "tasc generate: out of memory for the graph records\n");
+                abort();
+            }
+            r->blocks = nb;
+        }
+        r->blocks[r->n_blocks] = malloc(sizeof(gen_record) * GW_BLOCK);
+        if (!r->blocks[r->n_blocks]) {
+            fprintf(stderr, "tasc generate: out of memory for %llu graph records\n", (unsigned long long)r->n);
             abort();
         }
-        r->recs = nr;
-        r->cap = cap;
+        r->n_blocks++;
+        r->fill = 0;
     }
-    r->recs[r->n].fp = fp;
-    r->recs[r->n].code = *c;
+    r->blocks[r->n_blocks - 1][r->fill++] = gen_record_make(fp, c);
     r->n++;
+}
+
+static void gw_store_free(gw_store *r) {
+    for (uint64_t b = 0; b < r->n_blocks; b++)
+        free(r->blocks[b]);
+    free(r->blocks);
+    memset(r, 0, sizeof *r);
 }
 
 static int16_t gw_intern(gen_walker *w, const ops_shape *s) {
@@ -155,7 +271,7 @@ static void gw_record(gen_walker *w) {
     memset(&c, 0, sizeof c);
     for (int32_t k = 0; k < w->n_ops; k++)
         c.w[k] = w->ops[k].word;
-    gw_records_push(&w->rec, gen_hash_outputs(h, n) & w->sp->fp_mask, &c);
+    gw_store_push(&w->rec, gen_hash_outputs(h, n) & w->sp->fp_mask, &c);
     w->graphs++;
     if (++w->since_report >= GW_REPORT_EVERY && w->shared) {
 #pragma omp atomic
@@ -169,25 +285,116 @@ static void gw_expand(gen_walker *w);
 
 /* Renaming symmetry: a recorded graph uses, of each pool kind, a prefix of its variables (x0, or
  * x0 and x1, ...). Equal graphs read the same variables, so every pair has a renaming with this
- * property on both sides and nothing is lost. Returns the slots still missing below the highest
- * used one, summed over kinds, with the inputs `in` added. */
+ * property on both sides and nothing is lost. gaps counts the slots still missing below the
+ * highest used one, summed over kinds. */
+static int32_t gw_mask_gaps(uint32_t m) {
+    if (!m)
+        return 0;
+    int32_t hi = 31 - __builtin_clz(m);
+    return hi + 1 - __builtin_popcount(m);
+}
+
+/* The gaps with the inputs `in` read as well. */
 static int32_t gw_gaps(const gen_walker *w, const int32_t *in, int32_t n_in) {
     const gen_space *sp = w->sp;
-    int32_t gaps = 0;
-    for (int32_t c = 0; c < sp->n_classes; c++) {
-        int32_t hi = -1, n = 0;
-        for (int32_t s = 0; s < sp->class_size[c]; s++) {
-            int32_t v = sp->class_first[c] + s, used = w->var_uses[v] > 0;
-            for (int32_t i = 0; i < n_in && !used; i++)
-                used = in[i] == v;
-            if (used) {
-                hi = s;
-                n++;
-            }
+    int32_t gaps = w->gaps;
+    int32_t c0 = -1;
+    uint32_t m0 = 0;
+    for (int32_t i = 0; i < n_in; i++) {
+        if (in[i] >= sp->n_vars || w->var_uses[in[i]])
+            continue;
+        int32_t c = sp->vars[in[i]].cls;
+        uint32_t bit = 1u << sp->vars[in[i]].slot;
+        if (c == c0) { /* second new variable of the same kind */
+            gaps += gw_mask_gaps(m0 | bit) - gw_mask_gaps(m0);
+            m0 |= bit;
+        } else {
+            uint32_t m = w->class_mask[c];
+            gaps += gw_mask_gaps(m | bit) - gw_mask_gaps(m);
+            c0 = c;
+            m0 = m | bit;
         }
-        gaps += hi + 1 - n;
     }
     return gaps;
+}
+
+static void gw_use_var(gen_walker *w, int32_t v, int32_t delta) {
+    const gen_space *sp = w->sp;
+    int32_t c = sp->vars[v].cls;
+    uint32_t m = w->class_mask[c], bit = 1u << sp->vars[v].slot;
+    w->var_uses[v] += delta;
+    uint32_t nm = w->var_uses[v] ? m | bit : m & ~bit;
+    w->gaps += gw_mask_gaps(nm) - gw_mask_gaps(m);
+    w->class_mask[c] = nm;
+}
+
+/* Hash of the canonical code of the sub-DAG `mask` (ops k with bit k): its ops in greedy-minimal
+ * topological order, as gen_canon orders whole graphs; -1 (all ones) if it holds a multi-output
+ * op, whose other outputs would make it more than the expression of one tensor. */
+static uint64_t gw_cone_code(const gen_walker *w, uint32_t mask) {
+    const gen_space *sp = w->sp;
+    int32_t map[GEN_MAX_TENSORS];
+    for (int32_t t = 0; t < w->n_t; t++)
+        map[t] = t < sp->n_vars ? t : -1;
+    for (int32_t k = 0; k < w->n_ops; k++)
+        if ((mask >> k & 1u) && w->ops[k].n_out > 1)
+            return ~0ull;
+    uint64_t h = 0x636f6e65ull;
+    int32_t next = sp->n_vars;
+    uint32_t left = mask;
+    while (left) {
+        int32_t best = -1;
+        uint32_t best_w = 0;
+        for (int32_t k = 0; k < w->n_ops; k++) {
+            if (!(left >> k & 1u))
+                continue;
+            const gen_variant *va = &sp->variants[w->ops[k].var];
+            int32_t r[GEN_MAX_IN] = {0, 0}, ready = 1;
+            for (int32_t i = 0; i < va->n_in; i++) {
+                r[i] = map[w->ops[k].in[i]];
+                ready &= r[i] >= 0;
+            }
+            if (!ready)
+                continue;
+            if (va->commutative && r[0] > r[1]) {
+                int32_t x = r[0];
+                r[0] = r[1];
+                r[1] = x;
+            }
+            uint32_t word = GEN_WORD(w->ops[k].var, r[0], r[1]);
+            if (best < 0 || word < best_w) {
+                best = k;
+                best_w = word;
+            }
+        }
+        left &= ~(1u << best);
+        map[w->ops[best].first_out] = next++;
+        h = gen_mix64(h ^ best_w);
+    }
+    return h;
+}
+
+/* Ops of the cone `mask` (the newest op among them) that nothing outside the cone needs: their
+ * outputs are all read, and only by ops of the cone. */
+static int32_t gw_exclusive(const gen_walker *w, uint32_t mask) {
+    int32_t n = 0;
+    for (int32_t k = 0; k < w->n_ops; k++) {
+        if (!(mask >> k & 1u))
+            continue;
+        int excl = 1;
+        for (int32_t o = 0; o < w->ops[k].n_out && excl; o++) {
+            int32_t u = w->ops[k].first_out + o;
+            if (k == w->n_ops - 1)
+                break; /* the tensor itself */
+            excl = w->t[u].uses > 0;
+            for (int32_t j = 0; j < w->n_ops && excl; j++)
+                if (!(mask >> j & 1u))
+                    for (int32_t i = 0; i < w->ops[j].n_in; i++)
+                        excl &= w->ops[j].in[i] != u;
+        }
+        n += excl;
+    }
+    return n;
 }
 
 /* Try adding op (var, in) to the current graph; recurse when it is new and not a repeat. */
@@ -216,11 +423,32 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         if (t->role == GEN_ROLE_WEIGHT && ((va->windowed && i == 0) || (va->has_axis && va->p.v[PM_AXIS] >= 2)))
             return;
     }
+    for (int32_t b = 0; b < w->n_blocked; b++) {
+        int frees = 0;
+        for (int32_t i = 0; i < va->n_in && !frees; i++) {
+            int32_t p = w->t[in[i]].producer;
+            frees = p >= 0 && (w->blocked_cone[b] >> p & 1u) && in[i] != w->blocked_t[b];
+        }
+        if (!frees)
+            return;
+    }
     uint32_t word = GEN_WORD(var, va->n_in > 0 ? in0 : 0, va->n_in > 1 ? in1 : 0);
     /* canonical order (and no repeated op): every later op computable at step s has a larger word */
     for (int32_t s = n - 1; s > maxprod; s--)
         if (w->ops[s].word >= word)
             return;
+    if (va->n_in == 2 && !od->weight_input_mask && in0 == in1)
+        return; /* concat(x, x), smul(s, s): TASO's distinct inputs */
+    /* commutative inputs have equal shapes: ewadd and ewmul without broadcasting, as TASO */
+    if (va->commutative) {
+        if (w->t[in0].shape != w->t[in1].shape) /* equal ids mean equal shapes, unequal ids different ones */
+            return;
+        if (w->t[in0].shape < 0 && !ops_shape_eq(&w->t[in0].full, &w->t[in1].full))
+            return;
+    }
+    ops_shape os[GEN_MAX_OUT];
+    if (gw_infer(w, var, in, os) < 0)
+        return;
     /* dangling constants must be consumable by the ops still to come */
     int depvar = 0, consumed = 0;
     for (int32_t i = 0; i < va->n_in; i++) {
@@ -236,18 +464,6 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
     int32_t gaps = gw_gaps(w, in, va->n_in);
     if (gaps > GEN_MAX_IN * (w->max_ops - n - 1))
         return;
-    ops_shape os[GEN_MAX_OUT];
-    if (gw_infer(w, var, in, os) < 0)
-        return;
-    /* commutative inputs have equal shapes: ewadd and ewmul without broadcasting, as TASO */
-    if (va->n_in == 2 && !od->weight_input_mask && in0 == in1)
-        return; /* concat(x, x), smul(s, s): TASO's distinct inputs */
-    if (va->commutative) {
-        if (w->t[in0].shape != w->t[in1].shape) /* equal ids mean equal shapes, unequal ids different ones */
-            return;
-        if (w->t[in0].shape < 0 && !ops_shape_eq(&w->t[in0].full, &w->t[in1].full))
-            return;
-    }
     if (w->collect) {
         if (w->n_first == w->cap_first) {
             w->cap_first = w->cap_first ? w->cap_first * 2 : 256;
@@ -283,6 +499,10 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         t->depvar = (uint8_t)depvar;
         t->producer = (int8_t)n;
         t->uses = 0;
+        t->cone = (uint8_t)(1u << n);
+        for (int32_t i = 0; i < va->n_in; i++)
+            if (w->t[in[i]].producer >= 0)
+                t->cone |= w->t[in[i]].cone;
         for (int32_t u = 0; u < f + o && !repeat; u++)
             repeat = w->t[u].hash == t->hash && w->t[u].numel == t->numel && ops_shape_eq(&w->t[u].full, &os[o]) &&
                      !memcmp(w->t[u].val, t->val, sizeof(uint32_t) * (size_t)t->numel);
@@ -291,7 +511,7 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
     for (int32_t i = 0; i < va->n_in; i++) {
         w->t[in[i]].uses++;
         if (in[i] < sp->n_vars)
-            w->var_uses[in[i]]++;
+            gw_use_var(w, in[i], 1);
     }
     w->ops[n].var = var;
     w->ops[n].n_in = va->n_in;
@@ -302,21 +522,60 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
     w->ops[n].word = word;
     w->n_ops = n + 1;
     w->n_t = f + va->n_out;
+    int32_t saved_blocked = w->n_blocked;
+    w->n_blocked = 0; /* the new op read an inner result of every blocked tensor */
+    for (int32_t o = 0; o < va->n_out && (w->values || (w->minimal && !repeat)); o++) {
+        const gw_tensor *t = &w->t[f + o];
+        uint8_t cost = (uint8_t)__builtin_popcount(t->cone);
+        if (w->values) {
+            uint64_t code = gw_cone_code(w, t->cone);
+            if (code != ~0ull)
+                gw_valtab_min(w->values, t->hash, cost, code);
+        } else {
+            /* computed more cheaply elsewhere, or as cheaply by a cone of lesser code: replacing
+               the ops only this tensor needs by that cheaper computation gives a graph no larger,
+               so an extension that keeps them needed by it alone is implied: blocked */
+            uint64_t mcode = 0;
+            uint8_t m = gw_valtab_get(w->minimal, t->hash, &mcode);
+            if (!m || m > cost)
+                continue;
+            int32_t excl = gw_exclusive(w, t->cone);
+            int block = 0;
+            if (m < excl)
+                block = 1;
+            else if (m == excl && excl == cost) {
+                uint64_t code = gw_cone_code(w, t->cone);
+                block = code != ~0ull && code != mcode;
+            }
+            if (block) {
+                w->blocked_t[w->n_blocked] = f + o;
+                w->blocked_cone[w->n_blocked++] = t->cone;
+            }
+        }
+    }
     int32_t saved_dangling = w->dangling;
     w->dangling = dangling;
-    if (dangling == 0 && gaps == 0)
+    if (dangling == 0 && gaps == 0 && !w->values)
         gw_record(w);
-    if (!repeat && w->n_ops < w->max_ops)
+    if (!repeat && w->n_ops < w->depth)
         gw_expand(w);
     /* pop */
+    w->n_blocked = saved_blocked;
     w->dangling = saved_dangling;
     w->n_t = f;
     w->n_ops = n;
     for (int32_t i = 0; i < va->n_in; i++) {
         w->t[in[i]].uses--;
         if (in[i] < sp->n_vars)
-            w->var_uses[in[i]]--;
+            gw_use_var(w, in[i], -1);
     }
+}
+
+/* 1 unless the memo already knows that variant var does not apply to shapes (sa, sb). */
+static int gw_may_apply(const gen_walker *w, int32_t var, int32_t sa, int32_t sb) {
+    if (sa < 0 || sb < 0)
+        return 1;
+    return w->memo[((size_t)var * GW_SHAPES + (size_t)sa) * GW_SHAPES + (size_t)sb] != GW_FAIL;
 }
 
 static void gw_expand(gen_walker *w) {
@@ -325,6 +584,18 @@ static void gw_expand(gen_walker *w) {
     /* an op with a smaller variant than the last op must consume one of its outputs */
     int32_t last_var = n > 0 ? w->ops[n - 1].var : -1;
     int32_t lf = n > 0 ? w->ops[n - 1].first_out : nt, ln = n > 0 ? w->ops[n - 1].n_out : 0;
+    /* tensors grouped by shape, so a pair of shapes an op rejects is skipped as a whole */
+    int32_t ng = 0, gshape[GEN_MAX_TENSORS], gsize[GEN_MAX_TENSORS], gmem[GEN_MAX_TENSORS][GEN_MAX_TENSORS];
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t g = 0;
+        while (g < ng && !(w->t[t].shape >= 0 && gshape[g] == w->t[t].shape))
+            g++;
+        if (g == ng) {
+            gshape[ng] = w->t[t].shape;
+            gsize[ng++] = 0;
+        }
+        gmem[g][gsize[g]++] = t;
+    }
     for (int32_t var = 0; var < sp->n_variants; var++) {
         const gen_variant *va = &sp->variants[var];
         int must_use_last = var < last_var;
@@ -332,19 +603,27 @@ static void gw_expand(gen_walker *w) {
             if (!must_use_last)
                 gw_try(w, var, 0, 0);
         } else if (va->n_in == 1) {
-            for (int32_t i = must_use_last ? lf : 0; i < (must_use_last ? lf + ln : nt); i++)
-                gw_try(w, var, i, 0);
-        } else {
-            for (int32_t i = 0; i < nt; i++) {
-                int i_last = i >= lf && i < lf + ln;
-                if (must_use_last && !i_last) {
-                    for (int32_t j = lf; j < lf + ln; j++)
-                        gw_try(w, var, i, j);
-                } else {
-                    for (int32_t j = 0; j < nt; j++)
-                        gw_try(w, var, i, j);
+            for (int32_t ga = 0; ga < ng; ga++) {
+                if (!gw_may_apply(w, var, gshape[ga], 0))
+                    continue;
+                for (int32_t k = 0; k < gsize[ga]; k++) {
+                    int32_t i = gmem[ga][k];
+                    if (!must_use_last || (i >= lf && i < lf + ln))
+                        gw_try(w, var, i, 0);
                 }
             }
+        } else {
+            for (int32_t ga = 0; ga < ng; ga++)
+                for (int32_t gb = 0; gb < ng; gb++) {
+                    if (!gw_may_apply(w, var, gshape[ga], gshape[gb]))
+                        continue;
+                    for (int32_t ka = 0; ka < gsize[ga]; ka++)
+                        for (int32_t kb = 0; kb < gsize[gb]; kb++) {
+                            int32_t i = gmem[ga][ka], j = gmem[gb][kb];
+                            if (!must_use_last || (i >= lf && i < lf + ln) || (j >= lf && j < lf + ln))
+                                gw_try(w, var, i, j);
+                        }
+                }
         }
     }
 }
@@ -353,6 +632,7 @@ static void gw_init(gen_walker *w, const gen_space *sp) {
     memset(w, 0, sizeof *w);
     w->sp = sp;
     w->max_ops = sp->max_ops;
+    w->depth = sp->max_ops;
     w->memo = calloc((size_t)sp->n_variants * GW_SHAPES * GW_SHAPES, sizeof(uint64_t));
     if (!w->memo) {
         fprintf(stderr, "tasc generate: out of memory\n");
@@ -386,7 +666,7 @@ static void gw_free(gen_walker *w) {
         for (int32_t o = 0; o < GEN_MAX_OUT; o++)
             free(w->buf[d][o]);
     free(w->first);
-    free(w->rec.recs);
+    gw_store_free(&w->rec);
 }
 
 static void gw_progress(gw_shared *sh, int force) {
@@ -397,14 +677,69 @@ static void gw_progress(gw_shared *sh, int force) {
         double now = gen_now();
         if (force || now - sh->last >= 0.25) {
             sh->last = now;
-            gen_progress p = {"enumerate", sh->branches_done, sh->branches_total, sh->graphs, now - sh->t0};
+            gen_progress p = {sh->phase, sh->branches_done, sh->branches_total, sh->graphs, now - sh->t0};
             sh->cfg->progress(sh->cfg->progress_ctx, &p);
         }
     }
 }
 
-int gen_enumerate(const gen_space *sp, const gen_config *cfg, gen_records *out, double t0, char *err,
-                  size_t errlen) {
+/* One parallel pass over the first-level branches. Value pass (values != NULL): to depth
+ * max_ops - 1, recording nothing, every tensor value merged into values with its fewest ops.
+ * Graph pass: records into parts[thread], not extending tensors that `minimal` knows cheaper. */
+static void gw_pass(const gen_space *sp, gw_shared *sh, const uint32_t *first, int32_t n_first, int threads,
+                    gw_valtab *values, const gw_valtab *minimal, gw_store *parts) {
+    gw_valtab *local = values ? calloc((size_t)threads, sizeof *local) : NULL;
+    if (values && !local) {
+        fprintf(stderr, "tasc generate: out of memory\n");
+        abort();
+    }
+    sh->branches_done = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        gen_walker *w = malloc(sizeof *w);
+        if (!w) {
+            fprintf(stderr, "tasc generate: out of memory\n");
+            abort();
+        }
+        gw_init(w, sp);
+        w->shared = sh;
+        w->minimal = minimal;
+        if (values) {
+            w->values = &local[omp_get_thread_num()];
+            gw_valtab_init(w->values);
+            w->depth = sp->max_ops - 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int32_t b = 0; b < n_first; b++) {
+            uint32_t word = first[b];
+            gw_try(w, GEN_WORD_VAR(word), GEN_WORD_IN0(word), GEN_WORD_IN1(word));
+#pragma omp atomic
+            sh->graphs += w->since_report;
+#pragma omp atomic
+            sh->branches_done += 1;
+            w->since_report = 0;
+            gw_progress(sh, 0);
+        }
+        if (parts) {
+            parts[omp_get_thread_num()] = w->rec;
+            memset(&w->rec, 0, sizeof w->rec);
+        }
+        gw_free(w);
+        free(w);
+    }
+    if (values) {
+        for (int i = 0; i < threads; i++) {
+            for (uint64_t k = 0; k < local[i].cap; k++)
+                if (local[i].key[k])
+                    gw_valtab_min(values, local[i].key[k], local[i].cost[k], local[i].code[k]);
+            gw_valtab_free(&local[i]);
+        }
+        free(local);
+    }
+}
+
+int gen_enumerate(const gen_space *sp, const gen_config *cfg, uint64_t extra, gen_records *out, double t0,
+                  char *err, size_t errlen) {
     (void)err;
     (void)errlen;
     /* the first level, collected sequentially: the units of parallel work */
@@ -417,58 +752,49 @@ int gen_enumerate(const gen_space *sp, const gen_config *cfg, gen_records *out, 
     root.first = NULL;
     gw_free(&root);
 
-    gw_shared sh = {cfg, t0, 0.0, 0, 0, (uint64_t)n_first};
     int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
-    gen_records *parts = calloc((size_t)threads, sizeof *parts);
+    gw_shared sh = {cfg, t0, 0.0, 0, 0, (uint64_t)n_first, "values"};
+    /* pass 1: the fewest ops that compute each value, over graphs one op smaller than the run's */
+    gw_valtab values = {0};
+    if (sp->max_ops > 1) {
+        gw_valtab_init(&values);
+        gw_pass(sp, &sh, first, n_first, threads, &values, NULL, NULL);
+    }
+    /* pass 2: the graphs */
+    sh.phase = "enumerate";
+    sh.graphs = 0;
+    gw_store *parts = calloc((size_t)threads, sizeof *parts);
     if (!parts) {
         free(first);
+        gw_valtab_free(&values);
         return -1;
     }
-#pragma omp parallel num_threads(threads)
-    {
-        gen_walker *w = malloc(sizeof *w);
-        if (!w) {
-            fprintf(stderr, "tasc generate: out of memory\n");
-            abort();
-        }
-        gw_init(w, sp);
-        w->shared = &sh;
-#pragma omp for schedule(dynamic, 1)
-        for (int32_t b = 0; b < n_first; b++) {
-            uint32_t word = first[b];
-            gw_try(w, GEN_WORD_VAR(word), GEN_WORD_IN0(word), GEN_WORD_IN1(word));
-#pragma omp atomic
-            sh.graphs += w->since_report;
-#pragma omp atomic
-            sh.branches_done += 1;
-            w->since_report = 0;
-            gw_progress(&sh, 0);
-        }
-        parts[omp_get_thread_num()] = w->rec;
-        w->rec.recs = NULL;
-        gw_free(w);
-        free(w);
-    }
+    gw_pass(sp, &sh, first, n_first, threads, NULL, sp->max_ops > 1 ? &values : NULL, parts);
+    gw_valtab_free(&values);
     free(first);
     gw_progress(&sh, 1);
-    /* one array; parts freed as they are copied */
+    /* one array (with room for the identity graphs); blocks freed as they are copied */
     uint64_t total = 0;
     for (int i = 0; i < threads; i++)
         total += parts[i].n;
-    out->recs = malloc((size_t)(total + 1) * sizeof(gen_record));
+    out->cap = total + extra;
+    out->recs = malloc((size_t)(out->cap ? out->cap : 1) * sizeof(gen_record));
     if (!out->recs) {
         for (int i = 0; i < threads; i++)
-            free(parts[i].recs);
+            gw_store_free(&parts[i]);
         free(parts);
         return -1;
     }
     out->n = 0;
-    out->cap = total + 1;
     for (int i = 0; i < threads; i++) {
-        if (parts[i].n)
-            memcpy(out->recs + out->n, parts[i].recs, (size_t)parts[i].n * sizeof(gen_record));
-        out->n += parts[i].n;
-        free(parts[i].recs);
+        for (uint64_t b = 0; b < parts[i].n_blocks; b++) {
+            uint32_t cnt = b + 1 == parts[i].n_blocks ? parts[i].fill : GW_BLOCK;
+            memcpy(out->recs + out->n, parts[i].blocks[b], sizeof(gen_record) * cnt);
+            out->n += cnt;
+            free(parts[i].blocks[b]);
+            parts[i].blocks[b] = NULL;
+        }
+        gw_store_free(&parts[i]);
     }
     free(parts);
     return 0;

@@ -120,14 +120,15 @@ int gen_eval_fp(const gen_space *sp, const gen_graph *g, const ops_shape *shapes
 int gen_eval_float(const gen_space *sp, const gen_graph *g, const ops_shape *shapes, float **vals);
 void gen_free_values(const gen_space *sp, const gen_graph *g, void **vals);
 /* Canonical code of a decoded graph with its variables renamed by perm (perm[v] = new id; NULL:
- * identity): the ops in greedy-minimal topological order, commutative inputs sorted. outmap
- * (may be NULL) receives, for each tensor of g, its id in the canonical code. */
-void gen_canon(const gen_space *sp, const gen_graph *g, const int32_t *perm, gen_code *out, int32_t *outmap);
+ * identity): the ops in greedy-minimal topological order, commutative inputs sorted. */
+void gen_canon(const gen_space *sp, const gen_graph *g, const int32_t *perm, gen_code *out);
 
 /* --- gen_enum.c ------------------------------------------------------------------------------- */
+/* A graph record, 20 bytes (a 4-op run keeps about a hundred million): the fingerprint, then
+ * the code's four op words without their unused low byte, packed so that comparing v[] in order
+ * compares (fingerprint, code). */
 typedef struct {
-    uint64_t fp;
-    gen_code code;
+    uint32_t v[5];
 } gen_record;
 
 typedef struct {
@@ -135,9 +136,14 @@ typedef struct {
     uint64_t n, cap;
 } gen_records;
 
-/* Enumerate every graph; records are appended to out (unsorted). */
-int gen_enumerate(const gen_space *sp, const gen_config *cfg, gen_records *out, double t0, char *err,
-                  size_t errlen);
+gen_record gen_record_make(uint64_t fp, const gen_code *c);
+uint64_t gen_record_fp(const gen_record *r);
+void gen_record_code(const gen_record *r, gen_code *c);
+int gen_record_cmp(const void *a, const void *b);
+
+/* Enumerate every graph into out (unsorted), with room for `extra` more records. */
+int gen_enumerate(const gen_space *sp, const gen_config *cfg, uint64_t extra, gen_records *out, double t0,
+                  char *err, size_t errlen);
 double gen_now(void);
 
 #endif

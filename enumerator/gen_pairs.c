@@ -28,7 +28,7 @@
 #include "gen_impl.h"
 
 #define GEN_FLOAT_TOL 1e-5
-#define GP_STAGES "float,renaming,common_subgraph,supergraph,generality"
+#define GP_STAGES "float,renaming,common_subgraph,supergraph,specialization,generality"
 
 #if defined(__GNUC__)
 #define GP_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -71,52 +71,46 @@ static int32_t gp_code_ops(const gen_code *c) {
 }
 
 /* =============================================================================================
- * sorting records: LSD radix on the fingerprint, then the code within equal fingerprints
+ * sorting records in place: an MSD radix pass on the top 16 bits of the fingerprint (American
+ * flag: counting, then cycling each record to its bucket), then each bucket by (fingerprint, code)
  */
-static int gp_rec_cmp(const void *a, const void *b) {
-    const gen_record *x = a, *y = b;
-    if (x->fp != y->fp)
-        return x->fp < y->fp ? -1 : 1;
-    return gp_code_cmp(&x->code, &y->code);
-}
-
-static void gp_sort(gen_records *r) {
+static void gp_sort(gen_records *r, int bits, int threads) {
     uint64_t n = r->n;
     if (n < 2)
         return;
-    gen_record *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!tmp) { /* no room for the radix buffer: sort in place */
-        qsort(r->recs, (size_t)n, sizeof *r->recs, gp_rec_cmp);
+    int shift = bits > 16 ? bits - 16 : 0;
+    uint64_t *start = calloc(65536 + 1, sizeof(uint64_t)), *next = malloc(65536 * sizeof(uint64_t));
+    if (!start || !next) {
+        free(start);
+        free(next);
+        qsort(r->recs, (size_t)n, sizeof *r->recs, gen_record_cmp);
         return;
     }
-    gen_record *src = r->recs, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 16) {
-        uint64_t *cnt = calloc(65536 + 1, sizeof(uint64_t));
-        if (!cnt) {
-            fprintf(stderr, "tasc generate: out of memory\n");
-            abort();
+#define GP_KEY(rec) ((uint32_t)((gen_record_fp(rec) >> shift) & 0xffffu))
+    for (uint64_t i = 0; i < n; i++)
+        start[GP_KEY(&r->recs[i]) + 1]++;
+    for (int b = 0; b < 65536; b++)
+        start[b + 1] += start[b];
+    memcpy(next, start, 65536 * sizeof(uint64_t));
+    for (int b = 0; b < 65536; b++)
+        while (next[b] < start[b + 1]) {
+            gen_record x = r->recs[next[b]];
+            uint32_t d = GP_KEY(&x);
+            while (d != (uint32_t)b) { /* carry x to its bucket, taking the record found there */
+                gen_record y = r->recs[next[d]];
+                r->recs[next[d]++] = x;
+                x = y;
+                d = GP_KEY(&x);
+            }
+            r->recs[next[b]++] = x;
         }
-        for (uint64_t i = 0; i < n; i++)
-            cnt[((src[i].fp >> shift) & 0xffffu) + 1]++;
-        for (int b = 0; b < 65536; b++)
-            cnt[b + 1] += cnt[b];
-        for (uint64_t i = 0; i < n; i++)
-            dst[cnt[(src[i].fp >> shift) & 0xffffu]++] = src[i];
-        free(cnt);
-        gen_record *t = src;
-        src = dst;
-        dst = t;
-    }
-    /* 4 passes: the sorted data is back in r->recs */
-    free(tmp);
-    for (uint64_t b = 0; b < n;) {
-        uint64_t e = b + 1;
-        while (e < n && r->recs[e].fp == r->recs[b].fp)
-            e++;
-        if (e - b > 1)
-            qsort(r->recs + b, (size_t)(e - b), sizeof *r->recs, gp_rec_cmp);
-        b = e;
-    }
+#undef GP_KEY
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+    for (int b = 0; b < 65536; b++)
+        if (start[b + 1] - start[b] > 1)
+            qsort(r->recs + start[b], (size_t)(start[b + 1] - start[b]), sizeof *r->recs, gen_record_cmp);
+    free(start);
+    free(next);
 }
 
 /* =============================================================================================
@@ -200,11 +194,6 @@ typedef struct {
     gen_code first, second; /* the smaller canonical code first */
 } gp_key;
 
-typedef struct {
-    gp_key key;
-    int swapped;             /* key.first is the canonical form of the pair's second graph */
-    int32_t perm[GEN_MAX_POOL];
-} gp_canon;
 
 static void gp_used_vars(const gen_space *sp, const gen_graph *g, uint8_t *used) {
     for (int32_t k = 0; k < g->n_ops; k++)
@@ -225,24 +214,21 @@ typedef struct {
     int32_t u[GEN_MAX_CLASSES][GEN_MAX_POOL];  /* the used variables */
     int32_t perm[GEN_MAX_POOL];
     int have;
-    gp_canon best;
+    gp_key best;
 } gp_rename_ctx;
 
 static void gp_rename_try(gp_rename_ctx *c) {
     gen_code ca, cb;
-    gen_canon(c->sp, c->a, c->perm, &ca, NULL);
-    gen_canon(c->sp, c->b, c->perm, &cb, NULL);
-    gp_canon k;
-    k.swapped = gp_code_cmp(&cb, &ca) < 0;
-    k.key.first = k.swapped ? cb : ca;
-    k.key.second = k.swapped ? ca : cb;
+    gen_canon(c->sp, c->a, c->perm, &ca);
+    gen_canon(c->sp, c->b, c->perm, &cb);
+    int swap = gp_code_cmp(&cb, &ca) < 0;
+    gp_key k = {swap ? cb : ca, swap ? ca : cb};
     int better = !c->have;
     if (!better) {
-        int d = gp_code_cmp(&k.key.first, &c->best.key.first);
-        better = d < 0 || (d == 0 && gp_code_cmp(&k.key.second, &c->best.key.second) < 0);
+        int d = gp_code_cmp(&k.first, &c->best.first);
+        better = d < 0 || (d == 0 && gp_code_cmp(&k.second, &c->best.second) < 0);
     }
     if (better) {
-        memcpy(k.perm, c->perm, sizeof k.perm);
         c->best = k;
         c->have = 1;
     }
@@ -266,7 +252,7 @@ static void gp_rename_rec(gp_rename_ctx *c, int32_t ci, int32_t pos, uint32_t ta
         }
 }
 
-static void gp_rename(const gen_space *sp, const gen_graph *a, const gen_graph *b, gp_canon *out) {
+static void gp_rename(const gen_space *sp, const gen_graph *a, const gen_graph *b, gp_key *out) {
     gp_rename_ctx c;
     memset(&c, 0, sizeof c);
     c.sp = sp;
@@ -363,6 +349,131 @@ static int gp_common_supergraph(const gen_space *sp, const gp_member *a, const g
     return 0;
 }
 
+/* Ops only tensor t needs in graph g: its producer and, going up, every ancestor whose outputs
+ * are all read, and only by ops already in the set (none of them a graph output). 0 for a
+ * variable. */
+static uint32_t gp_exclusive_cone(const gen_graph *g, int32_t t) {
+    if (g->producer[t] < 0)
+        return 0;
+    uint32_t set = 1u << g->producer[t];
+    for (int32_t k = g->producer[t] - 1; k >= 0; k--) {
+        int needed_inside = 0, needed_outside = 0;
+        for (int32_t o = 0; o < g->ops[k].n_out; o++) {
+            int32_t u = g->ops[k].first_out + o;
+            if (!g->uses[u])
+                needed_outside = 1; /* a graph output */
+            for (int32_t j = k + 1; j < g->n_ops; j++)
+                for (int32_t i = 0; i < g->ops[j].n_in; i++)
+                    if (g->ops[j].in[i] == u) {
+                        if (set >> j & 1u)
+                            needed_inside = 1;
+                        else
+                            needed_outside = 1;
+                    }
+        }
+        if (needed_inside && !needed_outside)
+            set |= 1u << k;
+    }
+    return set;
+}
+
+/* The canonical form of graph g with the ops of `drop` removed and tensor x made a fresh variable:
+ * the kept ops in greedy-minimal order with their references, then the outputs in the order
+ * given. Returns the number of words written to form. */
+#define GP_FRESH 1023u
+static int32_t gp_context_form(const gen_space *sp, const gen_graph *g, uint32_t drop, int32_t x,
+                               const int32_t *outs, int32_t n_outs, uint32_t *form) {
+    uint32_t id[GEN_MAX_TENSORS];
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        id[t] = t < sp->n_vars ? (uint32_t)t : ~0u;
+    id[x] = GP_FRESH;
+    int32_t n = 0, pos = 0;
+    uint32_t left = 0;
+    for (int32_t k = 0; k < g->n_ops; k++)
+        if (!(drop >> k & 1u))
+            left |= 1u << k;
+    while (left) {
+        int32_t best = -1;
+        uint64_t best_key = 0;
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            if (!(left >> k & 1u))
+                continue;
+            const gen_variant *va = &sp->variants[g->ops[k].var];
+            uint32_t r[GEN_MAX_IN] = {0, 0};
+            int ready = 1;
+            for (int32_t i = 0; i < va->n_in; i++) {
+                r[i] = id[g->ops[k].in[i]];
+                ready &= r[i] != ~0u;
+            }
+            if (!ready)
+                continue;
+            if (va->commutative && r[0] > r[1]) {
+                uint32_t t = r[0];
+                r[0] = r[1];
+                r[1] = t;
+            }
+            uint64_t key = (uint64_t)g->ops[k].var << 40 | (uint64_t)r[0] << 20 | r[1];
+            if (best < 0 || key < best_key) {
+                best = k;
+                best_key = key;
+            }
+        }
+        if (best < 0)
+            return -1; /* reads a dropped op's inner result: not a context */
+        left &= ~(1u << best);
+        for (int32_t o = 0; o < g->ops[best].n_out; o++)
+            id[g->ops[best].first_out + o] = 2048u + (uint32_t)(pos * GEN_MAX_OUT + o);
+        pos++;
+        form[n++] = (uint32_t)(best_key >> 40);
+        form[n++] = (uint32_t)(best_key >> 20) & 0xfffffu;
+        form[n++] = (uint32_t)best_key & 0xfffffu;
+    }
+    form[n++] = 0xffffffffu;
+    for (int32_t o = 0; o < n_outs; o++) {
+        if (id[outs[o]] == ~0u)
+            return -1;
+        form[n++] = id[outs[o]];
+    }
+    return n;
+}
+
+/* A common context: the graphs are the same around one pair of equal tensors, tensor ta of a and
+ * tb of b (the ops only they need removed, each made the same fresh variable), with at least one
+ * op left around them: the pair follows from the smaller pair of the two sub-graphs. */
+static int gp_common_context(const gen_space *sp, const gp_member *a, const gp_member *b, const int32_t *map) {
+    int32_t outs_b[GEN_MAX_GOUT];
+    for (int32_t o = 0; o < a->g.n_outputs; o++)
+        outs_b[o] = b->g.outputs[map[o]];
+    uint8_t used_a[GEN_MAX_TENSORS] = {0}, used_b[GEN_MAX_TENSORS] = {0};
+    for (int32_t k = 0; k < a->g.n_ops; k++)
+        for (int32_t i = 0; i < a->g.ops[k].n_in; i++)
+            used_a[a->g.ops[k].in[i]] = 1;
+    for (int32_t k = 0; k < b->g.n_ops; k++)
+        for (int32_t i = 0; i < b->g.ops[k].n_in; i++)
+            used_b[b->g.ops[k].in[i]] = 1;
+    for (int32_t ta = 0; ta < a->g.n_tensors; ta++) {
+        if (ta < sp->n_vars && !used_a[ta])
+            continue;
+        uint32_t ea = gp_exclusive_cone(&a->g, ta);
+        for (int32_t tb = 0; tb < b->g.n_tensors; tb++) {
+            if ((tb < sp->n_vars && !used_b[tb]) || (ta < sp->n_vars && tb == ta))
+                continue;
+            uint32_t eb = gp_exclusive_cone(&b->g, tb);
+            int32_t left_a = a->g.n_ops - __builtin_popcount(ea), left_b = b->g.n_ops - __builtin_popcount(eb);
+            if (left_a < 1 || left_a != left_b || (!ea && !eb))
+                continue;
+            if (!gp_values_equal(a, ta, a->fv, b, tb, b->fv))
+                continue;
+            uint32_t fa[4 * GEN_MAX_OPS + GEN_MAX_GOUT + 1], fb[4 * GEN_MAX_OPS + GEN_MAX_GOUT + 1];
+            int32_t na = gp_context_form(sp, &a->g, ea, ta, a->g.outputs, a->g.n_outputs, fa);
+            int32_t nb = gp_context_form(sp, &b->g, eb, tb, outs_b, a->g.n_outputs, fb);
+            if (na > 0 && na == nb && !memcmp(fa, fb, sizeof(uint32_t) * (size_t)na))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* =============================================================================================
  * buckets
  */
@@ -371,7 +482,7 @@ enum { GP_F_FLOAT = 1, GP_F_COMMON = 2, GP_F_SUPER = 4 };
 typedef struct {
     int32_t i, j;            /* members of the bucket */
     uint8_t flags;
-    gp_canon canon;
+    gp_key canon;            /* the pair's form under renaming */
 } gp_pair;
 
 typedef struct {
@@ -398,36 +509,68 @@ static int gp_mem_order_cmp(const void *x, const void *y) {
     return gp_code_cmp(&a->code, &b->code);
 }
 
+static int32_t gp_find(int32_t *parent, int32_t x) {
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
 static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucket *bk) {
     int32_t n = (int32_t)(bk->end - bk->begin);
     gp_member *m = gp_xmalloc(sizeof(gp_member) * (size_t)n);
     gp_mem_order *ord = gp_xmalloc(sizeof(gp_mem_order) * (size_t)n);
-    int32_t *rep = gp_xmalloc(sizeof(int32_t) * (size_t)n); /* class representatives, in order */
+    int32_t *rep = gp_xmalloc(sizeof(int32_t) * (size_t)n);   /* class representatives (positions in ord) */
+    int32_t *cls = gp_xmalloc(sizeof(int32_t) * (size_t)n);   /* class of each position */
+    int32_t *parent = gp_xmalloc(sizeof(int32_t) * (size_t)n);
+    int32_t(*map)[GEN_MAX_GOUT] = gp_xmalloc(sizeof(*map) * (size_t)n); /* rep output o -> member output */
     int32_t n_ok = 0, n_rep = 0, cap = 0;
     for (int32_t i = 0; i < n; i++) {
-        const gen_code *c = &recs->recs[bk->begin + (uint64_t)i].code;
-        if (gp_member_init(sp, c, &m[n_ok]) < 0)
+        gen_code c;
+        gen_record_code(&recs->recs[bk->begin + (uint64_t)i], &c);
+        if (gp_member_init(sp, &c, &m[n_ok]) < 0)
             continue;
         ord[n_ok].n_ops = m[n_ok].g.n_ops;
-        ord[n_ok].code = *c;
+        ord[n_ok].code = c;
         ord[n_ok].index = n_ok;
         n_ok++;
     }
     qsort(ord, (size_t)n_ok, sizeof *ord, gp_mem_order_cmp);
     /* identity graphs of different variables never agree on floats, so they never pair */
-    int32_t n_part = n_ok;
-    bk->n_pairs = n_part > 1 ? (uint64_t)(n_part - 1) : 0;
-    for (int32_t k = 0; k < n_part; k++) {
+    bk->n_pairs = n_ok > 1 ? (uint64_t)(n_ok - 1) : 0;
+    /* float classes, in order: each member joins the first representative it agrees with */
+    for (int32_t k = 0; k < n_ok; k++) {
         gp_member *b = &m[ord[k].index];
-        int32_t map[GEN_MAX_GOUT], r = 0;
+        int32_t r = 0;
         for (; r < n_rep; r++)
-            if (gp_match_float(&m[rep[r]], b, map) == 0)
+            if (gp_match_float(&m[ord[rep[r]].index], b, map[k]) == 0)
                 break;
         if (r == n_rep) {
-            rep[n_rep++] = ord[k].index;
-            continue;
+            rep[n_rep++] = k;
+            for (int32_t o = 0; o < b->g.n_outputs; o++)
+                map[k][o] = o;
         }
-        gp_member *a = &m[rep[r]];
+        cls[k] = r;
+        parent[k] = k;
+    }
+    /* members that differ by a substitution of smaller equal sub-graphs in one common context,
+       or under one common last op, are linked: within a class, only the first member of each
+       linked component needs its pair with the representative */
+    for (int32_t k = 0; k < n_ok; k++)
+        for (int32_t j = 0; j < k; j++) {
+            if (cls[j] != cls[k] || gp_find(parent, j) == gp_find(parent, k))
+                continue;
+            const gp_member *a = &m[ord[j].index], *b = &m[ord[k].index];
+            int32_t mjk[GEN_MAX_GOUT]; /* output of j -> output of k, through the representative */
+            for (int32_t o = 0; o < a->g.n_outputs; o++)
+                mjk[map[j][o]] = map[k][o];
+            if (gp_common_supergraph(sp, a, b, mjk) || gp_common_context(sp, a, b, mjk))
+                parent[gp_find(parent, k)] = gp_find(parent, j);
+        }
+    for (int32_t k = 0; k < n_ok; k++) {
+        int32_t r = rep[cls[k]];
+        if (r == k)
+            continue;
+        const gp_member *a = &m[ord[r].index], *b = &m[ord[k].index];
         if (bk->n_kept == cap) {
             cap = cap ? cap * 2 : 8;
             gp_pair *np = realloc(bk->pairs, sizeof(gp_pair) * (size_t)cap);
@@ -439,20 +582,28 @@ static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucke
         }
         gp_pair *p = &bk->pairs[bk->n_kept++];
         memset(p, 0, sizeof *p);
-        p->i = rep[r];
+        p->i = ord[r].index;
         p->j = ord[k].index;
         p->flags = GP_F_FLOAT;
         gp_rename(sp, &a->g, &b->g, &p->canon);
         if (gp_common_subgraph(sp, a, b))
             p->flags |= GP_F_COMMON;
-        if (gp_common_supergraph(sp, a, b, map))
-            p->flags |= GP_F_SUPER;
+        /* implied when an earlier member of the class is in its component */
+        int32_t root = gp_find(parent, k);
+        for (int32_t j = 0; j < k; j++)
+            if (cls[j] == cls[k] && gp_find(parent, j) == root) {
+                p->flags |= GP_F_SUPER;
+                break;
+            }
     }
     for (int32_t i = 0; i < n_ok; i++)
         gp_member_free(sp, &m[i]);
     free(m);
     free(ord);
     free(rep);
+    free(cls);
+    free(parent);
+    free(map);
 }
 
 /* =============================================================================================
@@ -467,6 +618,76 @@ typedef struct {
     gp_key key;
     UT_hash_handle hh;
 } gp_seen;
+
+/* Specialisation: a variable read in several places whose reads can be split between it and a
+ * fresh variable of its kind (an unused one of the pool) with the pair still equal: the pair is
+ * an instance of that more general one, which is enumerated too. */
+static int gp_specialization(const gen_space *sp, const gp_survivor *s) {
+    gp_member m[2];
+    if (gp_member_init(sp, &s->a, &m[0]) < 0)
+        return 0;
+    if (gp_member_init(sp, &s->b, &m[1]) < 0) {
+        gp_member_free(sp, &m[0]);
+        return 0;
+    }
+    int32_t map[GEN_MAX_GOUT];
+    int found = 0;
+    uint8_t used[GEN_MAX_POOL] = {0};
+    gp_used_vars(sp, &m[0].g, used);
+    gp_used_vars(sp, &m[1].g, used);
+    if (gp_match_float(&m[0], &m[1], map) < 0)
+        goto done;
+    for (int32_t v = 0; v < sp->n_vars && !found; v++) {
+        if (!used[v])
+            continue;
+        int32_t fresh = -1;
+        for (int32_t u = 0; u < sp->n_vars && fresh < 0; u++)
+            if (!used[u] && sp->vars[u].cls == sp->vars[v].cls)
+                fresh = u;
+        if (fresh < 0)
+            continue;
+        /* the reads of v: (graph, op, input), or (graph, -1, output) in a 0-op graph */
+        int32_t occ_g[16], occ_k[16], occ_i[16], n_occ = 0;
+        for (int32_t gi = 0; gi < 2; gi++) {
+            const gen_graph *g = &m[gi].g;
+            for (int32_t k = 0; k < g->n_ops; k++)
+                for (int32_t i = 0; i < g->ops[k].n_in; i++)
+                    if (g->ops[k].in[i] == v && n_occ < 16) {
+                        occ_g[n_occ] = gi, occ_k[n_occ] = k, occ_i[n_occ++] = i;
+                    }
+            if (g->n_ops == 0)
+                for (int32_t o = 0; o < g->n_outputs; o++)
+                    if (g->outputs[o] == v && n_occ < 16) {
+                        occ_g[n_occ] = gi, occ_k[n_occ] = -1, occ_i[n_occ++] = o;
+                    }
+        }
+        if (n_occ < 2 || n_occ > 10)
+            continue;
+        for (uint32_t mask = 1; mask + 1 < (1u << n_occ) && !found; mask++) {
+            gen_graph g2[2] = {m[0].g, m[1].g};
+            for (int32_t q = 0; q < n_occ; q++)
+                if (mask >> q & 1u) {
+                    if (occ_k[q] >= 0)
+                        g2[occ_g[q]].ops[occ_k[q]].in[occ_i[q]] = fresh;
+                    else
+                        g2[occ_g[q]].outputs[occ_i[q]] = fresh;
+                }
+            uint32_t *va[GEN_MAX_TENSORS] = {0}, *vb[GEN_MAX_TENSORS] = {0};
+            gen_eval_fp(sp, &g2[0], m[0].shapes, NULL, va);
+            gen_eval_fp(sp, &g2[1], m[1].shapes, NULL, vb);
+            int eq = 1;
+            for (int32_t o = 0; o < g2[0].n_outputs && eq; o++)
+                eq = gp_values_equal(&m[0], g2[0].outputs[o], va, &m[1], g2[1].outputs[map[o]], vb);
+            gen_free_values(sp, &g2[0], (void **)va);
+            gen_free_values(sp, &g2[1], (void **)vb);
+            found = eq;
+        }
+    }
+done:
+    gp_member_free(sp, &m[0]);
+    gp_member_free(sp, &m[1]);
+    return found;
+}
 
 /* Exact values of one side of r, with variables of shapes vs and values vv; a parameter named by
  * a constraint follows the first variable dim it lists. -1 when an op does not type-check. The
@@ -750,39 +971,36 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
     if (gen_space_init(&sp, cfg, err, errlen) < 0)
         return -1;
     gen_records recs = {0};
-    if (gen_enumerate(&sp, cfg, &recs, t0, err, errlen) < 0) {
+    /* the 0-op identity graphs: one variable, or two */
+    uint64_t n_ident = (uint64_t)sp.n_vars + (uint64_t)sp.n_vars * (uint64_t)(sp.n_vars - 1) / 2;
+    if (gen_enumerate(&sp, cfg, n_ident, &recs, t0, err, errlen) < 0) {
         gen_space_free(&sp);
         return gp_fail(err, errlen, "out of memory while enumerating");
     }
     st.graphs = recs.n;
-    /* the 0-op identity graphs: one variable, or two */
-    uint64_t n_ident = (uint64_t)sp.n_vars + (uint64_t)sp.n_vars * (uint64_t)(sp.n_vars - 1) / 2;
-    gen_record *nr = realloc(recs.recs, (size_t)(recs.n + n_ident) * sizeof *nr);
-    if (!nr) {
-        free(recs.recs);
-        gen_space_free(&sp);
-        return gp_fail(err, errlen, "out of memory");
-    }
-    recs.recs = nr;
     for (int32_t v = 0; v < sp.n_vars; v++)
         for (int32_t u = v; u < sp.n_vars; u++) {
             uint64_t h[2] = {sp.vars[v].hash, sp.vars[u].hash};
-            gen_record *r = &recs.recs[recs.n++];
-            memset(r, 0, sizeof *r);
-            r->code.w[0] = ((GEN_IDENT_VAR + 1u) << 20) | ((uint32_t)v << 14) | ((uint32_t)(u == v ? GEN_NOREF : u) << 8);
-            r->fp = gen_hash_outputs(h, u == v ? 1 : 2) & sp.fp_mask;
+            gen_code c;
+            memset(&c, 0, sizeof c);
+            c.w[0] = ((GEN_IDENT_VAR + 1u) << 20) | ((uint32_t)v << 14) | ((uint32_t)(u == v ? GEN_NOREF : u) << 8);
+            recs.recs[recs.n++] = gen_record_make(gen_hash_outputs(h, u == v ? 1 : 2) & sp.fp_mask, &c);
         }
     st.t_enum_s = gen_now() - t0;
     double t1 = gen_now();
-    gp_sort(&recs);
+    int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
+    gp_sort(&recs, cfg->fp_bits ? cfg->fp_bits : 64, threads);
     /* distinct fingerprints of enumerated graphs; buckets of two or more */
     uint64_t n_buckets = 0, cap_buckets = 0;
     gp_bucket *bk = NULL;
     for (uint64_t b = 0; b < recs.n;) {
-        uint64_t e = b + 1;
-        int real = gp_code_ops(&recs.recs[b].code) > 0;
-        while (e < recs.n && recs.recs[e].fp == recs.recs[b].fp) {
-            real |= gp_code_ops(&recs.recs[e].code) > 0;
+        uint64_t e = b + 1, fp = gen_record_fp(&recs.recs[b]);
+        gen_code c;
+        gen_record_code(&recs.recs[b], &c);
+        int real = gp_code_ops(&c) > 0;
+        while (e < recs.n && gen_record_fp(&recs.recs[e]) == fp) {
+            gen_record_code(&recs.recs[e], &c);
+            real |= gp_code_ops(&c) > 0;
             e++;
         }
         st.fingerprints += (uint64_t)real;
@@ -802,14 +1020,15 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
             bk[n_buckets].begin = b;
             bk[n_buckets].end = e;
             n_buckets++;
-            for (uint64_t i = b; i < e; i++)
-                st.multi_graphs += gp_code_ops(&recs.recs[i].code) > 0;
+            for (uint64_t i = b; i < e; i++) {
+                gen_record_code(&recs.recs[i], &c);
+                st.multi_graphs += gp_code_ops(&c) > 0;
+            }
         }
         b = e;
     }
     st.t_sort_s = gen_now() - t1;
     double t2 = gen_now(), last = 0;
-    int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
     uint64_t done = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (uint64_t b = 0; b < n_buckets; b++) {
@@ -863,7 +1082,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
             gp_pair *p = &bk[b].pairs[k];
             st.after_float++;
             gp_seen *f;
-            HASH_FIND(hh, seen, &p->canon.key, sizeof(gp_key), f);
+            HASH_FIND(hh, seen, &p->canon, sizeof(gp_key), f);
             if (f)
                 continue;
             f = malloc(sizeof *f);
@@ -871,7 +1090,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
                 oom = 1;
                 break;
             }
-            f->key = p->canon.key;
+            f->key = p->canon;
             HASH_ADD(hh, seen, key, sizeof(gp_key), f);
             st.after_rename++;
             if (p->flags & GP_F_COMMON)
@@ -890,9 +1109,9 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
                 surv = ns;
             }
             gp_survivor *s = &surv[n_surv++];
-            s->a = p->canon.key.first;
-            s->b = p->canon.key.second;
-            s->fp = recs.recs[bk[b].begin].fp;
+            s->a = p->canon.first;
+            s->b = p->canon.second;
+            s->fp = gen_record_fp(&recs.recs[bk[b].begin]);
         }
     }
     gp_seen *f, *tmp;
@@ -928,6 +1147,10 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
     for (uint64_t i = 0; i < n_surv; i++) {
         char e[256];
+        if (gp_specialization(&sp, &surv[i])) {
+            made[i] = 2;
+            continue;
+        }
         made[i] = gp_make_rule(&sp, &surv[i], &built[i], e, sizeof e);
         if (made[i] < 0) {
 #pragma omp critical(gen_rule_error)
@@ -942,9 +1165,11 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
         goto done;
     }
     uint64_t n_ord = 0;
+    st.after_special = n_surv;
     for (uint64_t i = 0; i < n_surv; i++) {
+        st.after_special -= made[i] == 2;
         if (made[i] != 0)
-            continue; /* an accident of the pool's sizes */
+            continue; /* an instance of a more general pair, or an accident of the pool's sizes */
         int32_t na = gp_code_ops(&surv[i].a), nb = gp_code_ops(&surv[i].b);
         int a_src = na != nb ? na > nb : gp_code_cmp(&surv[i].a, &surv[i].b) > 0;
         gp_order *od = &ord[n_ord++];
@@ -983,6 +1208,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
     rules_set_count(rs, "renaming", st.after_rename);
     rules_set_count(rs, "common_subgraph", st.after_common);
     rules_set_count(rs, "supergraph", st.after_super);
+    rules_set_count(rs, "specialization", st.after_special);
     rules_set_count(rs, "generality", st.after_general);
     rules_set_count(rs, "rules", (uint64_t)rs->n_rules);
     rc = 0;

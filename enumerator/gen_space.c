@@ -123,6 +123,34 @@ uint64_t gen_hash_outputs(const uint64_t *h, int32_t n) {
     return r;
 }
 
+gen_record gen_record_make(uint64_t fp, const gen_code *c) {
+    uint32_t w[GEN_MAX_OPS];
+    for (int32_t k = 0; k < GEN_MAX_OPS; k++)
+        w[k] = c->w[k] >> 8; /* 24 bits: variant+1, input 0, input 1 */
+    gen_record r = {{(uint32_t)(fp >> 32), (uint32_t)fp, w[0] << 8 | w[1] >> 16, (w[1] & 0xffffu) << 16 | w[2] >> 8,
+                     (w[2] & 0xffu) << 24 | w[3]}};
+    return r;
+}
+
+uint64_t gen_record_fp(const gen_record *r) { return (uint64_t)r->v[0] << 32 | r->v[1]; }
+
+void gen_record_code(const gen_record *r, gen_code *c) {
+    uint32_t w0 = r->v[2] >> 8, w1 = (r->v[2] & 0xffu) << 16 | r->v[3] >> 16,
+             w2 = (r->v[3] & 0xffffu) << 8 | r->v[4] >> 24, w3 = r->v[4] & 0xffffffu;
+    c->w[0] = w0 << 8;
+    c->w[1] = w1 << 8;
+    c->w[2] = w2 << 8;
+    c->w[3] = w3 << 8;
+}
+
+int gen_record_cmp(const void *a, const void *b) {
+    const gen_record *x = a, *y = b;
+    for (int i = 0; i < 5; i++)
+        if (x->v[i] != y->v[i])
+            return x->v[i] < y->v[i] ? -1 : 1;
+    return 0;
+}
+
 /* =============================================================================================
  * configuration
  */
@@ -554,7 +582,7 @@ void gen_free_values(const gen_space *sp, const gen_graph *g, void **vals) {
     }
 }
 
-void gen_canon(const gen_space *sp, const gen_graph *g, const int32_t *perm, gen_code *out, int32_t *outmap) {
+void gen_canon(const gen_space *sp, const gen_graph *g, const int32_t *perm, gen_code *out) {
     int32_t map[GEN_MAX_TENSORS];
     int placed[GEN_MAX_OPS] = {0};
     memset(out, 0, sizeof *out);
@@ -604,6 +632,4 @@ void gen_canon(const gen_space *sp, const gen_graph *g, const int32_t *perm, gen
                 map[g->ops[best].first_out + o] = next++;
         }
     }
-    if (outmap)
-        memcpy(outmap, map, sizeof(int32_t) * (size_t)g->n_tensors);
 }
