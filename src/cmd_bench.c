@@ -25,7 +25,7 @@ int cmd_bench(int argc, char **argv); /* listed in main.c's command table */
 static void bench_usage(void) {
     printf("usage: tasc bench MODEL [OPTIMIZED] [--reps N] [--warmup N] [--seed S] [--tol T]\n"
            "                  [--no-graph] [--no-fold] [--no-cpu] [--check-nodes T] [--json FILE]\n"
-           "                  [--verbose] [ONNX options]\n"
+           "                  [--profile] [--verbose] [ONNX options]\n"
            "\n"
            "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`), on the GPU:\n"
            "memory planned once, weight-only nodes computed once, every run one CUDA graph replay,\n"
@@ -46,6 +46,8 @@ static void bench_usage(void) {
            "  --check-nodes T    during setup, compare every node with its CPU reference and name\n"
            "                     those over relative L2 error T (slow: a debugging aid)\n"
            "  --json FILE        also write the results as JSON to FILE\n"
+           "  --profile          also time every node alone (its own CUDA graph) and print the time per\n"
+           "                     op type and the slowest nodes\n"
            "  --verbose          the runtime's per-node choices (convolution algorithms) on stderr\n" CMD_MODEL_OPTS_HELP
            "  -h, --help         this text\n"
            "\n"
@@ -155,6 +157,62 @@ static void bench_json_graph(FILE *f, const char *role, const bench_graph *b, in
             (long long)b->info.weight_bytes, (long long)b->info.input_bytes, (long long)b->info.workspace_bytes);
 }
 
+/* Time every node alone; print the total per op type and the slowest nodes. */
+static int bench_profile(bench_graph *b, const char *role) {
+    enum { TOP = 15 };
+    char err[BENCH_ERR_LEN], sh[96];
+    const int32_t n = b->info.nodes_run;
+    int32_t *ids = calloc((size_t)n + 1, sizeof *ids), *order = calloc((size_t)n + 1, sizeof *order);
+    double *us = calloc((size_t)n + 1, sizeof *us);
+    if (!ids || !us || !order) {
+        free(ids);
+        free(us);
+        free(order);
+        cmd_error("bench", "out of memory");
+        return -1;
+    }
+    if (rt_profile(b->ctx, 20, ids, us, err, sizeof err) < 0) {
+        cmd_error("bench", "%s: %s", b->path, err);
+        free(ids);
+        free(us);
+        free(order);
+        return -1;
+    }
+    double per_op[OP_COUNT] = {0}, total = 0.0;
+    int32_t cnt[OP_COUNT] = {0};
+    for (int32_t k = 0; k < n; k++) {
+        ops_type op = b->g->nodes[ids[k]].op;
+        if (isfinite(us[k])) {
+            per_op[op] += us[k];
+            total += us[k];
+        }
+        cnt[op]++;
+        order[k] = k;
+    }
+    printf("\nprofile (%s): every node timed alone, sum %.1f us vs %.1f us per whole run\n", role, total,
+           b->med * 1000.0);
+    for (int op = 0; op < OP_COUNT; op++)
+        if (cnt[op])
+            printf("  %-14s %4d nodes %10.1f us %5.1f%%\n", ops_table[op].name, (int)cnt[op], per_op[op],
+                   total > 0 ? 100.0 * per_op[op] / total : 0.0);
+    for (int32_t i = 0; i < n; i++) /* slowest first (a few passes of selection suffice) */
+        for (int32_t j = i + 1; j < n && i < TOP; j++)
+            if (us[order[j]] > us[order[i]]) {
+                int32_t t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    for (int32_t i = 0; i < n && i < TOP; i++) {
+        const graph_node *nd = &b->g->nodes[ids[order[i]]];
+        printf("  %9.1f us  %-12s %-40s -> %s\n", us[order[i]], ops_table[nd->op].name, nd->name,
+               ops_shape_str(&b->g->tensors[nd->out[0]].shape, sh, sizeof sh));
+    }
+    free(ids);
+    free(us);
+    free(order);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     if (cmd_wants_help(argc, argv)) {
         bench_usage();
@@ -163,7 +221,7 @@ int cmd_bench(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL}, *json = NULL, *val = NULL;
     long long reps = 200, warmup = 20, seed = 0;
     double tol = 1e-3, check = 0.0;
-    int no_graph = 0, no_fold = 0, no_cpu = 0, verbose = 0, n_paths = 0;
+    int no_graph = 0, no_fold = 0, no_cpu = 0, verbose = 0, profile = 0, n_paths = 0;
     cmd_model_opts mo;
     memset(&mo, 0, sizeof mo);
     for (int i = 1; i < argc; i++) {
@@ -176,6 +234,8 @@ int cmd_bench(int argc, char **argv) {
             no_cpu = 1;
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = 1;
+        } else if (!strcmp(argv[i], "--profile")) {
+            profile = 1;
         } else if (!strcmp(argv[i], "--optimize")) {
             cmd_error("bench", "--optimize needs the optimizer, which this build does not have yet; run "
                                "`tasc optimize` and pass its output as OPTIMIZED");
@@ -305,7 +365,7 @@ int cmd_bench(int argc, char **argv) {
 
     /* report */
     const int two = n_paths == 2;
-    printf("tasc bench: %s, FP32 (TF32 off), seed %lld\n", rt_device_name(), seed);
+    printf("tasc bench: %s (%s), FP32 (TF32 off), seed %lld\n", rt_device_name(), rt_versions(), seed);
     printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs\n",
            no_graph ? "node-by-node launches (--no-graph)" : "one CUDA graph replay each", reps, warmup);
     printf("\n%-34s %16s", "", "original");
@@ -369,6 +429,9 @@ int cmd_bench(int argc, char **argv) {
         }
         printf("\n");
     }
+    for (int k = 0; profile && k < n_paths; k++)
+        if (bench_profile(&b[k], k ? "optimized" : "original") < 0)
+            goto done;
     if (json) {
         cmd_tmpfile t;
         if (cmd_tmp_open("bench", json, &t) < 0)

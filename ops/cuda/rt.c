@@ -69,6 +69,17 @@ const char *rt_device_name(void) {
     return name;
 }
 
+const char *rt_versions(void) {
+    static char buf[128];
+    if (!buf[0]) {
+        int rtv = 0, drv = 0;
+        CUDA_CHECK(cudaRuntimeGetVersion(&rtv));
+        CUDA_CHECK(cudaDriverGetVersion(&drv));
+        snprintf(buf, sizeof buf, "CUDA runtime %d, driver %d, cuDNN %zu", rtv, drv, cudnnGetVersion());
+    }
+    return buf;
+}
+
 /* --- what op implementations use ------------------------------------------------------------ */
 
 cudaStream_t rt_stream(const rt_ctx *c) { return c->stream; }
@@ -797,6 +808,58 @@ int rt_time(rt_ctx *c, int32_t warmup, int32_t reps, double *ms, char *err, size
         CUDA_CHECK(cudaEventElapsedTime(&t, c->ev0, c->ev1));
         ms[r] = t;
     }
+    return 0;
+}
+
+static int rt_cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err, size_t errlen) {
+    enum { REPEAT = 10 };
+    if (reps < 1)
+        reps = 1;
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    if (!ms)
+        return rt_msg(err, errlen, "out of memory profiling");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    for (int32_t k = 0; k < c->n_run; k++) {
+        rt_node *rn = &c->run[k];
+        node_id[k] = rn->id;
+        us[k] = NAN;
+        cudaGraph_t gr = NULL;
+        cudaGraphExec_t ex = NULL;
+        char why[RT_ERR_LEN] = "";
+        if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        for (int r = 0; r < REPEAT && !why[0]; r++)
+            rt_exec_node(c, rn, why, sizeof why);
+        cudaError_t e = cudaStreamEndCapture(c->stream, &gr);
+        if (why[0] || e != cudaSuccess || cudaGraphInstantiate(&ex, gr, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (gr)
+                cudaGraphDestroy(gr);
+            continue;
+        }
+        CUDA_CHECK(cudaGraphDestroy(gr));
+        CUDA_CHECK(cudaGraphLaunch(ex, c->stream)); /* warm-up */
+        for (int32_t r = 0; r < reps; r++) {
+            float t = 0.0f;
+            CUDA_CHECK(cudaEventRecord(c->ev0, c->stream));
+            CUDA_CHECK(cudaGraphLaunch(ex, c->stream));
+            CUDA_CHECK(cudaEventRecord(c->ev1, c->stream));
+            CUDA_CHECK(cudaEventSynchronize(c->ev1));
+            CUDA_CHECK(cudaEventElapsedTime(&t, c->ev0, c->ev1));
+            ms[r] = t;
+        }
+        CUDA_CHECK(cudaGraphExecDestroy(ex));
+        qsort(ms, (size_t)reps, sizeof *ms, rt_cmp_d);
+        us[k] = ms[reps / 2] * 1000.0 / REPEAT;
+    }
+    free(ms);
     return 0;
 }
 

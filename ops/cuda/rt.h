@@ -68,6 +68,9 @@ int rt_available(char *err, size_t errlen);
 /* The current device's name (as cudaGetDeviceProperties gives it). */
 const char *rt_device_name(void);
 
+/* "CUDA runtime R, driver D, cuDNN V" of this process; static storage. */
+const char *rt_versions(void);
+
 /* Fill the op table's CUDA slots (idempotent); returns the number of ops without one. */
 int rt_register_ops(void);
 
@@ -86,6 +89,11 @@ int rt_get_output(rt_ctx *c, int32_t j, float *host, char *err, size_t errlen);
  * device time from before the launch to its end). */
 int rt_time(rt_ctx *c, int32_t warmup, int32_t reps, double *ms, char *err, size_t errlen);
 void rt_get_info(const rt_ctx *c, rt_info *info);
+/* Per-node device time: each node of a run captured alone (repeated) into its own CUDA graph,
+ * median of reps replays. node_id[k] and us[k] for k < nodes_run, in run order (graph node ids).
+ * Nodes read whatever their input buffers hold and may overwrite bytes of graph outputs: outputs
+ * are valid again after the next rt_run. Slow: a diagnostic. */
+int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err, size_t errlen);
 
 /* Inputs as the CPU executor generates them for seed (exec.h: float inputs normal(0,1) from
  * seed + i; int64 ids uniform in [0, min(100, rows of the smallest table gathered))): in[i] gets a
