@@ -2,7 +2,8 @@
  * table's generation set and a fixed pool of small input tensors, fingerprints each one exactly
  * (uint32 arithmetic through ops_table[op].fp), pairs graphs whose fingerprints agree, re-tests
  * each pair on random floats through the CPU references, and prunes redundant pairs (variable
- * renaming, common subgraphs, common supergraphs). The survivors become a rules_set (rules.h).
+ * renaming, common subgraphs, common supergraphs, specialisations, accidents of the pool's
+ * sizes). The survivors become a rules_set (rules.h).
  *
  * Everything is deterministic: the same configuration gives the same rules in the same order,
  * whatever the thread count. The op set and parameter values come from the op table only.
@@ -41,14 +42,16 @@ typedef struct {
 
 /* The count of every stage, in the order they run. */
 typedef struct {
-    uint64_t graphs;          /* graphs enumerated (each DAG once; 0-op identity graphs not counted) */
+    uint64_t graphs;          /* graphs enumerated (each DAG once, up to renaming variables of a
+                                 kind; 0-op identity graphs not counted) */
     uint64_t fingerprints;    /* distinct fingerprints among them */
     uint64_t pairs;           /* candidate pairs: two graphs of one bucket, plus one commutativity
                                  pair per commutative op form (folded by canonical input order) */
     uint64_t after_float;     /* pairs that also agree on random floats (rel. L2 error <= 1e-5) */
     uint64_t after_rename;    /* one pair per class of pairs equal up to renaming variables */
     uint64_t after_common;    /* minus pairs implied by a smaller one through a common subgraph */
-    uint64_t after_super;     /* minus pairs implied by smaller ones under a common last op */
+    uint64_t after_super;     /* minus pairs implied by smaller ones in a common context (the same
+                                 graph around equal sub-graphs, or the same last op on equal inputs) */
     uint64_t after_special;   /* minus instances of a pair with more variables (a variable's reads
                                  split between it and a fresh one) */
     uint64_t after_general;   /* minus pairs equal only at the pool's particular sizes: the rules */

@@ -44,6 +44,7 @@ typedef struct {
     uint8_t role, depvar;
     int8_t producer;                     /* op index, -1 for pool variables */
     uint8_t cone;                        /* bit k: op k is this tensor's producer or one of its ancestors */
+    uint8_t copy;                        /* equal to a pool variable */
     uint8_t uses;
     int64_t numel;
     uint64_t hash;
@@ -263,10 +264,16 @@ static int32_t gw_infer(gen_walker *w, int32_t var, const int32_t *in, ops_shape
 
 static void gw_record(gen_walker *w) {
     uint64_t h[GEN_MAX_GOUT];
-    int32_t n = 0;
+    int32_t n = 0, copies = 0;
     for (int32_t t = w->sp->n_vars; t < w->n_t; t++)
-        if (!w->t[t].uses)
+        if (!w->t[t].uses) {
             h[n++] = w->t[t].hash;
+            copies += w->t[t].copy;
+        }
+    /* outputs that copy variables beside outputs that compute something: such a graph only pairs
+       with graphs that carry the same copies along, pairs implied by the identity rules */
+    if (copies && copies < n)
+        return;
     gen_code c;
     memset(&c, 0, sizeof c);
     for (int32_t k = 0; k < w->n_ops; k++)
@@ -503,9 +510,14 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         for (int32_t i = 0; i < va->n_in; i++)
             if (w->t[in[i]].producer >= 0)
                 t->cone |= w->t[in[i]].cone;
-        for (int32_t u = 0; u < f + o && !repeat; u++)
-            repeat = w->t[u].hash == t->hash && w->t[u].numel == t->numel && ops_shape_eq(&w->t[u].full, &os[o]) &&
-                     !memcmp(w->t[u].val, t->val, sizeof(uint32_t) * (size_t)t->numel);
+        t->copy = 0;
+        for (int32_t u = 0; u < f + o; u++)
+            if (w->t[u].hash == t->hash && w->t[u].numel == t->numel && ops_shape_eq(&w->t[u].full, &os[o]) &&
+                !memcmp(w->t[u].val, t->val, sizeof(uint32_t) * (size_t)t->numel)) {
+                repeat = 1;
+                t->copy = u < sp->n_vars;
+                break;
+            }
     }
     /* push */
     for (int32_t i = 0; i < va->n_in; i++) {

@@ -71,46 +71,50 @@ static int32_t gp_code_ops(const gen_code *c) {
 }
 
 /* =============================================================================================
- * sorting records in place: an MSD radix pass on the top 16 bits of the fingerprint (American
- * flag: counting, then cycling each record to its bucket), then each bucket by (fingerprint, code)
+ * sorting records in place: two MSD radix passes of 8 bits on the top of the fingerprint
+ * (American flag: count, then cycle each record into its bucket; 256 buckets keep the moves
+ * cache-friendly), the second one bucket by bucket in parallel, then each small bucket by
+ * (fingerprint, code)
  */
+static void gp_flag_pass(gen_record *r, uint64_t n, int shift, uint64_t *start /* [257] */) {
+    uint64_t next[256];
+    memset(start, 0, 257 * sizeof(uint64_t));
+    for (uint64_t i = 0; i < n; i++)
+        start[((gen_record_fp(&r[i]) >> shift) & 0xffu) + 1]++;
+    for (int b = 0; b < 256; b++)
+        start[b + 1] += start[b];
+    memcpy(next, start, sizeof next);
+    for (int b = 0; b < 256; b++)
+        while (next[b] < start[b + 1]) {
+            gen_record x = r[next[b]];
+            uint32_t d = (uint32_t)((gen_record_fp(&x) >> shift) & 0xffu);
+            while (d != (uint32_t)b) { /* carry x to its bucket, taking the record found there */
+                gen_record y = r[next[d]];
+                r[next[d]++] = x;
+                x = y;
+                d = (uint32_t)((gen_record_fp(&x) >> shift) & 0xffu);
+            }
+            r[next[b]++] = x;
+        }
+}
+
 static void gp_sort(gen_records *r, int bits, int threads) {
     uint64_t n = r->n;
     if (n < 2)
         return;
-    int shift = bits > 16 ? bits - 16 : 0;
-    uint64_t *start = calloc(65536 + 1, sizeof(uint64_t)), *next = malloc(65536 * sizeof(uint64_t));
-    if (!start || !next) {
-        free(start);
-        free(next);
-        qsort(r->recs, (size_t)n, sizeof *r->recs, gen_record_cmp);
-        return;
+    int shift = bits > 16 ? bits - 8 : 8;
+    uint64_t top[257];
+    gp_flag_pass(r->recs, n, shift, top);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int b = 0; b < 256; b++) {
+        uint64_t sub[257], lo = top[b], len = top[b + 1] - top[b];
+        if (len < 2)
+            continue;
+        gp_flag_pass(r->recs + lo, len, shift - 8, sub);
+        for (int c = 0; c < 256; c++)
+            if (sub[c + 1] - sub[c] > 1)
+                qsort(r->recs + lo + sub[c], (size_t)(sub[c + 1] - sub[c]), sizeof *r->recs, gen_record_cmp);
     }
-#define GP_KEY(rec) ((uint32_t)((gen_record_fp(rec) >> shift) & 0xffffu))
-    for (uint64_t i = 0; i < n; i++)
-        start[GP_KEY(&r->recs[i]) + 1]++;
-    for (int b = 0; b < 65536; b++)
-        start[b + 1] += start[b];
-    memcpy(next, start, 65536 * sizeof(uint64_t));
-    for (int b = 0; b < 65536; b++)
-        while (next[b] < start[b + 1]) {
-            gen_record x = r->recs[next[b]];
-            uint32_t d = GP_KEY(&x);
-            while (d != (uint32_t)b) { /* carry x to its bucket, taking the record found there */
-                gen_record y = r->recs[next[d]];
-                r->recs[next[d]++] = x;
-                x = y;
-                d = GP_KEY(&x);
-            }
-            r->recs[next[b]++] = x;
-        }
-#undef GP_KEY
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
-    for (int b = 0; b < 65536; b++)
-        if (start[b + 1] - start[b] > 1)
-            qsort(r->recs + start[b], (size_t)(start[b + 1] - start[b]), sizeof *r->recs, gen_record_cmp);
-    free(start);
-    free(next);
 }
 
 /* =============================================================================================
@@ -1026,6 +1030,26 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
             }
         }
         b = e;
+    }
+    /* keep only the records of buckets: most graphs have a fingerprint of their own */
+    {
+        uint64_t kept = 0;
+        for (uint64_t b = 0; b < n_buckets; b++)
+            kept += bk[b].end - bk[b].begin;
+        gen_record *small = malloc((size_t)(kept ? kept : 1) * sizeof *small);
+        if (small) {
+            uint64_t at = 0;
+            for (uint64_t b = 0; b < n_buckets; b++) {
+                uint64_t len = bk[b].end - bk[b].begin;
+                memcpy(small + at, recs.recs + bk[b].begin, (size_t)len * sizeof *small);
+                bk[b].begin = at;
+                bk[b].end = at + len;
+                at += len;
+            }
+            free(recs.recs);
+            recs.recs = small;
+            recs.n = recs.cap = kept;
+        }
     }
     st.t_sort_s = gen_now() - t1;
     double t2 = gen_now(), last = 0;

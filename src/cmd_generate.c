@@ -187,6 +187,7 @@ int cmd_generate(int argc, char **argv) {
     printf("  %-34s %12llu\n", "after renaming", (unsigned long long)st.after_rename);
     printf("  %-34s %12llu\n", "after common-subgraph pruning", (unsigned long long)st.after_common);
     printf("  %-34s %12llu\n", "after common-supergraph pruning", (unsigned long long)st.after_super);
+    printf("  %-34s %12llu\n", "after specialization pruning", (unsigned long long)st.after_special);
     printf("  %-34s %12llu\n", "after generality test (rules)", (unsigned long long)st.after_general);
     printf("  %-34s %12.2f s (enumerate %.2f, sort %.2f, pairs and rules %.2f)\n", "time", st.t_total_s, st.t_enum_s,
            st.t_sort_s, st.t_pairs_s);
