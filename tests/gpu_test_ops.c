@@ -350,7 +350,18 @@ static void conv_case(const char *label, t_shape x, t_shape w, int bias, int sh,
     p.v[PM_GROUPS] = groups;
     p.v[PM_ACT] = act;
     t_shape s[3] = {x, w, SH(w.d[0])};
-    run_case(label, OP_CONV2D, &p, bias ? 3 : 2, s, F3, 0);
+    /* the path measured fastest, then each path forced */
+    static const char *const paths[] = {NULL, "cudnn", "gemm", "direct"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        char lab[128];
+        snprintf(lab, sizeof lab, "%s [%s]", label, paths[i] ? paths[i] : "measured");
+        if (paths[i])
+            setenv("TASC_RT_CONV", paths[i], 1);
+        else
+            unsetenv("TASC_RT_CONV");
+        run_case(lab, OP_CONV2D, &p, bias ? 3 : 2, s, F3, 0);
+    }
+    unsetenv("TASC_RT_CONV");
 }
 
 static void test_conv(void) {
@@ -370,6 +381,14 @@ static void test_conv(void) {
     conv_case("conv resnet 3x3 256", SH(1, 256, 14, 14), SH(256, 256, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 1,
               OPS_ACT_RELU);
     conv_case("conv resnext grouped", SH(1, 256, 14, 14), SH(256, 8, 3, 3), 0, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 32,
+              OPS_ACT_NONE);
+    conv_case("conv 1x1 batch 2 relu", SH(2, 32, 9, 9), SH(16, 32, 1, 1), 0, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 1,
+              OPS_ACT_RELU);
+    conv_case("conv 1x1 grouped batch 2 gelu", SH(2, 32, 5, 7), SH(16, 8, 1, 1), 0, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 4,
+              OPS_ACT_GELU);
+    conv_case("conv 3x3 grouped batch 3 bias", SH(3, 12, 8, 8), SH(6, 4, 3, 3), 1, 2, 1, OPS_PAD_SAME, 0, 1, 3,
+              OPS_ACT_RELU);
+    conv_case("conv 1x1 stride 2", SH(1, 64, 14, 14), SH(128, 64, 1, 1), 1, 2, 2, OPS_PAD_EXPLICIT, 0, 1, 1,
               OPS_ACT_NONE);
 }
 

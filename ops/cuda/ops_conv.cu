@@ -11,12 +11,18 @@
  * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup
  * run's data (our kernel, a transcription of the CPU reference, is kept if they disagree);
  * our kernel for asymmetric padding.
+ * Three ways to compute a convolution, the fastest measured in the setup run (once per distinct
+ * configuration in the process; TASC_RT_CONV=cudnn|gemm|direct forces one where it can run):
+ * cuDNN; "gemm": im2col into the workspace (nothing for a 1x1 stride-1 unpadded convolution) and
+ * the hand-written matmul, per image and group; "direct": one thread per output summing in the
+ * CPU reference's order, for short reductions (depthwise, small groups).
  * Per-node state: descriptors and choices, owned by the node (freed by rt_*_free).
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "matmul.h"
 #include "rt_impl.h"
 
 /* --- shared kernels ------------------------------------------------------------------------- */
@@ -67,18 +73,75 @@ static int rt_fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 /* --- conv2d --------------------------------------------------------------------------------- */
 
+/* col (N, C, KH, KW, OH, OW) = the input cell each kernel tap reads for each output, 0 in padding:
+ * row (c, kh, kw) of group g's block is the K = C/G * KH * KW long reduction of the weight row. */
+template <typename IT>
+__global__ void rt_im2col_kernel(float *__restrict__ col, const float *__restrict__ x, IT total, IT C, IT H, IT W,
+                                 IT KH, IT KW, IT OH, IT OW, IT sh, IT sw, IT dh, IT dw, IT pt, IT pl) {
+    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
+        IT r = i, ow = r % OW;
+        r /= OW;
+        IT oh = r % OH;
+        r /= OH;
+        IT kw = r % KW;
+        r /= KW;
+        IT kh = r % KH;
+        r /= KH; /* r = n * C + c */
+        IT h = oh * sh - pt + kh * dh, w = ow * sw - pl + kw * dw;
+        col[i] = (h >= 0 && h < H && w >= 0 && w < W) ? x[(r * H + h) * W + w] : 0.0f;
+    }
+}
+
+/* One thread per output: the CPU reference's sum (channels, then kernel rows, then columns, in
+ * float from 0), + bias, activation. For convolutions with short reductions (depthwise, small
+ * groups), where a GEMM has too little to multiply. */
+__global__ void rt_conv_direct_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ w,
+                                      const float *__restrict__ bias, int64_t total, int64_t C, int64_t H, int64_t W,
+                                      int64_t F, int64_t CG, int64_t FG, int64_t KH, int64_t KW, int64_t OH,
+                                      int64_t OW, ops_window win, int act) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t ow = i % OW, r = i / OW, oh = r % OH;
+        r /= OH;
+        int64_t f = r % F, n = r / F, g = f / FG;
+        const float *xg = x + (n * C + g * CG) * H * W;
+        const float *wf = w + f * CG * KH * KW;
+        const int64_t h0 = oh * win.sh - win.pt, w0 = ow * win.sw - win.pl;
+        float acc = 0.0f;
+        for (int64_t c = 0; c < CG; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                int64_t h = h0 + kh * win.dh;
+                if (h < 0 || h >= H)
+                    continue;
+                const float *xr = xg + (c * H + h) * W;
+                const float *wr = wf + (c * KH + kh) * KW;
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    int64_t ww = w0 + kw * win.dw;
+                    if (ww >= 0 && ww < W)
+                        acc = __fmaf_rn(wr[kw], xr[ww], acc);
+                }
+            }
+        if (bias)
+            acc += bias[f];
+        y[i] = rt_act(act, acc);
+    }
+}
+
+typedef enum { RT_CONV_CUDNN, RT_CONV_GEMM, RT_CONV_DIRECT, RT_CONV_PATHS } rt_conv_path;
+static const char *const rt_conv_path_names[RT_CONV_PATHS] = {"cudnn", "gemm", "direct"};
+
 typedef struct {
-    int64_t v[15]; /* N, C, HP, WP, F, CG, KH, KW, sh, sw, dh, dw, ph, pw, groups */
+    int64_t v[16]; /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr */
 } rt_conv_key;
 
 typedef struct {
     rt_conv_key key;
-    cudnnConvolutionFwdAlgo_t algo;
-    size_t ws;
-    float ms;
+    rt_conv_path path;             /* the fastest measured */
+    cudnnConvolutionFwdAlgo_t algo; /* cuDNN's fastest FP32 algorithm */
+    size_t ws;                     /* its workspace */
+    float ms[RT_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
 } rt_conv_choice;
 
-/* Algorithms measured so far in this process (configurations recur within and across graphs). */
+/* Choices measured so far in this process (configurations recur within and across graphs). */
 static rt_conv_choice *rt_conv_cache;
 static int32_t rt_conv_cache_n, rt_conv_cache_cap;
 
@@ -102,6 +165,10 @@ static void rt_conv_cache_add(const rt_conv_choice *c) {
 }
 
 typedef struct {
+    rt_conv_path path;
+    ops_window win;
+    int64_t N, C, H, W, F, CG, FG, G, KH, KW, K, OHW;
+    /* cuDNN */
     cudnnTensorDescriptor_t x, y, b;    /* x (N,C,HP,WP) as the convolution reads it; y (N,F,OH,OW); b (1,F,1,1) */
     cudnnFilterDescriptor_t w;          /* (F, C/groups, KH, KW) */
     cudnnConvolutionDescriptor_t conv;
@@ -109,10 +176,15 @@ typedef struct {
     cudnnConvolutionFwdAlgo_t algo;
     size_t algo_ws;                     /* workspace bytes the algorithm needs */
     size_t pad_bytes;                   /* > 0: the padded copy of x at the workspace's start */
-    int64_t H, W, HP, WP, pt, pl, NC;
+    int64_t HP, WP;
     int fused;                          /* 1: bias (and relu) inside the convolution call */
-    int post;                           /* 1: bias and activation in a separate pass */
     float *zero_bias;                   /* (F) zeros for a fused relu without bias (owned) */
+    /* GEMM */
+    int gemm_direct_b;                  /* 1x1, stride 1, no padding: x itself is the B matrix */
+    size_t col_bytes;                   /* im2col buffer (N, C*KH*KW, OH*OW) otherwise */
+    ops_act mm_act;                     /* activation in the matmul's epilogue */
+    /* after the convolution, for the cuDNN and GEMM paths */
+    int post;                           /* 1: bias and activation in a separate pass */
 } rt_conv_state;
 
 static void rt_conv_free(void *p) {
@@ -159,145 +231,287 @@ static const char *rt_algo_name(cudnnConvolutionFwdAlgo_t a) {
 
 /* Copy x into the padded buffer at ws (asymmetric padding only). */
 static int rt_conv_pad(rt_ctx *ctx, const rt_conv_state *st, const float *x, float *ws) {
-    const int64_t total = st->NC * st->HP * st->WP;
+    const int64_t total = st->N * st->C * st->HP * st->WP;
     rt_pad_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(ws, x, total, st->H, st->W, st->HP,
-                                                                                 st->WP, st->pt, st->pl);
+                                                                                 st->WP, st->win.pt, st->win.pl);
     RT_LAUNCH_TRY(ctx);
     return 0;
 }
 
-/* Descriptors, the measured algorithm, and the workspace need. */
+/* cuDNN's convolution (fused: with bias and the activation descriptor) into y; ws holds the
+ * padded input first when there is one, then the algorithm's workspace. */
+static int rt_conv_run_cudnn(rt_ctx *ctx, rt_conv_state *st, const float *x, const float *w, const float *bias,
+                             float *y, char *ws, int fused) {
+    const float one = 1.0f, zero = 0.0f;
+    if (st->pad_bytes) {
+        if (rt_conv_pad(ctx, st, x, (float *)ws) < 0)
+            return -1;
+        x = (const float *)ws;
+    }
+    void *cws = st->algo_ws ? ws + st->pad_bytes : NULL;
+    if (fused)
+        RT_CUDNN_TRY(ctx, cudnnConvolutionBiasActivationForward(rt_cudnn(ctx), &one, st->x, x, st->w, w, st->conv,
+                                                                st->algo, cws, st->algo_ws, &zero, st->y, y, st->b,
+                                                                bias ? bias : st->zero_bias, st->act, st->y, y));
+    else
+        RT_CUDNN_TRY(ctx, cudnnConvolutionForward(rt_cudnn(ctx), &one, st->x, x, st->w, w, st->conv, st->algo, cws,
+                                                  st->algo_ws, &zero, st->y, y));
+    return 0;
+}
+
+/* im2col (unless x is already the B matrix) and the hand-written matmul: per image and group,
+ * y_g (F/G, OH*OW) = w_g (F/G, K) x col_g (K, OH*OW); act goes into the matmul's epilogue. */
+static int rt_conv_run_gemm(rt_ctx *ctx, rt_conv_state *st, const float *x, const float *w, float *y, float *col,
+                            ops_act act) {
+    const cudaStream_t str = rt_stream(ctx);
+    const ops_window *win = &st->win;
+    const float *b = x;
+    if (!st->gemm_direct_b) {
+        const int64_t total = st->N * st->C * st->KH * st->KW * st->OHW;
+        const int64_t oh = win->oh, ow = win->ow;
+        if (total < INT32_MAX && st->N * st->C * st->H * st->W < INT32_MAX)
+            rt_im2col_kernel<int32_t><<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, str>>>(
+                col, x, (int32_t)total, (int32_t)st->C, (int32_t)st->H, (int32_t)st->W, (int32_t)st->KH,
+                (int32_t)st->KW, (int32_t)oh, (int32_t)ow, (int32_t)win->sh, (int32_t)win->sw, (int32_t)win->dh,
+                (int32_t)win->dw, (int32_t)win->pt, (int32_t)win->pl);
+        else
+            rt_im2col_kernel<int64_t><<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, str>>>(
+                col, x, total, st->C, st->H, st->W, st->KH, st->KW, oh, ow, win->sh, win->sw, win->dh, win->dw,
+                win->pt, win->pl);
+        RT_LAUNCH_TRY(ctx);
+        b = col;
+    }
+    mm_problem p;
+    char msg[256];
+    mm_problem_init(&p, st->FG, st->OHW, st->K, 1);
+    p.act = act == OPS_ACT_RELU ? MM_ACT_RELU : act == OPS_ACT_GELU ? MM_ACT_GELU : MM_ACT_NONE;
+    if (st->G == 1) { /* every image against the one weight matrix */
+        p.batch = st->N;
+        p.stride_a = 0;
+        p.stride_b = st->K * st->OHW;
+        p.stride_c = st->F * st->OHW;
+        if (mm_run(&p, w, b, NULL, y, str, msg, sizeof msg) < 0)
+            return rt_fail(ctx, "%s", msg);
+        return 0;
+    }
+    p.batch = st->G; /* the groups of one image */
+    p.stride_a = st->FG * st->K;
+    p.stride_b = st->K * st->OHW;
+    p.stride_c = st->FG * st->OHW;
+    for (int64_t n = 0; n < st->N; n++)
+        if (mm_run(&p, w, b + n * st->G * st->K * st->OHW, NULL, y + n * st->F * st->OHW, str, msg, sizeof msg) < 0)
+            return rt_fail(ctx, "%s", msg);
+    return 0;
+}
+
+static int rt_conv_run_direct(rt_ctx *ctx, const rt_conv_state *st, const float *x, const float *w,
+                              const float *bias, float *y, ops_act act) {
+    const int64_t total = st->N * st->F * st->OHW;
+    rt_conv_direct_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
+        y, x, w, bias, total, st->C, st->H, st->W, st->F, st->CG, st->FG, st->KH, st->KW, st->win.oh, st->win.ow,
+        st->win, (int)act);
+    RT_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* The node's convolution on its chosen path, with its epilogue. */
+static int rt_conv_exec(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+    const float *bias = s->n_in > 2 ? in[2] : NULL;
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+    void *ws = NULL;
+    switch (st->path) {
+    case RT_CONV_DIRECT:
+        return rt_conv_run_direct(ctx, st, in[0], in[1], bias, out[0], act);
+    case RT_CONV_GEMM:
+        if (rt_workspace(ctx, st->gemm_direct_b ? 0 : st->col_bytes, &ws) < 0 ||
+            rt_conv_run_gemm(ctx, st, in[0], in[1], out[0], (float *)ws, st->mm_act) < 0)
+            return -1;
+        break;
+    case RT_CONV_CUDNN:
+    case RT_CONV_PATHS:
+        if (rt_workspace(ctx, st->pad_bytes + st->algo_ws, &ws) < 0 ||
+            rt_conv_run_cudnn(ctx, st, in[0], in[1], bias, out[0], (char *)ws, st->fused) < 0)
+            return -1;
+        break;
+    }
+    if (st->post) {
+        const ops_shape *ys = &s->out[0];
+        RT_CUDA_TRY(ctx, rt_launch_bias_act(out[0], bias, ops_shape_numel(ys), ys->dims[1], st->OHW,
+                                            st->mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, rt_stream(ctx)));
+    }
+    return 0;
+}
+
+/* Device time of one run of path on the node's buffers (ms, median of 5 after one warm-up);
+ * INFINITY if it fails. ws: the whole search workspace. */
+static float rt_conv_time(rt_ctx *ctx, rt_conv_state *st, rt_conv_path path, const ops_sig *s,
+                          const float *const *in, float *const *out, char *ws) {
+    cudaEvent_t e0, e1;
+    float ms[5];
+    const float *bias = s->n_in > 2 ? in[2] : NULL;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    int bad = 0;
+    for (int r = -1; r < 5 && !bad; r++) {
+        CUDA_CHECK(cudaEventRecord(e0, rt_stream(ctx)));
+        if (path == RT_CONV_CUDNN)
+            bad = rt_conv_run_cudnn(ctx, st, in[0], in[1], bias, out[0], ws, 0) < 0;
+        else if (path == RT_CONV_GEMM)
+            bad = rt_conv_run_gemm(ctx, st, in[0], in[1], out[0], (float *)ws, OPS_ACT_NONE) < 0;
+        else
+            bad = rt_conv_run_direct(ctx, st, in[0], in[1], bias, out[0], (ops_act)s->p->v[PM_ACT]) < 0;
+        CUDA_CHECK(cudaEventRecord(e1, rt_stream(ctx)));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        if (r >= 0)
+            CUDA_CHECK(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    if (bad) {
+        (void)cudaGetLastError();
+        return INFINITY;
+    }
+    for (int i = 1; i < 5; i++) /* insertion sort */
+        for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+            float t = ms[j];
+            ms[j] = ms[j - 1];
+            ms[j - 1] = t;
+        }
+    return ms[2];
+}
+
+/* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
 static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0], *ws_ = &s->in[1], *ys = &s->out[0];
-    ops_window win;
+    ops_window *win = &st->win;
     char msg[256];
-    if (ops_window2d(OP_CONV2D, s->p, xs, ws_, &win, msg, sizeof msg) < 0)
+    if (ops_window2d(OP_CONV2D, s->p, xs, ws_, win, msg, sizeof msg) < 0)
         return rt_fail(ctx, "%s", msg);
-    const int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3];
-    const int64_t F = ws_->dims[0], CG = ws_->dims[1], KH = ws_->dims[2], KW = ws_->dims[3];
-    const int64_t G = s->p->v[PM_GROUPS];
-    const int sym = win.pt == win.pb && win.pl == win.pr;
-    st->H = H;
-    st->W = W;
-    st->NC = N * C;
-    st->HP = sym ? H : H + win.pt + win.pb;
-    st->WP = sym ? W : W + win.pl + win.pr;
-    st->pt = win.pt;
-    st->pl = win.pl;
-    st->pad_bytes = sym ? 0 : rt_up((size_t)(N * C * st->HP * st->WP) * sizeof(float));
-    const int64_t ph = sym ? win.pt : 0, pw = sym ? win.pl : 0;
-    const int64_t dims[] = {N, C, st->HP, st->WP, F, CG, KH, KW, win.sh, win.sw, win.dh, win.dw, ph, pw, G,
-                            ys->dims[2], ys->dims[3]};
+    st->N = xs->dims[0];
+    st->C = xs->dims[1];
+    st->H = xs->dims[2];
+    st->W = xs->dims[3];
+    st->F = ws_->dims[0];
+    st->CG = ws_->dims[1];
+    st->KH = ws_->dims[2];
+    st->KW = ws_->dims[3];
+    st->G = s->p->v[PM_GROUPS];
+    st->FG = st->F / st->G;
+    st->K = st->CG * st->KH * st->KW;
+    st->OHW = ys->dims[2] * ys->dims[3];
+    const int sym = win->pt == win->pb && win->pl == win->pr;
+    st->HP = sym ? st->H : st->H + win->pt + win->pb;
+    st->WP = sym ? st->W : st->W + win->pl + win->pr;
+    st->pad_bytes = sym ? 0 : rt_up((size_t)(st->N * st->C * st->HP * st->WP) * sizeof(float));
+    st->gemm_direct_b = st->KH == 1 && st->KW == 1 && win->sh == 1 && win->sw == 1 && win->pt == 0 && win->pl == 0 &&
+                        win->pb == 0 && win->pr == 0;
+    st->col_bytes = st->gemm_direct_b ? 0 : rt_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
+    const int64_t ph = sym ? win->pt : 0, pw = sym ? win->pl : 0;
+    const int64_t dims[] = {st->N, st->C, st->HP, st->WP, st->F, st->CG, st->KH, st->KW, win->sh, win->sw, win->dh,
+                            win->dw, ph, pw, st->G, ys->dims[2], ys->dims[3]};
+    int cudnn_ok = 1;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (!rt_fits_int(dims[i]))
-            return rt_fail(ctx, "a dimension or parameter exceeds cuDNN's int range");
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->x));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->y));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->b));
-    CUDNN_CHECK(cudnnCreateFilterDescriptor(&st->w));
-    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&st->conv));
-    CUDNN_CHECK(cudnnCreateActivationDescriptor(&st->act));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)N, (int)C, (int)st->HP,
-                                           (int)st->WP));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)N, (int)F,
-                                           (int)ys->dims[2], (int)ys->dims[3]));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, (int)F, 1, 1));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(st->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)F, (int)CG, (int)KH,
-                                           (int)KW));
-    RT_CUDNN_TRY(ctx, cudnnSetConvolution2dDescriptor(st->conv, (int)ph, (int)pw, (int)win.sh, (int)win.sw,
-                                                      (int)win.dh, (int)win.dw, CUDNN_CROSS_CORRELATION,
-                                                      CUDNN_DATA_FLOAT));
-    RT_CUDNN_TRY(ctx, cudnnSetConvolutionGroupCount(st->conv, (int)G));
-    RT_CUDNN_TRY(ctx, cudnnSetConvolutionMathType(st->conv, CUDNN_FMA_MATH));
-    int on, oc, oh, ow;
-    RT_CUDNN_TRY(ctx, cudnnGetConvolution2dForwardOutputDim(st->conv, st->x, st->w, &on, &oc, &oh, &ow));
-    if (on != N || oc != F || oh != ys->dims[2] || ow != ys->dims[3])
-        return rt_fail(ctx, "cuDNN computes an output of (%d,%d,%d,%d), the graph says (%lld,%lld,%lld,%lld)", on, oc,
-                       oh, ow, (long long)N, (long long)F, (long long)ys->dims[2], (long long)ys->dims[3]);
+        cudnn_ok = cudnn_ok && rt_fits_int(dims[i]);
+    if (cudnn_ok) {
+        CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->x));
+        CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->y));
+        CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->b));
+        CUDNN_CHECK(cudnnCreateFilterDescriptor(&st->w));
+        CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&st->conv));
+        CUDNN_CHECK(cudnnCreateActivationDescriptor(&st->act));
+        CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)st->N, (int)st->C,
+                                               (int)st->HP, (int)st->WP));
+        CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)st->N, (int)st->F,
+                                               (int)ys->dims[2], (int)ys->dims[3]));
+        CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, (int)st->F, 1, 1));
+        CUDNN_CHECK(cudnnSetFilter4dDescriptor(st->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)st->F, (int)st->CG,
+                                               (int)st->KH, (int)st->KW));
+        int on = 0, oc = 0, oh = 0, ow = 0;
+        cudnn_ok = cudnnSetConvolution2dDescriptor(st->conv, (int)ph, (int)pw, (int)win->sh, (int)win->sw,
+                                                   (int)win->dh, (int)win->dw, CUDNN_CROSS_CORRELATION,
+                                                   CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&
+                   cudnnSetConvolutionGroupCount(st->conv, (int)st->G) == CUDNN_STATUS_SUCCESS &&
+                   cudnnSetConvolutionMathType(st->conv, CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS &&
+                   cudnnGetConvolution2dForwardOutputDim(st->conv, st->x, st->w, &on, &oc, &oh, &ow) ==
+                       CUDNN_STATUS_SUCCESS &&
+                   on == st->N && oc == st->F && oh == ys->dims[2] && ow == ys->dims[3];
+    }
 
     rt_conv_key key;
     memset(&key, 0, sizeof key);
-    for (int i = 0; i < 15; i++)
-        key.v[i] = dims[i];
+    const int64_t kv[16] = {st->N, st->C, st->H, st->W, st->F, st->CG, st->KH, st->KW,
+                            win->sh, win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr};
+    memcpy(key.v, kv, sizeof kv);
     const rt_conv_choice *known = rt_conv_cache_find(&key);
     rt_conv_choice ch;
     if (known) {
         ch = *known;
     } else {
-        size_t sbytes = 0;
-        char *sws = (char *)rt_workspace_search(ctx, &sbytes);
-        if (!sws)
-            return -1;
-        if (st->pad_bytes >= sbytes)
-            return rt_fail(ctx, "the padded input (%zu bytes) does not fit the workspace limit", st->pad_bytes);
-        const float *x = in[0];
-        if (st->pad_bytes) {
-            if (rt_conv_pad(ctx, st, in[0], (float *)sws) < 0)
-                return -1;
-            x = (const float *)sws;
-        }
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        int got = 0;
-        RT_CUDNN_TRY(ctx, cudnnFindConvolutionForwardAlgorithmEx(
-                              rt_cudnn(ctx), st->x, x, st->w, in[1], st->conv, st->y, out[0],
-                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf, sws + st->pad_bytes,
-                              sbytes - st->pad_bytes));
-        int pick = -1;
-        for (int i = 0; i < got && pick < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-                perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-                pick = i;
-        if (pick < 0)
-            return rt_fail(ctx, "cuDNN found no FP32 algorithm within %.0f MiB of workspace for this convolution",
-                           (double)sbytes / 1048576.0);
+        memset(&ch, 0, sizeof ch);
         ch.key = key;
-        ch.algo = perf[pick].algo;
-        ch.ws = perf[pick].memory;
-        ch.ms = perf[pick].time;
+        for (int p = 0; p < RT_CONV_PATHS; p++)
+            ch.ms[p] = INFINITY;
+        void *sws_v = NULL;
+        size_t sbytes = 0;
+        if (rt_workspace_search(ctx, &sws_v, &sbytes) < 0)
+            return -1;
+        char *sws = (char *)sws_v;
+        if (cudnn_ok && st->pad_bytes < sbytes) {
+            const float *x = in[0];
+            if (st->pad_bytes) {
+                if (rt_conv_pad(ctx, st, in[0], (float *)sws) < 0)
+                    return -1;
+                x = (const float *)sws;
+            }
+            cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+            int got = 0, pick = -1;
+            if (cudnnFindConvolutionForwardAlgorithmEx(rt_cudnn(ctx), st->x, x, st->w, in[1], st->conv, st->y, out[0],
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf,
+                                                       sws + st->pad_bytes,
+                                                       sbytes - st->pad_bytes) != CUDNN_STATUS_SUCCESS)
+                got = 0;
+            for (int i = 0; i < got && pick < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+                    perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+                    pick = i;
+            if (pick >= 0) {
+                ch.algo = st->algo = perf[pick].algo;
+                ch.ws = st->algo_ws = perf[pick].memory;
+                ch.ms[RT_CONV_CUDNN] = rt_conv_time(ctx, st, RT_CONV_CUDNN, s, in, out, sws);
+            }
+        }
+        if (st->col_bytes <= sbytes)
+            ch.ms[RT_CONV_GEMM] = rt_conv_time(ctx, st, RT_CONV_GEMM, s, in, out, sws);
+        if (st->K <= 1024)
+            ch.ms[RT_CONV_DIRECT] = rt_conv_time(ctx, st, RT_CONV_DIRECT, s, in, out, sws);
+        ch.path = RT_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
+        float best = INFINITY;
+        for (int p = 0; p < RT_CONV_PATHS; p++)
+            if (ch.ms[p] < best) {
+                best = ch.ms[p];
+                ch.path = (rt_conv_path)p;
+            }
         rt_conv_cache_add(&ch);
     }
+    st->path = ch.path;
+    const char *force = getenv("TASC_RT_CONV"); /* tests and experiments: a path, where it can run */
+    for (int p = 0; force && p < RT_CONV_PATHS; p++)
+        if (!strcmp(force, rt_conv_path_names[p]) && isfinite(ch.ms[p]))
+            st->path = (rt_conv_path)p;
     st->algo = ch.algo;
     st->algo_ws = ch.ws;
-    if (!rt_workspace(ctx, st->pad_bytes + st->algo_ws))
-        return -1;
     if (rt_verbose(ctx))
-        fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s, %.1f KiB, "
-                        "%.4f ms%s\n",
-                rt_node_name(ctx), (long long)N, (long long)C, (long long)H, (long long)W, (long long)F,
-                (long long)CG, (long long)KH, (long long)KW, (long long)win.sh, (long long)G, rt_algo_name(ch.algo),
-                (double)ch.ws / 1024.0, (double)ch.ms, known ? " (cached)" : "");
-    return 0;
-}
-
-/* The convolution with whatever epilogue the state says; fused -1 tries the fused call. */
-static int rt_conv_exec(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
-    const float one = 1.0f, zero = 0.0f;
-    char *ws = (char *)rt_workspace(ctx, st->pad_bytes + st->algo_ws);
-    if (!ws && st->pad_bytes + st->algo_ws > 0)
-        return -1;
-    const float *x = in[0];
-    if (st->pad_bytes) {
-        if (rt_conv_pad(ctx, st, in[0], (float *)ws) < 0)
-            return -1;
-        x = (const float *)ws;
-    }
-    void *cws = st->algo_ws ? ws + st->pad_bytes : NULL;
-    const float *bias = s->n_in > 2 ? in[2] : NULL;
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
-    if (st->fused) {
-        RT_CUDNN_TRY(ctx, cudnnConvolutionBiasActivationForward(
-                              rt_cudnn(ctx), &one, st->x, x, st->w, in[1], st->conv, st->algo, cws, st->algo_ws,
-                              &zero, st->y, out[0], st->b, bias ? bias : st->zero_bias, st->act, st->y, out[0]));
-        return 0;
-    }
-    RT_CUDNN_TRY(ctx, cudnnConvolutionForward(rt_cudnn(ctx), &one, st->x, x, st->w, in[1], st->conv, st->algo, cws,
-                                              st->algo_ws, &zero, st->y, out[0]));
-    if (st->post) {
-        const ops_shape *ys = &s->out[0];
-        RT_CUDA_TRY(ctx, rt_launch_bias_act(out[0], bias, ops_shape_numel(ys), ys->dims[1], ys->dims[2] * ys->dims[3],
-                                            act, rt_stream(ctx)));
-    }
-    return 0;
+        fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
+                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms)%s\n",
+                rt_node_name(ctx), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
+                (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
+                (long long)st->G, rt_conv_path_names[ch.path], rt_algo_name(ch.algo), (double)ch.ms[RT_CONV_CUDNN],
+                (double)ch.ms[RT_CONV_GEMM], (double)ch.ms[RT_CONV_DIRECT], known ? " (cached)" : "");
+    void *ws = NULL;
+    size_t need = st->path == RT_CONV_CUDNN ? st->pad_bytes + st->algo_ws
+                  : st->path == RT_CONV_GEMM ? st->col_bytes
+                                             : 0;
+    return rt_workspace(ctx, need, &ws);
 }
 
 /* Host-side relative L2 difference of two device buffers of n floats (setup only); a
@@ -339,12 +553,15 @@ RT_OP_FN(conv2d) {
         return -1;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
-    st->post = has_bias || act != OPS_ACT_NONE;
+    /* the matmul's epilogue takes relu and gelu, not a bias per output row */
+    st->mm_act = st->path == RT_CONV_GEMM && !has_bias && (act == OPS_ACT_RELU || act == OPS_ACT_GELU) ? act
+                                                                                                       : OPS_ACT_NONE;
+    st->post = st->path != RT_CONV_DIRECT && (has_bias || (act != OPS_ACT_NONE && st->mm_act == OPS_ACT_NONE));
     if (rt_conv_exec(ctx, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
-    if (!(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
+    if (st->path != RT_CONV_CUDNN || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
         return 0;
-    /* try bias (and relu) inside the convolution; keep it only if it gives the same result */
+    /* try bias (and relu) inside cuDNN's call; keep it only if it gives the same result */
     const int64_t n = ops_shape_numel(&s->out[0]);
     const size_t bytes = (size_t)n * sizeof(float);
     float *ref = NULL;
@@ -354,11 +571,13 @@ RT_OP_FN(conv2d) {
                                                                           : CUDNN_ACTIVATION_IDENTITY,
                                              CUDNN_PROPAGATE_NAN, 0.0));
     if (!has_bias) {
-        const size_t b = (size_t)s->in[1].dims[0] * sizeof(float);
+        const size_t b = (size_t)st->F * sizeof(float);
         CUDA_CHECK(cudaMalloc((void **)&st->zero_bias, b));
         CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, rt_stream(ctx)));
     }
     st->fused = 1;
+    const int post = st->post;
+    st->post = 0;
     int ok = rt_conv_exec(ctx, st, s, in, out) == 0;
     double rel = ok ? rt_dev_diff(ctx, out[0], ref, n) : 0.0;
     if (!ok || !(rel <= 1e-5)) {
@@ -369,9 +588,8 @@ RT_OP_FN(conv2d) {
                             "not fused\n", rt_node_name(ctx), rel);
         (void)cudaGetLastError();
         st->fused = 0;
+        st->post = post;
         CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, rt_stream(ctx)));
-    } else {
-        st->post = 0;
     }
     CUDA_CHECK(cudaStreamSynchronize(rt_stream(ctx)));
     CUDA_CHECK(cudaFree(ref));

@@ -19,8 +19,9 @@ typedef struct {
     int64_t st[OPS_MAX_DIMS]; /* input stride of each output dim */
 } rt_perm;
 
-template <typename IT>
-__global__ void rt_transpose_kernel(float *__restrict__ y, const float *__restrict__ x, IT n, rt_perm p) {
+/* T: float, or float4 when the innermost dim stays innermost (rows move whole). */
+template <typename T, typename IT>
+__global__ void rt_transpose_kernel(T *__restrict__ y, const T *__restrict__ x, IT n, rt_perm p) {
     for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < n; i += (IT)gridDim.x * blockDim.x) {
         IT r = i, off = 0;
         for (int q = p.rank - 1; q >= 0; q--) {
@@ -64,10 +65,27 @@ RT_OP_FN(transpose) {
         RT_CUDA_TRY(ctx, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, str));
         return 0;
     }
-    if (n < INT32_MAX)
-        rt_transpose_kernel<int32_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], (int32_t)n, p);
-    else
-        rt_transpose_kernel<int64_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], n, p);
+    int vec = p.st[q - 1] == 1 && p.d[q - 1] % 4 == 0 && ((uintptr_t)in[0] & 15) == 0 && ((uintptr_t)out[0] & 15) == 0;
+    for (int32_t i = 0; i < q - 1 && vec; i++)
+        vec = p.st[i] % 4 == 0;
+    if (vec) { /* whole rows move: copy float4s */
+        p.d[q - 1] /= 4;
+        for (int32_t i = 0; i < q - 1; i++)
+            p.st[i] /= 4;
+        const int64_t n4 = n / 4;
+        const float4 *x4 = reinterpret_cast<const float4 *>(in[0]);
+        float4 *y4 = reinterpret_cast<float4 *>(out[0]);
+        if (n4 < INT32_MAX)
+            rt_transpose_kernel<float4, int32_t><<<rt_blocks(n4, RT_THREADS), RT_THREADS, 0, str>>>(y4, x4,
+                                                                                                 (int32_t)n4, p);
+        else
+            rt_transpose_kernel<float4, int64_t><<<rt_blocks(n4, RT_THREADS), RT_THREADS, 0, str>>>(y4, x4, n4, p);
+    } else if (n < INT32_MAX) {
+        rt_transpose_kernel<float, int32_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0],
+                                                                                           (int32_t)n, p);
+    } else {
+        rt_transpose_kernel<float, int64_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], n, p);
+    }
     RT_LAUNCH_TRY(ctx);
     return 0;
 }

@@ -128,36 +128,34 @@ static int rt_ws_grow(rt_ctx *c, size_t bytes) {
     return 0;
 }
 
-void *rt_workspace(rt_ctx *c, size_t bytes) {
+int rt_workspace(rt_ctx *c, size_t bytes, void **ws) {
+    *ws = NULL;
     if (c->phase == RT_PHASE_SETUP) {
-        if (bytes > c->ws_limit) {
-            rt_fail(c, "needs %.1f MiB of workspace, over the limit of %.1f MiB (TASC_RT_WORKSPACE_MB)",
-                    (double)bytes / 1048576.0, (double)c->ws_limit / 1048576.0);
-            return NULL;
-        }
+        if (bytes > c->ws_limit)
+            return rt_fail(c, "needs %.1f MiB of workspace, over the limit of %.1f MiB (TASC_RT_WORKSPACE_MB)",
+                           (double)bytes / 1048576.0, (double)c->ws_limit / 1048576.0);
         if (rt_ws_grow(c, bytes) < 0)
-            return NULL;
+            return -1;
         if (bytes > c->ws_need)
             c->ws_need = bytes;
-        return c->ws;
+    } else if (bytes > c->ws_size) {
+        return rt_fail(c, "internal error: %zu bytes of workspace asked for after setup (%zu reserved)", bytes,
+                       c->ws_size);
     }
-    if (bytes > c->ws_size) {
-        rt_fail(c, "internal error: %zu bytes of workspace asked for after setup (%zu reserved)", bytes, c->ws_size);
-        return NULL;
-    }
-    return c->ws;
+    *ws = bytes ? c->ws : NULL;
+    return 0;
 }
 
-void *rt_workspace_search(rt_ctx *c, size_t *bytes) {
+int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes) {
+    *ws = NULL;
     *bytes = 0;
-    if (c->phase != RT_PHASE_SETUP) {
-        rt_fail(c, "internal error: workspace search outside setup");
-        return NULL;
-    }
-    if (rt_ws_grow(c, c->ws_limit) < 0)
-        return NULL;
+    if (c->phase != RT_PHASE_SETUP)
+        return rt_fail(c, "internal error: workspace search outside setup");
+    if (c->ws_limit > 0 && rt_ws_grow(c, c->ws_limit) < 0)
+        return -1;
+    *ws = c->ws;
     *bytes = c->ws_size;
-    return c->ws;
+    return 0;
 }
 
 /* --- inputs as the CPU executor makes them -------------------------------------------------- */
@@ -419,6 +417,13 @@ done:
 
 /* --- memory --------------------------------------------------------------------------------- */
 
+/* Host to device, ordered on the context's stream (which does not synchronise with the legacy
+ * default stream that a plain cudaMemcpy uses) and complete on return. */
+static void rt_upload(rt_ctx *c, void *dst, const void *src, int64_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+
 static void *rt_dmalloc(int64_t bytes, const char *what, char *err, size_t errlen) {
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, (size_t)(bytes > 0 ? bytes : 1));
@@ -476,7 +481,7 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
                 free(host);
                 return -1;
             }
-            CUDA_CHECK(cudaMemcpy(c->dev[t], host, (size_t)rt_tensor_bytes(g, t), cudaMemcpyHostToDevice));
+            rt_upload(c, c->dev[t], host, rt_tensor_bytes(g, t));
         }
         free(host);
     }
@@ -486,8 +491,7 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
     int rc = rt_make_inputs(g, 0, in, err, errlen);
     for (int32_t i = 0; rc == 0 && i < g->n_inputs; i++)
         if (c->dev[g->inputs[i]])
-            CUDA_CHECK(cudaMemcpy(c->dev[g->inputs[i]], in[i], (size_t)rt_tensor_bytes(g, g->inputs[i]),
-                                  cudaMemcpyHostToDevice));
+            rt_upload(c, c->dev[g->inputs[i]], in[i], rt_tensor_bytes(g, g->inputs[i]));
     for (int32_t i = 0; i < g->n_inputs; i++)
         free(in[i]);
     free(in);
@@ -514,7 +518,7 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
         hin[k] = h;
         if (!h)
             goto oom;
-        CUDA_CHECK(cudaMemcpy(h, rn->in[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpyAsync(h, rn->in[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
     }
     for (int32_t k = 0; k < nd->n_out; k++) {
         int64_t n = ops_shape_numel(&rn->out_sh[k]);
@@ -522,8 +526,9 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
         href[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         if (!hgpu[k] || !href[k])
             goto oom;
-        CUDA_CHECK(cudaMemcpy(hgpu[k], rn->out[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpyAsync(hgpu[k], rn->out[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
     }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
     ops_table[nd->op].cpu(&rn->sig, hin, href);
     for (int32_t k = 0; k < nd->n_out; k++) {
         exec_diff d = exec_compare(hgpu[k], href[k], ops_shape_numel(&rn->out_sh[k]));
@@ -762,8 +767,7 @@ int rt_set_input(rt_ctx *c, int32_t i, const float *host, char *err, size_t errl
     int32_t t = c->g->inputs[i];
     if (!c->dev[t])
         return 0; /* no output depends on it */
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
-    CUDA_CHECK(cudaMemcpy(c->dev[t], host, (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyHostToDevice));
+    rt_upload(c, c->dev[t], host, rt_tensor_bytes(c->g, t));
     return 0;
 }
 
@@ -787,9 +791,10 @@ int rt_run(rt_ctx *c, char *err, size_t errlen) {
 int rt_get_output(rt_ctx *c, int32_t j, float *host, char *err, size_t errlen) {
     if (j < 0 || j >= c->g->n_outputs)
         return rt_msg(err, errlen, "no graph output %d (the graph has %d)", (int)j, (int)c->g->n_outputs);
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
     int32_t t = c->g->outputs[j];
-    CUDA_CHECK(cudaMemcpy(host, c->dev[rt_root(c, t)], (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpyAsync(host, c->dev[rt_root(c, t)], (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost,
+                               c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return 0;
 }
 

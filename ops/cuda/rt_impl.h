@@ -119,13 +119,13 @@ const char *rt_node_name(const rt_ctx *c);
 void *rt_node_state(const rt_ctx *c);
 /* Attach state to the current node (setup phase only); free_fn (may be NULL) releases it. */
 void rt_node_state_set(rt_ctx *c, void *state, void (*free_fn)(void *state));
-/* A shared scratch buffer of at least bytes, valid until the node returns. In the setup phase it
- * grows as needed (up to the limit) and records the need; in the run phase the need must have
- * been recorded. Returns NULL with a message in the context when it cannot be had. */
-void *rt_workspace(rt_ctx *c, size_t bytes);
+/* *ws = a shared scratch buffer of at least bytes (NULL when bytes is 0), valid until the node
+ * returns. In the setup phase it grows as needed (up to the limit) and records the need; in the
+ * run phase the need must have been recorded. Returns 0, or -1 with a message in the context. */
+int rt_workspace(rt_ctx *c, size_t bytes, void **ws);
 /* Setup phase only: the whole scratch up to the limit, for algorithm searches, without
- * recording a need; *bytes gets its size. */
-void *rt_workspace_search(rt_ctx *c, size_t *bytes);
+ * recording a need; *bytes gets its size. Returns 0, or -1 with a message. */
+int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes);
 /* Record a message for the current node; returns -1. */
 int rt_fail(rt_ctx *c, const char *fmt, ...)
 #if defined(__GNUC__)
