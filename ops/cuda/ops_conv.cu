@@ -130,7 +130,7 @@ typedef enum { RT_CONV_CUDNN, RT_CONV_GEMM, RT_CONV_DIRECT, RT_CONV_PATHS } rt_c
 static const char *const rt_conv_path_names[RT_CONV_PATHS] = {"cudnn", "gemm", "direct"};
 
 typedef struct {
-    int64_t v[16]; /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr */
+    int64_t v[17]; /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit */
 } rt_conv_key;
 
 typedef struct {
@@ -439,8 +439,8 @@ static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const
 
     rt_conv_key key;
     memset(&key, 0, sizeof key);
-    const int64_t kv[16] = {st->N, st->C, st->H, st->W, st->F, st->CG, st->KH, st->KW,
-                            win->sh, win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr};
+    const int64_t kv[17] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,  st->KW, win->sh,
+                            win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr, (int64_t)rt_workspace_limit(ctx)};
     memcpy(key.v, kv, sizeof kv);
     const rt_conv_choice *known = rt_conv_cache_find(&key);
     rt_conv_choice ch;

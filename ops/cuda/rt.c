@@ -146,6 +146,8 @@ int rt_workspace(rt_ctx *c, size_t bytes, void **ws) {
     return 0;
 }
 
+size_t rt_workspace_limit(const rt_ctx *c) { return c->ws_limit; }
+
 int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes) {
     *ws = NULL;
     *bytes = 0;

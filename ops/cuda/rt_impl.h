@@ -123,6 +123,8 @@ void rt_node_state_set(rt_ctx *c, void *state, void (*free_fn)(void *state));
  * returns. In the setup phase it grows as needed (up to the limit) and records the need; in the
  * run phase the need must have been recorded. Returns 0, or -1 with a message in the context. */
 int rt_workspace(rt_ctx *c, size_t bytes, void **ws);
+/* The workspace limit in bytes (choices measured under one limit may not hold under another). */
+size_t rt_workspace_limit(const rt_ctx *c);
 /* Setup phase only: the whole scratch up to the limit, for algorithm searches, without
  * recording a need; *bytes gets its size. Returns 0, or -1 with a message. */
 int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes);
