@@ -1,23 +1,23 @@
 /* gen_enum.c: depth-first enumeration of every graph of up to max_ops ops over the pool.
  *
  * A graph grows one op at a time over the tensors it has (pool variables and earlier outputs).
- * Each DAG is produced exactly once: its op sequence must be the greedy-minimal topological
- * order (an op placed at step s has a smaller word than every later op that was already
- * computable at s); since every prefix of such a sequence has the property too, a sequence that
- * lacks it is cut with its whole subtree. Also cut: duplicate computation (an op equal to an
- * earlier one), commutative inputs out of order or of different shapes (no broadcasting), the
- * same tensor twice for an op without weight inputs (as TASO), weight transforms
- * (enlarge) of anything but pool variables, multi-output ops (split) of pool variables, weights
- * in data inputs and data in weight inputs, weights pooled (a 2-D window over them) or cut or
- * joined along their window axes, more dangling constants than the remaining ops can
- * consume. An op whose output repeats an existing tensor ends its branch: the graph is recorded
- * (it is one side of a rule against the smaller graph) but never extended, since every extension
- * is implied by that rule. A graph is recorded when every output depends on a pool variable and
- * it reads a prefix of each kind's variables (gw_gaps: one graph per renaming class, as far as
- * pairs are concerned);
- * its record is the hash of the multiset of its output hashes (order-independent) and its code.
- * Work is split over threads by the first op; records are sorted later, so the result does not
- * depend on the schedule.
+ * Each DAG is produced once: its op sequence must be the greedy-minimal topological order (an op
+ * placed at step s has a smaller word than every later op already computable at s); every prefix
+ * of such a sequence has the property too, so a sequence that lacks it is cut with its subtree.
+ * Also cut (the generation policies, rules/README.md): an op equal to an earlier one, commutative
+ * inputs out of order or of different shapes, one tensor twice for an op without weight inputs,
+ * weights in data inputs and data in weight inputs, weights pooled or cut or joined along their
+ * window axes, weight transforms of anything but pool variables, multi-output ops of pool
+ * variables, more dangling constants or skipped variables than the remaining ops can use.
+ * An op whose output repeats an existing tensor ends its branch (the graph is recorded: it is one
+ * side of a rule against a smaller graph). A first pass over graphs one op smaller fills a table
+ * of the fewest ops computing each tensor value; in the graph pass a tensor computed more dearly
+ * by ops nothing else needs blocks its graph until an extension reads one of those ops' results.
+ * A graph is recorded when every output depends on a variable, it reads a prefix of each kind's
+ * variables (one graph per renaming class, as far as pairs are concerned), and it does not mix
+ * copies of variables with computed outputs; its record is the hash of the multiset of its output
+ * hashes and its code. Work is split over threads by the first op; records are sorted later, so
+ * the result does not depend on the schedule.
  */
 #include <omp.h>
 #include <stdio.h>

@@ -1,18 +1,19 @@
-/* gen_pairs.c: from enumerated graphs to rules. The pipeline of gen_run, each stage counted:
+/* gen_pairs.c: from enumerated graphs to rules; the pipeline of gen_run, each stage counted:
  *
- *   records sorted by fingerprint -> buckets of two or more graphs (0-op identity graphs take
- *   part, so T(T(x)) = x and split(concat(x,y)) = {x,y} can be found) -> candidate pairs: each
- *   member with the bucket's first member (fewest ops, then code; TASO keeps the first graph of a
- *   bucket), outputs matched by their hashes -> float re-test (CPU references, random inputs in [-1,1],
- *   relative L2 error <= 1e-5 per output) -> renaming (the pair's canonical form, minimised over
- *   renamings of variables within each pool kind, kept once) -> common subgraph (TASO's rule: the
- *   same op on the same variables in both graphs) -> common supergraph (both graphs end in the
- *   same op form on inputs that are pairwise equal: implied by the smaller pairs of those inputs)
- *   -> generality (the rule is evaluated again with each dimension symbol of the pool changed in
- *   turn: where a side no longer type-checks, the rule requires that size (kernel sizes, for
- *   enlarge); where both type-check but differ, the equality was an accident of the pool's sizes
- *   and the rule is dropped) -> rules.
- * Buckets are processed in parallel into per-bucket results, merged in bucket order, so the
+ *   records sorted by fingerprint -> buckets of two or more graphs (0-op graphs of one or two
+ *   variables take part, so T(T(x)) = x and split(concat(x,y)) = {x,y} are found) -> classes of
+ *   members equal on floats (CPU references, random inputs in [-1,1], relative L2 error <= 1e-5
+ *   per output); the candidate pairs are each member with the bucket's first (fewest ops, then
+ *   code; TASO keeps the first graph of a bucket), those of other classes fail the float re-test
+ *   -> renaming (the pair's canonical form under renamings of variables within each pool kind,
+ *   kept once) -> common subgraph (TASO: the same op on the same variables in both graphs) ->
+ *   common supergraph (members linked by equal sub-graphs in one common context, or under one
+ *   common last op on pairwise equal inputs: one pair per linked component) -> specialisation
+ *   (a variable's reads split between it and a fresh one, the pair still equal: an instance of a
+ *   more general pair) -> generality (each dimension symbol of the pool changed in turn: a side
+ *   that no longer type-checks gives a requirement, such as a kernel size; values that differ
+ *   show an accident of the pool's sizes, dropped) -> rules, fewest ops first.
+ * Buckets are processed in parallel into per-bucket results merged in bucket order, so the
  * output does not depend on the thread count. Commutativity, which canonical input order folds
  * into the enumeration, comes back as one explicit pair per commutative op form.
  */

@@ -22,7 +22,7 @@
 #define RULES_MAX_VARS 16    /* variables per rule */
 #define RULES_MAX_IN 4       /* inputs per op */
 #define RULES_MAX_OUTPUTS 8  /* mapped outputs per rule */
-#define RULES_MAX_CONSTRAINTS 16
+#define RULES_MAX_CONSTRAINTS 32 /* every list entry of a constant on both sides of a 4-op pair */
 #define RULES_MAX_EQ 8       /* variable dims one constraint may list */
 #define RULES_MAX_REQUIRES 32
 #define RULES_NAME_LEN 16
