@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# cli_bench.sh TASC: `tasc bench` command-line handling. A bad command line is refused with one
+# line on stderr and exit 2 before any GPU work; without CUDA in the build, or without a GPU, one
+# line and exit 3. Skipped (77) while the tasc binary does not list `bench`. The benchmark itself
+# needs a GPU and runs on the GPU machine (bench/runtime/run_device.sh).
+set -u
+TASC=${1:?usage: cli_bench.sh TASC}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! "$TASC" --help 2>/dev/null | grep -q "^  bench "; then
+    echo "SKIPPED: this tasc has no bench command"
+    exit 77
+fi
+
+# expect CODE PATTERN ARGS...: exit code CODE, stderr one line matching PATTERN (or empty pattern: no check)
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    "$TASC" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" != "$code" ]; then
+        echo "FAIL: tasc $* exited $rc, expected $code; stderr: $(cat "$tmp/err")"
+        fail=1
+        return
+    fi
+    if [ -n "$pat" ]; then
+        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q -- "$pat" "$tmp/err"; then
+            echo "FAIL: tasc $*: stderr is not one line matching '$pat': $(cat "$tmp/err")"
+            fail=1
+        fi
+    fi
+}
+
+expect 0 "" bench --help
+grep -q "usage: tasc bench MODEL \[OPTIMIZED\]" "$tmp/out" || { echo "FAIL: bench --help prints no usage"; fail=1; }
+"$TASC" model squeezenet --out "$tmp/m.json" || { echo "FAIL: tasc model squeezenet"; exit 1; }
+
+"$TASC" bench "$tmp/m.json" --reps 1 --warmup 0 --no-cpu >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc = 3 ] && grep -q "built without CUDA" "$tmp/err"; then
+    # CPU-only build: every use says so, one line, exit 3
+    expect 3 "tasc bench: this tasc was built without CUDA" bench "$tmp/m.json"
+    expect 3 "built without CUDA" bench --reps 0
+elif [ $rc = 3 ]; then
+    # CUDA build on a machine without a GPU: one line naming the missing device
+    expect 3 "tasc bench: .*CUDA device" bench "$tmp/m.json"
+else
+    [ $rc = 0 ] || { echo "FAIL: bench on squeezenet exited $rc: $(cat "$tmp/err")"; fail=1; }
+    grep -q "latency median (ms)" "$tmp/out" || { echo "FAIL: bench prints no latency"; fail=1; }
+    expect 1 "differ in their inputs\|has shape" bench "$tmp/m.json" models/../tests/data/onnx/all_ops.json
+fi
+if ! grep -q "built without CUDA" "$tmp/err"; then
+    expect 2 "no model given" bench
+    expect 2 "too many models" bench a.json b.json c.json
+    expect 2 "bad value for --reps" bench --reps 0 "$tmp/m.json"
+    expect 2 "bad value for --tol" bench --tol x "$tmp/m.json"
+    expect 2 "bad value for --check-nodes" bench --check-nodes 0 "$tmp/m.json"
+    expect 2 "unknown option '--bogus'" bench --bogus "$tmp/m.json"
+    expect 2 "missing value\|needs a value\|--json" bench "$tmp/m.json" --json
+fi
+exit $fail
