@@ -1,23 +1,23 @@
-/* ops_conv.cu: CUDA implementations of conv2d, avgpool2d and maxpool2d on cuDNN.
+/* ops_conv.cu: CUDA implementations of conv2d, avgpool2d and maxpool2d.
  *
- * conv2d: groups, strides, dilation and the node's padding; the algorithm is chosen by
- * measurement (cudnnFindConvolutionForwardAlgorithmEx on the node's own buffers, strict FP32:
- * FMA math, no tensor-op results accepted) within the runtime's bounded workspace, once per
- * distinct configuration in the process. Bias and relu are fused into the convolution
- * (cudnnConvolutionBiasActivationForward) where cuDNN accepts it, found out in the setup run;
- * otherwise, and for the other activations, one epilogue pass follows. cuDNN pads symmetrically
- * only: an asymmetric padding ("same" with an even remainder, ONNX ceil_mode) first copies the
- * input into a zero-padded buffer at the start of the workspace.
- * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup
- * run's data (our kernel, a transcription of the CPU reference, is kept if they disagree);
- * our kernel for asymmetric padding.
- * Three ways to compute a convolution, the fastest measured in the setup run (once per distinct
- * configuration in the process; TASC_RT_CONV=cudnn|gemm|direct forces one where it can run):
- * cuDNN; "gemm": im2col into the workspace (nothing for a 1x1 stride-1 unpadded convolution) and
- * the hand-written matmul, per image and group; "direct": one thread per output summing in the
- * CPU reference's order, for short reductions (depthwise, small groups).
- * Per-node state: descriptors and choices, owned by the node (freed by rt_*_free).
- */
+ * conv2d (groups, strides, dilation, any padding, bias, every activation) has three paths; the
+ * setup run measures each that can run (once per distinct configuration and workspace limit in
+ * the process) and keeps the fastest; TASC_RT_CONV=cudnn|gemm|direct forces one where it can run:
+ *   cudnn   cuDNN's fastest strict-FP32 algorithm (cudnnFindConvolutionForwardAlgorithmEx on the
+ *           node's own buffers within the bounded workspace; FMA math, no tensor-op results);
+ *           bias and relu fused into the call (cudnnConvolutionBiasActivationForward) where cuDNN
+ *           accepts it and gives the unfused result; cuDNN pads symmetrically only, so an
+ *           asymmetric padding ("same" with an odd total, ONNX ceil_mode) copies the input into a
+ *           zero-padded buffer at the start of the workspace first;
+ *   gemm    im2col into the workspace (nothing for a 1x1, stride-1, unpadded convolution) and the
+ *           hand-written matmul (matmul.h) per image and group, relu/gelu in its epilogue;
+ *   direct  one thread per output summing in the CPU reference's order, bias and activation
+ *           inline: for short reductions (depthwise, small groups).
+ * Where the path leaves bias or activation over, one epilogue pass follows.
+ * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup run's
+ * data (our kernel, a transcription of the CPU reference, is kept if they disagree); our kernel
+ * for asymmetric padding.
+ * Per-node state: descriptors and choices, owned by the node (freed by rt_*_free). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
