@@ -19,6 +19,8 @@ int cmd_ops(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_import(int argc, char **argv);   /* src/cmd_import.c: .onnx -> .json + sidecar weights */
 int cmd_export(int argc, char **argv);   /* src/cmd_export.c: model -> .onnx */
+int cmd_generate(int argc, char **argv); /* src/cmd_generate.c: rule generation (enumerator/) */
+int cmd_bench(int argc, char **argv);    /* src/cmd_bench.c: GPU latency, original vs optimized */
 
 /* Shared helpers for the subcommands (src/cmd_util.c). */
 /* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the

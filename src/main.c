@@ -23,6 +23,8 @@ static const command commands[] = {
     {"ops",     cmd_ops,     "list the operator table"},
     {"import",  cmd_import,  "import an ONNX model as JSON plus a sidecar weights file"},
     {"export",  cmd_export,  "export a model to ONNX"},
+    {"generate", cmd_generate, "enumerate operator graphs and write candidate substitutions"},
+    {"bench",   cmd_bench,   "GPU latency of a model and its optimized version"},
     {"kernels", cmd_kernels, "GPU matmul kernels: bench, tune, list"},
 };
 
