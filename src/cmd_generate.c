@@ -18,9 +18,6 @@
 #define TASC_VERSION "dev"
 #endif
 
-/* Declared here until src/cmd.h lists it beside the other subcommands. */
-int cmd_generate(int argc, char **argv);
-
 static void generate_usage(void) {
     printf("usage: tasc generate --max-ops N [--ops LIST] [--threads T] --out FILE\n"
            "\n"
