@@ -18,7 +18,6 @@
 #include "cmd.h"
 #include "graph.h"
 
-int cmd_bench(int argc, char **argv); /* listed in main.c's command table */
 
 #define BENCH_ERR_LEN 1024
 
