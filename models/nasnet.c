@@ -10,7 +10,9 @@
  * sep3(prev)+sep3(prev)) concatenated -> 5*ch channels. Reduction cell, stride 2: o0 =
  * sep7(prev)+sep5(cur), o1 = max3(cur)+sep7(prev), o2 = avg3(cur)+sep5(prev), o3 = max3(cur) +
  * sep3(o0), o4 = avg3/1(o0)+o1, concatenated. All padding is "SAME"; TASO's average pool excludes
- * padded cells (cuDNN COUNT_EXCLUDE_PADDING).
+ * padded cells (cuDNN COUNT_EXCLUDE_PADDING). Our "SAME" is TensorFlow's (an odd total padding
+ * puts the extra row/column at the bottom/right); TASO hands cuDNN ceil(total/2) on both sides,
+ * which gives the same shapes but shifts the stride-2 windows by one cell.
  *
  * Where this differs from the paper's NASNet-A (Zoph et al. 2018): no ImageNet stem or classifier
  * head (the input is already (128,56,56)); no batchnorm; relu only fused into the squeeze/fit
