@@ -1,0 +1,463 @@
+/* match.c: finding a rule's pattern side in a model graph (match.h).
+ *
+ * Pattern ops are matched from the last to the first: an op that a later pattern op reads is
+ * fixed by that reader (the producer of the tensor it reads), so only pattern sinks are searched
+ * for, the first among all live nodes of its op, later ones among the readers of a tensor already
+ * bound when they read one. Variables bind on first use and must agree afterwards. Every match is
+ * checked as a whole at the end: requirements, pattern-side constraints, variables not bound to
+ * matched nodes' outputs, and no unmapped pattern output read outside the match.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "match.h"
+
+/* Allocation failure is not user input (tier 2). */
+static void *rm_alloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, size_t errlen) {
+    memset(ix, 0, sizeof *ix);
+    ix->g = g;
+    int32_t nt = g->n_tensors, nn = g->n_nodes;
+    int32_t *order = rm_alloc((size_t)nn * sizeof *order);
+    if (graph_topo_order(g, order, err, errlen) < 0) {
+        free(order);
+        return -1;
+    }
+    ix->topo_pos = rm_alloc((size_t)nn * sizeof *ix->topo_pos);
+    for (int32_t i = 0; i < nn; i++)
+        ix->topo_pos[order[i]] = i;
+    ix->is_output = calloc((size_t)nt + 1, 1);
+    ix->live = calloc((size_t)nn + 1, 1);
+    ix->stamp = calloc((size_t)nn + 1, sizeof *ix->stamp);
+    if (!ix->is_output || !ix->live || !ix->stamp) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        ix->is_output[g->outputs[i]] = 1;
+    /* liveness: backwards over the topological order */
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        int32_t p = g->tensors[g->outputs[i]].producer;
+        if (p >= 0)
+            ix->live[p] = 1;
+    }
+    for (int32_t i = nn - 1; i >= 0; i--) {
+        const graph_node *nd = &g->nodes[order[i]];
+        if (!ix->live[order[i]])
+            continue;
+        for (int32_t k = 0; k < nd->n_in; k++) {
+            int32_t p = g->tensors[nd->in[k]].producer;
+            if (p >= 0)
+                ix->live[p] = 1;
+        }
+    }
+    free(order);
+    /* readers, CSR by tensor, ascending node ids */
+    ix->use_start = calloc((size_t)nt + 1, sizeof *ix->use_start);
+    if (!ix->use_start) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    int32_t total = 0;
+    for (int32_t n = 0; n < nn; n++)
+        for (int32_t k = 0; k < g->nodes[n].n_in; k++)
+            ix->use_start[g->nodes[n].in[k] + 1]++, total++;
+    for (int32_t t = 0; t < nt; t++)
+        ix->use_start[t + 1] += ix->use_start[t];
+    ix->use_node = rm_alloc((size_t)total * sizeof *ix->use_node);
+    int32_t *fill = rm_alloc((size_t)nt * sizeof *fill);
+    memcpy(fill, ix->use_start, (size_t)nt * sizeof *fill);
+    for (int32_t n = 0; n < nn; n++)
+        for (int32_t k = 0; k < g->nodes[n].n_in; k++)
+            ix->use_node[fill[g->nodes[n].in[k]]++] = n;
+    free(fill);
+    /* live nodes by op */
+    ix->op_start = calloc(OP_COUNT + 1, sizeof *ix->op_start);
+    if (!ix->op_start) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    int32_t n_live = 0;
+    for (int32_t n = 0; n < nn; n++)
+        if (ix->live[n])
+            ix->op_start[g->nodes[n].op + 1]++, n_live++;
+    for (int32_t o = 0; o < OP_COUNT; o++)
+        ix->op_start[o + 1] += ix->op_start[o];
+    ix->op_node = rm_alloc((size_t)n_live * sizeof *ix->op_node);
+    int32_t at[OP_COUNT];
+    memcpy(at, ix->op_start, sizeof at);
+    for (int32_t n = 0; n < nn; n++)
+        if (ix->live[n])
+            ix->op_node[at[g->nodes[n].op]++] = n;
+    /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
+    ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
+    ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
+    return 0;
+}
+
+void rules_match_index_free(rules_match_index *ix) {
+    if (!ix)
+        return;
+    free(ix->use_start);
+    free(ix->use_node);
+    free(ix->is_output);
+    free(ix->live);
+    free(ix->topo_pos);
+    free(ix->op_start);
+    free(ix->op_node);
+    free(ix->stamp);
+    free(ix->stack);
+    free(ix->uses_left);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* --- rule sides ------------------------------------------------------------------------------ */
+
+static const rules_graph *rm_side(const rules_rule *r, rules_dir dir, int pattern) {
+    int src = (dir == RULES_DIR_FWD) == (pattern != 0);
+    return src ? &r->src : &r->dst;
+}
+
+static rules_side rm_side_id(rules_dir dir, int pattern) {
+    int src = (dir == RULES_DIR_FWD) == (pattern != 0);
+    return src ? RULES_SIDE_SRC : RULES_SIDE_DST;
+}
+
+/* Bit v set for every variable one side reads (as an op input or as a mapped output). */
+static uint32_t rm_side_vars(const rules_rule *r, rules_side side) {
+    const rules_graph *sg = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+    uint32_t m = 0;
+    for (int32_t i = 0; i < sg->n_ops; i++)
+        for (int32_t k = 0; k < sg->ops[i].n_in; k++)
+            if (sg->ops[i].in[k].kind == RULES_REF_VAR)
+                m |= 1u << sg->ops[i].in[k].idx;
+    for (int32_t i = 0; i < r->n_outputs; i++) {
+        rules_ref ref = side == RULES_SIDE_SRC ? r->outputs[i].src : r->outputs[i].dst;
+        if (ref.kind == RULES_REF_VAR)
+            m |= 1u << ref.idx;
+    }
+    return m;
+}
+
+int rules_match_usable(const rules_rule *r, rules_dir dir) {
+    const rules_graph *pat = rm_side(r, dir, 1);
+    if (pat->n_ops < 1)
+        return 0;
+    uint32_t tv = rm_side_vars(r, rm_side_id(dir, 0));
+    /* only variables the pattern's ops read are bound (not those only its mapped outputs name) */
+    uint32_t bound = 0;
+    for (int32_t i = 0; i < pat->n_ops; i++)
+        for (int32_t k = 0; k < pat->ops[i].n_in; k++)
+            if (pat->ops[i].in[k].kind == RULES_REF_VAR)
+                bound |= 1u << pat->ops[i].in[k].idx;
+    return (tv & ~bound) == 0;
+}
+
+/* --- parameters ------------------------------------------------------------------------------ */
+
+static int rm_is_window_key(ops_param_key k) {
+    return k == PM_PAD || k == PM_PAD_T || k == PM_PAD_L || k == PM_PAD_B || k == PM_PAD_R || k == PM_STRIDE_H ||
+           k == PM_STRIDE_W || k == PM_DIL_H || k == PM_DIL_W || k == PM_KH || k == PM_KW;
+}
+
+int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, int32_t n_in, const ops_shape *in,
+                       const uint8_t *skip_key, const uint8_t *skip_list) {
+    const ops_desc *d = &ops_table[op];
+    int windowed = op == OP_CONV2D || op == OP_AVGPOOL2D || op == OP_MAXPOOL2D;
+    int any_list_skip = 0;
+    if (skip_list)
+        for (int32_t i = 0; i < OPS_MAX_LIST; i++)
+            any_list_skip |= skip_list[i];
+    int resolve_split = op == OP_SPLIT && !any_list_skip;
+    for (int32_t i = 0; i < d->n_params; i++) {
+        ops_param_key k = d->params[i].key;
+        if (k == PM_LIST) {
+            if (resolve_split)
+                continue;
+            if (p->n_list != q->n_list)
+                return 0;
+            for (int32_t j = 0; j < p->n_list && j < OPS_MAX_LIST; j++)
+                if (!(skip_list && skip_list[j]) && p->list[j] != q->list[j])
+                    return 0;
+            continue;
+        }
+        if (skip_key && skip_key[k])
+            continue;
+        if (windowed && rm_is_window_key(k))
+            continue;
+        if (p->v[k] != q->v[k])
+            return 0;
+    }
+    if (windowed) {
+        if (n_in < 1 || (op == OP_CONV2D && n_in < 2))
+            return 0;
+        ops_window a, b;
+        const ops_shape *w = op == OP_CONV2D ? &in[1] : NULL;
+        if (ops_window2d(op, p, &in[0], w, &a, NULL, 0) < 0 || ops_window2d(op, q, &in[0], w, &b, NULL, 0) < 0)
+            return 0;
+        return a.kh == b.kh && a.kw == b.kw && a.sh == b.sh && a.sw == b.sw && a.dh == b.dh && a.dw == b.dw &&
+               a.pt == b.pt && a.pl == b.pl && a.pb == b.pb && a.pr == b.pr && a.oh == b.oh && a.ow == b.ow;
+    }
+    if (resolve_split) {
+        ops_shape oa[OPS_MAX_OUTPUTS], ob[OPS_MAX_OUTPUTS];
+        int32_t na = 0, nb = 0;
+        if (ops_infer(op, p, n_in, in, &na, oa, NULL, 0) < 0 || ops_infer(op, q, n_in, in, &nb, ob, NULL, 0) < 0 ||
+            na != nb)
+            return 0;
+        for (int32_t i = 0; i < na; i++)
+            if (!ops_shape_eq(&oa[i], &ob[i]))
+                return 0;
+    }
+    return 1;
+}
+
+/* --- matching -------------------------------------------------------------------------------- */
+
+typedef struct {
+    const rules_set *rs;
+    const rules_rule *r;
+    const rules_graph *pat;
+    rules_side pside;
+    const rules_match_index *ix;
+    rules_match_fn fn;
+    void *user;
+    int32_t found;
+    int stop;
+    uint8_t skip_key[RULES_MAX_OPS][PM_COUNT];
+    uint8_t skip_list[RULES_MAX_OPS][OPS_MAX_LIST];
+    uint8_t consumed[RULES_MAX_OPS];                   /* a later pattern op reads this op */
+    uint8_t mapped[RULES_MAX_OPS][OPS_MAX_OUTPUTS];    /* pattern output is a mapped output */
+    rules_match m;
+} rm_state;
+
+/* 1 if the bound tensor t can stand for rule variable v. */
+static int rm_var_ok(const rm_state *s, int32_t v, int32_t t) {
+    const graph_tensor *ts = &s->ix->g->tensors[t];
+    return ts->dtype == GRAPH_DT_F32 && ts->shape.rank == s->r->vars[v].shape.rank;
+}
+
+/* The whole-match checks, then the report. */
+static void rm_finish(rm_state *s) {
+    const graph *g = s->ix->g;
+    const rules_rule *r = s->r;
+    const int32_t np = s->pat->n_ops;
+    for (int32_t i = 0; i < r->n_requires; i++) {
+        const rules_require *q = &r->requires[i];
+        int32_t t = s->m.var[q->var];
+        if (t < 0)
+            continue; /* not read by this side: the target does not read it either */
+        const ops_shape *sh = &g->tensors[t].shape;
+        if (q->dim >= sh->rank || sh->dims[q->dim] != q->value)
+            return;
+    }
+    for (int32_t i = 0; i < r->n_constraints; i++) {
+        const rules_constraint *c = &r->constraints[i];
+        if (c->side != s->pside || c->n_eq == 0)
+            continue;
+        const graph_node *nd = &g->nodes[s->m.node[c->op]];
+        int64_t val;
+        if (c->key == PM_LIST) {
+            if (c->list_index < 0 || c->list_index >= nd->p.n_list)
+                return;
+            val = nd->p.list[c->list_index];
+        } else {
+            val = nd->p.v[c->key];
+        }
+        for (int32_t e = 0; e < c->n_eq; e++) {
+            int32_t t = s->m.var[c->eq[e].var];
+            if (t < 0)
+                return;
+            const ops_shape *sh = &g->tensors[t].shape;
+            if (c->eq[e].dim >= sh->rank || sh->dims[c->eq[e].dim] != val)
+                return;
+        }
+    }
+    /* no variable may be an output of a matched node: that node is going away */
+    for (int32_t v = 0; v < r->n_vars; v++) {
+        int32_t t = s->m.var[v];
+        if (t < 0)
+            continue;
+        int32_t p = g->tensors[t].producer;
+        for (int32_t i = 0; i < np && p >= 0; i++)
+            if (s->m.node[i] == p)
+                return;
+    }
+    /* every unmapped pattern output is read only inside the match */
+    for (int32_t i = 0; i < np; i++) {
+        const graph_node *nd = &g->nodes[s->m.node[i]];
+        for (int32_t o = 0; o < nd->n_out; o++) {
+            if (s->mapped[i][o])
+                continue;
+            int32_t t = nd->out[o];
+            if (s->ix->is_output[t])
+                return;
+            for (int32_t u = s->ix->use_start[t]; u < s->ix->use_start[t + 1]; u++) {
+                int32_t reader = s->ix->use_node[u], inside = 0;
+                for (int32_t j = 0; j < np && !inside; j++)
+                    inside = s->m.node[j] == reader;
+                if (!inside)
+                    return;
+            }
+        }
+    }
+    s->found++;
+    if (s->fn && s->fn(&s->m, s->user))
+        s->stop = 1;
+}
+
+static void rm_op(rm_state *s, int32_t i);
+
+/* Try node n for pattern op i; on success continue with op i-1, then undo. */
+static void rm_try(rm_state *s, int32_t i, int32_t n) {
+    const graph *g = s->ix->g;
+    const rules_op *po = &s->pat->ops[i];
+    const graph_node *nd = &g->nodes[n];
+    if (nd->op != po->op || nd->n_in != po->n_in || nd->n_out != po->n_out || !s->ix->live[n])
+        return;
+    for (int32_t j = i + 1; j < s->pat->n_ops; j++)
+        if (s->m.node[j] == n)
+            return;
+    for (int32_t j = 0; j < i; j++) /* fixed by a reader already: must be distinct too */
+        if (s->m.node[j] == n)
+            return;
+    ops_shape in[RULES_MAX_IN];
+    for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
+        in[k] = g->tensors[nd->in[k]].shape;
+    if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
+        return;
+    /* inputs: bind variables, fix producers of earlier pattern ops */
+    int32_t undo_var[RULES_MAX_IN], n_undo_var = 0, undo_op[RULES_MAX_IN], n_undo_op = 0;
+    int ok = 1;
+    for (int32_t k = 0; k < po->n_in && ok; k++) {
+        rules_ref ref = po->in[k];
+        int32_t t = nd->in[k];
+        if (ref.kind == RULES_REF_VAR) {
+            if (s->m.var[ref.idx] < 0) {
+                if (!rm_var_ok(s, ref.idx, t)) {
+                    ok = 0;
+                    break;
+                }
+                s->m.var[ref.idx] = t;
+                undo_var[n_undo_var++] = ref.idx;
+            } else if (s->m.var[ref.idx] != t) {
+                ok = 0;
+            }
+        } else {
+            const graph_tensor *ts = &g->tensors[t];
+            if (ts->producer < 0 || ts->out_index != ref.out) {
+                ok = 0;
+            } else if (s->m.node[ref.idx] < 0) {
+                s->m.node[ref.idx] = ts->producer;
+                undo_op[n_undo_op++] = ref.idx;
+            } else if (s->m.node[ref.idx] != ts->producer) {
+                ok = 0;
+            }
+        }
+    }
+    if (ok) {
+        int32_t saved = s->m.node[i];
+        s->m.node[i] = n;
+        if (i == 0)
+            rm_finish(s);
+        else
+            rm_op(s, i - 1);
+        s->m.node[i] = saved;
+    }
+    for (int32_t k = 0; k < n_undo_var; k++)
+        s->m.var[undo_var[k]] = -1;
+    for (int32_t k = 0; k < n_undo_op; k++)
+        s->m.node[undo_op[k]] = -1;
+}
+
+static void rm_op(rm_state *s, int32_t i) {
+    if (s->stop)
+        return;
+    const rules_match_index *ix = s->ix;
+    const rules_op *po = &s->pat->ops[i];
+    int32_t fixed = s->m.node[i];
+    if (fixed >= 0) {
+        /* fixed by a reader; rm_try must not see it as taken by itself */
+        s->m.node[i] = -1;
+        rm_try(s, i, fixed);
+        s->m.node[i] = fixed;
+        return;
+    }
+    if (s->consumed[i])
+        return; /* a reader should have fixed it: cannot happen for a valid rule */
+    /* a sink: among the readers of a bound variable if it reads one, else every node of its op */
+    for (int32_t k = 0; k < po->n_in; k++) {
+        if (po->in[k].kind != RULES_REF_VAR || s->m.var[po->in[k].idx] < 0)
+            continue;
+        int32_t t = s->m.var[po->in[k].idx], prev = -1;
+        for (int32_t u = ix->use_start[t]; u < ix->use_start[t + 1] && !s->stop; u++) {
+            int32_t n = ix->use_node[u];
+            if (n == prev)
+                continue; /* a node reading t twice is one candidate */
+            prev = n;
+            rm_try(s, i, n);
+        }
+        return;
+    }
+    for (int32_t u = ix->op_start[po->op]; u < ix->op_start[po->op + 1] && !s->stop; u++)
+        rm_try(s, i, ix->op_node[u]);
+}
+
+int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const rules_match_index *ix,
+                         rules_match_fn fn, void *user) {
+    if (rule < 0 || rule >= rs->n_rules)
+        return 0;
+    const rules_rule *r = &rs->rules[rule];
+    if (!rules_match_usable(r, dir))
+        return 0;
+    rm_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    s->rs = rs;
+    s->r = r;
+    s->pat = rm_side(r, dir, 1);
+    s->pside = rm_side_id(dir, 1);
+    s->ix = ix;
+    s->fn = fn;
+    s->user = user;
+    s->m.rule = rule;
+    s->m.dir = dir;
+    s->m.n_nodes = s->pat->n_ops;
+    for (int32_t i = 0; i < RULES_MAX_OPS; i++)
+        s->m.node[i] = -1;
+    for (int32_t v = 0; v < RULES_MAX_VARS; v++)
+        s->m.var[v] = -1;
+    for (int32_t i = 0; i < r->n_constraints; i++) {
+        const rules_constraint *c = &r->constraints[i];
+        if (c->side != s->pside || c->n_eq == 0 || c->op < 0 || c->op >= s->pat->n_ops)
+            continue;
+        if (c->key == PM_LIST) {
+            if (c->list_index >= 0 && c->list_index < OPS_MAX_LIST)
+                s->skip_list[c->op][c->list_index] = 1;
+        } else {
+            s->skip_key[c->op][c->key] = 1;
+        }
+    }
+    for (int32_t i = 0; i < s->pat->n_ops; i++)
+        for (int32_t k = 0; k < s->pat->ops[i].n_in; k++)
+            if (s->pat->ops[i].in[k].kind == RULES_REF_OP)
+                s->consumed[s->pat->ops[i].in[k].idx] = 1;
+    for (int32_t i = 0; i < r->n_outputs; i++) {
+        rules_ref ref = s->pside == RULES_SIDE_SRC ? r->outputs[i].src : r->outputs[i].dst;
+        if (ref.kind == RULES_REF_OP && ref.out >= 0 && ref.out < OPS_MAX_OUTPUTS)
+            s->mapped[ref.idx][ref.out] = 1;
+    }
+    rm_op(s, s->pat->n_ops - 1);
+    int32_t found = s->found;
+    free(s);
+    return found;
+}

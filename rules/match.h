@@ -1,0 +1,160 @@
+/* match.h: finding a rule's graph in a model graph (rules_match_) and rewriting it (rules_apply_).
+ *
+ * A rule is used in either direction: its pattern side is found in the model graph and replaced by
+ * its target side. A match binds every pattern op to a distinct live node (same op, parameters
+ * equivalent on the node's input shapes, see below) and every pattern variable to a tensor of the
+ * variable's rank; it holds only when the rule's requirements and pattern-side constraints hold on
+ * the bound shapes, no variable is bound to an output of a matched node, and every pattern-op
+ * output that something outside the match reads (or that is a graph output) is a mapped output.
+ *
+ * Applying goes through a plan (rules_apply_plan): the new nodes with concrete parameters and
+ * inferred shapes, the nodes removed, and the old tensors whose readers move to new tensors. Plans
+ * are also made by the built-in rewrites (src/rewrite.h), so one checker and one builder serve
+ * both. rules_apply_check rejects plans whose result would have a cycle or a tensor of a different
+ * shape, and lists the nodes left dead; rules_apply_run builds the new graph on a clone, marks
+ * the new nodes (tag = 1) and drops dead nodes and unused tensors (graph_compact).
+ *
+ * Parameters match exactly, except where the value does not change what the op computes on these
+ * inputs: conv2d and the 2-D pools compare their resolved windows (ops_window2d: pad mode "same"
+ * equals the explicit pads it resolves to), split compares the sizes it resolves to.
+ * Nothing here keeps pointers into the graph beyond the index's lifetime; the index borrows g.
+ */
+#ifndef TASC_RULES_MATCH_H
+#define TASC_RULES_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "rules.h"
+
+typedef enum { RULES_DIR_FWD, RULES_DIR_BWD, RULES_DIR_COUNT } rules_dir; /* src -> dst, dst -> src */
+
+/* What matching needs to know about one graph, built once and shared by all rules. */
+typedef struct {
+    const graph *g;          /* borrowed */
+    int32_t *use_start;      /* [n_tensors + 1]: readers of tensor t are use_node[use_start[t] .. use_start[t+1]) */
+    int32_t *use_node;       /* node ids, ascending per tensor; a node reading t twice appears twice */
+    uint8_t *is_output;      /* [n_tensors]: 1 for graph outputs */
+    uint8_t *live;           /* [n_nodes]: 1 if the node's results reach a graph output */
+    int32_t *topo_pos;       /* [n_nodes]: position in graph_topo_order */
+    int32_t *op_start;       /* [OP_COUNT + 1]: live nodes of op o are op_node[op_start[o] .. op_start[o+1]) */
+    int32_t *op_node;
+    /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
+    uint32_t *stamp;         /* [n_nodes] */
+    uint32_t cur;
+    int32_t *stack;          /* [n_nodes] */
+    int32_t *uses_left;      /* [n_tensors] */
+} rules_match_index;
+
+/* Build the index of g (which must be valid: acyclic, every id in range). Returns 0, or -1 with a
+ * message if g has a cycle. Free with rules_match_index_free. */
+int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, size_t errlen);
+void rules_match_index_free(rules_match_index *ix);
+
+/* One occurrence of a rule's pattern side in a graph. */
+typedef struct {
+    int32_t rule;                   /* index in the rule set */
+    rules_dir dir;
+    int32_t n_nodes;                /* ops of the pattern side */
+    int32_t node[RULES_MAX_OPS];    /* graph node of pattern op i */
+    int32_t var[RULES_MAX_VARS];    /* graph tensor of variable v; -1 where the pattern does not read v */
+} rules_match;
+
+/* 1 if rule r can be applied in direction dir: its pattern side has an op, and every variable the
+ * target side reads appears in the pattern side (so a match binds it). */
+int rules_match_usable(const rules_rule *r, rules_dir dir);
+
+/* Called for each match; return nonzero to stop the search. */
+typedef int (*rules_match_fn)(const rules_match *m, void *user);
+
+/* Find every match of rule `rule` of rs in direction dir in the indexed graph, in a deterministic
+ * order (by the nodes of the last pattern op, ascending, then depth first), calling fn for each.
+ * Returns the number of matches reported. */
+int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const rules_match_index *ix,
+                         rules_match_fn fn, void *user);
+
+/* Whether parameters p (of a pattern op) and q (of a graph node) of op `op` compute the same thing
+ * on inputs of shapes in[0..n_in): equal declared parameters, with the exceptions in the file
+ * comment. skip_key/skip_list: parameters not compared (constrained by the rule; may be NULL):
+ * skip_key[k] for scalar keys, skip_list[i] for entries of the list parameter. */
+int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, int32_t n_in, const ops_shape *in,
+                       const uint8_t *skip_key, const uint8_t *skip_list);
+
+/* --- applying --------------------------------------------------------------------------------- */
+
+#define RULES_APPLY_MAX_NODES 16    /* new nodes of one plan */
+#define RULES_APPLY_MAX_IN 16       /* inputs of one new node */
+#define RULES_APPLY_MAX_WEIGHTS 8   /* new constant weights of one plan */
+#define RULES_APPLY_MAX_REMOVED 16  /* nodes a plan replaces */
+#define RULES_APPLY_MAX_MAP 16      /* old tensors whose readers move */
+
+/* A tensor in a plan: an existing tensor of the graph, output `out` of new node `idx`, or new
+ * weight `idx`. */
+typedef enum { RULES_AREF_TENSOR, RULES_AREF_NODE, RULES_AREF_WEIGHT, RULES_AREF_COUNT } rules_aref_kind;
+typedef struct {
+    rules_aref_kind kind;
+    int32_t idx, out;
+} rules_aref;
+
+typedef struct {
+    ops_type op;
+    ops_params p;
+    int32_t n_in;
+    rules_aref in[RULES_APPLY_MAX_IN];
+    int32_t n_out;
+    ops_shape out[OPS_MAX_OUTPUTS];  /* inferred by rules_apply_infer */
+} rules_apply_node;
+
+/* A weight of constant value (a zero bias where merged siblings lack one). */
+typedef struct {
+    ops_shape shape;
+    float value;
+} rules_apply_weight;
+
+typedef struct {
+    int32_t n_nodes;                 /* new nodes, each reading only earlier new nodes */
+    rules_apply_node nodes[RULES_APPLY_MAX_NODES];
+    int32_t n_weights;
+    rules_apply_weight weights[RULES_APPLY_MAX_WEIGHTS];
+    int32_t n_removed;               /* nodes replaced; their outputs must be mapped or unread */
+    int32_t removed[RULES_APPLY_MAX_REMOVED];
+    int32_t n_map;                   /* readers (and graph-output slots) of old[i] move to new[i] */
+    int32_t old_t[RULES_APPLY_MAX_MAP];
+    rules_aref new_t[RULES_APPLY_MAX_MAP];
+    /* filled by rules_apply_check: every node gone after the edit (removed ones first, then those
+     * left with no readers), owned by the plan: rules_apply_plan_clear */
+    int32_t n_dead;
+    int32_t *dead;
+} rules_apply_plan;
+
+void rules_apply_plan_clear(rules_apply_plan *pl); /* frees dead; the plan can be reused */
+
+/* Infer the new nodes' output shapes (ops_infer on the graph's and earlier new nodes' shapes),
+ * refusing tensors over g->max_elements. 0, or -1 with a message. */
+int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t errlen);
+
+/* Turn a match into a plan (pl zeroed, or a plan made before: its dead list is freed): the target side's ops with their constrained parameters computed
+ * from the bound shapes, shapes inferred, mapped outputs paired. -1 with a message when the
+ * target does not type-check on these shapes or a mapped output would change shape. */
+int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules_match_index *ix,
+                          rules_apply_plan *pl, char *err, size_t errlen);
+
+/* Check a plan against the indexed graph: new nodes read no output of a removed node, removed
+ * nodes' outputs are either mapped or read only by removed nodes (and are not graph outputs),
+ * mapped tensors keep their shapes, and the result has no cycle. Fills pl->dead. 0, or -1 with a
+ * message. ix's scratch is used (not thread-safe per index). */
+int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, size_t errlen);
+
+/* Build the edited graph: a clone of the indexed graph with the new weights and nodes added (named
+ * "<prefix>.<N>.<op>" for N counting up from *counter, which is advanced; the caller keeps the
+ * prefix unused by other names), readers moved, graph outputs keeping their names, dead nodes
+ * and unused tensors dropped. New nodes get tag 1. *out: caller owns. 0, or -1 with a message. */
+int rules_apply_run(const rules_match_index *ix, const rules_apply_plan *pl, const char *prefix, int64_t *counter, graph **out,
+                    char *err, size_t errlen);
+
+/* A name prefix that no node, tensor or weight name of g starts with: "opt", else "opt1", ...
+ * Written into buf (at least 16 bytes); returns buf. */
+const char *rules_apply_prefix(const graph *g, char *buf, size_t len);
+
+#endif
