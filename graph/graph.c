@@ -1,16 +1,19 @@
 /* graph.c: the graph IR: lifetime, the builder with sticky errors, topological order,
- * validation, the canonical hash, cloning and compaction, weight values, statistics.
+ * validation, the canonical hash, cloning and compaction, weight values and blobs, statistics.
  *
  * Invariant: every tensor has exactly one producer (a graph input, a weight, or one output slot
  * of one node), and tensor.producer / tensor.out_index agree with that node's out[]. Node
  * parameters are normalised on entry (keys the op does not declare are 0, list entries past
  * n_list are 0), so graphs built the same way are equal field by field. The graph owns every
  * string and array it points to; callers own the graphs graph_new / graph_clone return.
+ * DATA blobs are the exception: shared between graphs, each graph holding one reference per
+ * weight, counted atomically; a blob's values and content hash never change after creation.
  */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +157,12 @@ int graph_impl_check_init(const graph_init *init, char *msg, size_t len) {
             return -1;
         }
         return 0;
+    case GRAPH_INIT_DATA:
+        if (!init->blob) {
+            graph_impl_msg(msg, len, "data init needs values (no blob)");
+            return -1;
+        }
+        return 0;
     case GRAPH_INIT_COUNT:
         break;
     }
@@ -219,6 +228,7 @@ void graph_free(graph *g) {
     for (int32_t i = 0; i < g->n_tensors; i++) {
         free(g->tensors[i].name);
         free(g->tensors[i].init.path);
+        graph_blob_unref(g->tensors[i].init.blob);
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
         free(g->nodes[i].name);
@@ -260,6 +270,8 @@ graph *graph_clone(const graph *g) {
             graph_tensor *t = &c->tensors[i];
             t->name = t->name ? graph_impl_xstrdup(t->name) : NULL;
             t->init.path = t->init.path ? graph_impl_xstrdup(t->init.path) : NULL;
+            if (t->init.blob) /* shared, never copied: clones during a search cost no weight memory */
+                graph_blob_ref(t->init.blob);
         }
     }
     if (g->n_nodes) {
@@ -325,6 +337,20 @@ static void graph_push_id(int32_t **arr, int32_t *n, int32_t id) {
     (*arr)[(*n)++] = id;
 }
 
+/* A DATA init's blob must hold exactly the shape's elements. */
+static int graph_check_data_size(const graph_init *init, const ops_shape *s, char *msg, size_t len) {
+    if (init->kind != GRAPH_INIT_DATA)
+        return 0;
+    int64_t n = ops_shape_numel(s);
+    if (graph_blob_numel(init->blob) != n) {
+        char sb[160];
+        graph_impl_msg(msg, len, "data init holds %lld values, shape %s needs %lld",
+                       (long long)graph_blob_numel(init->blob), ops_shape_str(s, sb, sizeof sb), (long long)n);
+        return -1;
+    }
+    return 0;
+}
+
 int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, graph_dtype dt,
                             const ops_shape *s, const graph_init *init, int check_unique,
                             char *msg, size_t len) {
@@ -342,6 +368,8 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
         return -1;
     if (kind == GRAPH_T_WEIGHT && graph_impl_check_init(init, msg, len) < 0)
         return -1;
+    if (kind == GRAPH_T_WEIGHT && graph_check_data_size(init, s, msg, len) < 0)
+        return -1;
     int32_t id = graph_push_tensor(g);
     graph_tensor *t = &g->tensors[id];
     t->name = graph_impl_xstrdup(name);
@@ -353,6 +381,7 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
     if (kind == GRAPH_T_WEIGHT) {
         t->init = *init;
         t->init.path = init->kind == GRAPH_INIT_FILE ? graph_impl_xstrdup(init->path) : NULL;
+        t->init.blob = init->kind == GRAPH_INIT_DATA ? graph_blob_ref(init->blob) : NULL;
         /* keep only the fields of the kind, so equal initialisers compare equal */
         if (init->kind != GRAPH_INIT_RANDOM) {
             t->init.seed = 0;
@@ -635,6 +664,14 @@ int32_t graph_weight_const(graph *g, const char *name, int32_t rank, const int64
     memset(&init, 0, sizeof init);
     init.kind = GRAPH_INIT_CONSTANT;
     init.value = value;
+    return graph_weight(g, name, rank, dims, init);
+}
+
+int32_t graph_weight_data(graph *g, const char *name, int32_t rank, const int64_t *dims, graph_blob *blob) {
+    graph_init init;
+    memset(&init, 0, sizeof init);
+    init.kind = GRAPH_INIT_DATA;
+    init.blob = blob;
     return graph_weight(g, name, rank, dims, init);
 }
 
@@ -1159,7 +1196,8 @@ static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
                                ts->kind == GRAPH_T_INPUT ? "inputs" : "weights");
                 goto done;
             }
-            if (ts->kind == GRAPH_T_WEIGHT && graph_impl_check_init(&ts->init, m, sizeof m) < 0) {
+            if (ts->kind == GRAPH_T_WEIGHT && (graph_impl_check_init(&ts->init, m, sizeof m) < 0 ||
+                                               graph_check_data_size(&ts->init, &ts->shape, m, sizeof m) < 0)) {
                 graph_impl_msg(err, errlen, "weight '%s': %s", ts->name, m);
                 goto done;
             }
@@ -1330,6 +1368,9 @@ static uint64_t graph_hash_leaf(const graph *g, int32_t t, const int32_t *input_
         h = graph_hstep(h, graph_impl_fnv1a(ts->init.path ? ts->init.path : ""));
         h = graph_hstep(h, (uint64_t)ts->init.offset);
         break;
+    case GRAPH_INIT_DATA:
+        h = graph_hstep(h, ts->init.blob ? graph_blob_hash(ts->init.blob) : 0);
+        break;
     case GRAPH_INIT_COUNT:
         break;
     }
@@ -1442,6 +1483,7 @@ void graph_compact(graph *g) {
         } else {
             free(ts->name);
             free(ts->init.path);
+            graph_blob_unref(ts->init.blob);
         }
     }
     g->n_tensors = k;
@@ -1496,6 +1538,79 @@ void graph_fill_normal(float *dst, int64_t n, uint64_t seed, float mean, float s
 #pragma omp parallel for schedule(static) if (n >= 65536)
     for (int64_t i = 0; i < n; i++)
         dst[i] = (float)((double)mean + (double)std * graph_normal_at(seed, i));
+}
+
+/* --- blobs ------------------------------------------------------------------------------ */
+struct graph_blob {
+    atomic_llong refs;
+    int64_t numel;
+    uint64_t hash;  /* of the values' bits, computed once at creation */
+    float data[];   /* [numel], row-major, never written after creation */
+};
+
+/* Every step x -> ((x ^ w) * odd) then an xor-shift is a bijection of x for a fixed word w, so
+ * two arrays that differ in a single value always hash differently. Words are formed from the
+ * values' bits in a fixed order, so the hash does not depend on the host's byte order. */
+static uint64_t graph_blob_content_hash(const float *v, int64_t n) {
+    uint64_t h = graph_impl_mix64((uint64_t)n ^ UINT64_C(0x6a09e667f3bcc909));
+    int64_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        uint32_t a, b;
+        memcpy(&a, &v[i], 4);
+        memcpy(&b, &v[i + 1], 4);
+        h = (h ^ ((uint64_t)a | (uint64_t)b << 32)) * UINT64_C(0x9FB21C651E98DF25);
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint32_t a;
+        memcpy(&a, &v[i], 4);
+        h = (h ^ (uint64_t)a) * UINT64_C(0x9FB21C651E98DF25);
+        h ^= h >> 29;
+    }
+    return graph_impl_mix64(h);
+}
+
+graph_blob *graph_blob_new(const float *values, int64_t numel) {
+    if (numel < 0 || (uint64_t)numel > (SIZE_MAX - sizeof(graph_blob)) / sizeof(float) ||
+        (numel > 0 && !values))
+        return NULL;
+    graph_blob *b = malloc(sizeof *b + (size_t)numel * sizeof(float));
+    if (!b)
+        return NULL;
+    atomic_init(&b->refs, 1);
+    b->numel = numel;
+    if (numel > 0)
+        memcpy(b->data, values, (size_t)numel * sizeof(float));
+    b->hash = graph_blob_content_hash(b->data, numel);
+    return b;
+}
+
+graph_blob *graph_blob_ref(graph_blob *b) {
+    if (b)
+        atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    return b;
+}
+
+void graph_blob_unref(graph_blob *b) {
+    if (!b)
+        return;
+    long long was = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
+    if (was <= 0) { /* a bug in our code: more unrefs than refs */
+        fprintf(stderr, "tasc: internal error: graph_blob released too often\n");
+        abort();
+    }
+    if (was == 1)
+        free(b);
+}
+
+int64_t graph_blob_numel(const graph_blob *b) { return b ? b->numel : -1; }
+
+const float *graph_blob_data(const graph_blob *b) { return b ? b->data : NULL; }
+
+uint64_t graph_blob_hash(const graph_blob *b) { return b ? b->hash : 0; }
+
+int64_t graph_blob_refs(const graph_blob *b) {
+    return b ? (int64_t)atomic_load_explicit(&((graph_blob *)b)->refs, memory_order_relaxed) : 0;
 }
 
 /* Read numel little-endian float32 values at offset of the weight's file into dst. */
@@ -1591,6 +1706,15 @@ int graph_weight_values(const graph *g, int32_t t, float *dst, char *err, size_t
             return -1;
         }
         return graph_read_weight_file(g, ts, n, dst, err, errlen);
+    case GRAPH_INIT_DATA:
+        if (!ts->init.blob || ts->init.blob->numel != n) {
+            graph_impl_msg(err, errlen, "weight '%s': data init holds %lld values, the shape needs %lld", ts->name,
+                           (long long)(ts->init.blob ? ts->init.blob->numel : 0), (long long)n);
+            return -1;
+        }
+        if (n > 0)
+            memcpy(dst, ts->init.blob->data, (size_t)n * sizeof *dst);
+        return 0;
     case GRAPH_INIT_COUNT:
         break;
     }

@@ -20,7 +20,13 @@
 
 typedef enum { GRAPH_T_INPUT, GRAPH_T_WEIGHT, GRAPH_T_INTER, GRAPH_T_COUNT } graph_tensor_kind;
 typedef enum { GRAPH_DT_F32, GRAPH_DT_I64, GRAPH_DT_COUNT } graph_dtype; /* i64 values are held as exact floats (|v| < 2^24) */
-typedef enum { GRAPH_INIT_RANDOM, GRAPH_INIT_CONSTANT, GRAPH_INIT_FILE, GRAPH_INIT_COUNT } graph_init_kind;
+typedef enum { GRAPH_INIT_RANDOM, GRAPH_INIT_CONSTANT, GRAPH_INIT_FILE, GRAPH_INIT_DATA, GRAPH_INIT_COUNT } graph_init_kind;
+
+/* Weight values held in memory: an immutable, reference-counted array of float32 (opaque; see
+ * "weights" below). Graphs share blobs: graph_clone takes a reference instead of copying, so
+ * clones made during a search cost nothing per weight. References are counted atomically, so
+ * blobs may be shared by graphs on different threads; the values never change after creation. */
+typedef struct graph_blob graph_blob;
 
 /* How a weight's values are made. */
 typedef struct {
@@ -32,6 +38,8 @@ typedef struct {
     char *path;          /* FILE: raw little-endian float32 in row-major order; relative paths are
                             resolved against the model file's folder; owned by the graph */
     int64_t offset;      /* FILE: byte offset of the first element */
+    graph_blob *blob;    /* DATA: the values, row-major, numel equal to the weight's; the graph
+                            holds one reference (graph_weight takes its own, graph_free drops it) */
 } graph_init;
 
 typedef struct {
@@ -69,7 +77,7 @@ typedef struct graph {
 /* --- lifetime ------------------------------------------------------------------------------ */
 graph *graph_new(const char *name);      /* caller owns; graph_free */
 void graph_free(graph *g);
-graph *graph_clone(const graph *g);      /* deep copy; caller owns */
+graph *graph_clone(const graph *g);      /* deep copy, except that DATA blobs are shared; caller owns */
 int graph_ok(const graph *g);            /* 1 if no error was recorded */
 const char *graph_error(const graph *g);
 
@@ -81,6 +89,10 @@ int32_t graph_weight(graph *g, const char *name, int32_t rank, const int64_t *di
  * for rank >= 2, else std 1; the seed is derived from the name so values do not depend on order. */
 int32_t graph_weight_he(graph *g, const char *name, int32_t rank, const int64_t *dims);
 int32_t graph_weight_const(graph *g, const char *name, int32_t rank, const int64_t *dims, float value);
+/* A DATA weight holding blob's values (graph_blob_numel(blob) must equal the shape's element
+ * count). The graph takes its own reference: the caller keeps (and eventually drops) its own.
+ * graph_weight with a DATA init does the same. */
+int32_t graph_weight_data(graph *g, const char *name, int32_t rank, const int64_t *dims, graph_blob *blob);
 /* Add a node: checks the input count, parameters and shapes (ops_infer) and creates its output
  * tensors; writes their ids to out (room for OPS_MAX_OUTPUTS). name NULL: "<op>_<k>".
  * Returns the number of outputs, or -1 with g->err set. */
@@ -120,7 +132,8 @@ int graph_topo_order(const graph *g, int32_t *order, char *err, size_t errlen);
 int graph_validate(const graph *g, char *err, size_t errlen);
 /* Canonical structural hash: equal for graphs that differ only in node order, tensor or node
  * names, or declaration order of weights; inputs are identified by position, weights by shape
- * and initializer. Only nodes reachable from the outputs count. */
+ * and initializer (DATA weights by their values' content hash, so equal values in different
+ * blobs hash equal). Only nodes reachable from the outputs count. */
 uint64_t graph_hash(const graph *g);
 /* Remove nodes whose outputs reach no graph output, and tensors nobody uses; renumbers ids. */
 void graph_compact(graph *g);
@@ -133,6 +146,18 @@ int graph_weight_values(const graph *g, int32_t t, float *dst, char *err, size_t
 /* The same counter-based normal generator, for inputs of the executor and tests. */
 void graph_fill_normal(float *dst, int64_t n, uint64_t seed, float mean, float std);
 
+/* Blobs. graph_blob_new copies numel values (values may be NULL when numel is 0) into a new blob
+ * holding one reference, which the caller owns; it hashes the values once. NULL if numel is
+ * negative or too large to allocate. graph_blob_ref adds a reference and returns b;
+ * graph_blob_unref drops one and frees the blob with the last (NULL is ignored). */
+graph_blob *graph_blob_new(const float *values, int64_t numel);
+graph_blob *graph_blob_ref(graph_blob *b);
+void graph_blob_unref(graph_blob *b);
+int64_t graph_blob_numel(const graph_blob *b);
+const float *graph_blob_data(const graph_blob *b);  /* [numel], read-only, valid while referenced */
+uint64_t graph_blob_hash(const graph_blob *b);      /* of the values' bits: equal values, equal hash */
+int64_t graph_blob_refs(const graph_blob *b);       /* the current reference count (tests, asserts) */
+
 /* --- files --------------------------------------------------------------------------------- */
 /* Load a JSON model. On error returns NULL and writes one line "FILE:LINE:COL: message" (syntax)
  * or "FILE: node 'NAME': message" (semantics) to err. Refuses tensors over max_elements
@@ -140,10 +165,26 @@ void graph_fill_normal(float *dst, int64_t n, uint64_t seed, float mean, float s
 graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t errlen);
 /* Same, from a string; 'where' names it in messages. */
 graph *graph_load_json_string(const char *text, const char *where, int64_t max_elements, char *err, size_t errlen);
-/* Save deterministically (fixed key order, nodes in topological order); writes a temporary
- * file and renames it, so a failure leaves no partial output. */
+/* Save deterministically (fixed key order, nodes in topological order). A model with DATA or
+ * FILE weights also gets a sidecar weights file, graph_sidecar_path(path) ("DIR/M.json" ->
+ * "DIR/M.weights.bin"): raw little-endian float32, row-major, weight after weight in declaration
+ * order, each starting at a multiple of GRAPH_SIDECAR_ALIGN bytes (zero filler between, no
+ * header); a weight sharing its source with an earlier one (the same blob, or the same file,
+ * offset and size) is stored once. In the JSON those weights become {"kind": "file", "path":
+ * "M.weights.bin", "offset": N}, the path relative to the JSON's folder. FILE weights are copied
+ * too, wherever their file is, so a saved model is self-contained (it can be saved into any
+ * folder, and never points into a sidecar that a later save may replace); their files must be
+ * readable. RANDOM and CONSTANT weights stay in the JSON. Without DATA or FILE weights no
+ * sidecar is written (one left from an earlier save is not touched). Both files are written as
+ * temporaries and renamed, the sidecar first; on any error neither is left at its path. */
+#define GRAPH_SIDECAR_ALIGN 64
 int graph_save_json(const graph *g, const char *path, char *err, size_t errlen);
-/* The JSON text; caller frees. */
+/* "DIR/NAME.json" -> "DIR/NAME.weights.bin"; other names get ".weights.bin" appended. Caller frees. */
+char *graph_sidecar_path(const char *json_path);
+/* 1 if graph_save_json writes a sidecar for g (it has DATA or FILE weights), else 0. */
+int graph_has_sidecar_weights(const graph *g);
+/* The JSON text; caller frees. FILE weights keep their paths. NULL for a graph with DATA weights
+ * (their values can only be written by graph_save_json, into the sidecar) or an invalid graph. */
 char *graph_to_json_string(const graph *g);
 /* Graphviz DOT; nodes with tag != 0 are filled to mark rewrites. */
 void graph_write_dot(const graph *g, FILE *f);

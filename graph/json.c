@@ -6,6 +6,9 @@
  * which checks parameters and shapes. Every problem is one line naming the file and the place.
  * Saving is deterministic: fixed key order, nodes in topological order, every declared parameter,
  * floats in the shortest form that reads back to the same bits, a temporary file then a rename.
+ * Weights with values of their own (DATA blobs, FILE data) go to the sidecar weights file (format
+ * in graph.h); the JSON is written from a clone whose such weights name the sidecar, and both
+ * files are renamed into place only once both are complete. Loading knows only FILE weights.
  * Returned graphs and strings belong to the caller.
  */
 #include <errno.h>
@@ -1214,6 +1217,12 @@ static json_t *js_init(js_ctx *c, const graph_tensor *ts) {
         json_object_set_new(o, "path", js_str(c, ts->init.path, what));
         json_object_set_new(o, "offset", json_integer((json_int_t)ts->init.offset));
         break;
+    case GRAPH_INIT_DATA: /* never inline: graph_save_json moves these to the sidecar first */
+        if (!c->bad)
+            graph_impl_msg(c->err, c->errlen, "weight '%s' holds values in memory, which only graph_save_json "
+                           "can write (into the sidecar weights file)", ts->name);
+        c->bad = 1;
+        break;
     case GRAPH_INIT_COUNT:
         break;
     }
@@ -1310,53 +1319,262 @@ static char *js_text(const graph *g, char *err, size_t errlen) {
 
 char *graph_to_json_string(const graph *g) { return js_text(g, NULL, 0); }
 
-int graph_save_json(const graph *g, const char *path, char *err, size_t errlen) {
-    char m[GRAPH_ERR_LEN];
-    char *text = js_text(g, m, sizeof m);
-    if (!text) {
-        graph_impl_msg(err, errlen, "%s: not saved: %s", path, m);
-        return -1;
-    }
+char *graph_sidecar_path(const char *json_path) {
+    size_t n = strlen(json_path);
+    size_t stem = n >= 5 && !strcmp(json_path + n - 5, ".json") ? n - 5 : n;
+    char *p = graph_impl_xrealloc(NULL, stem + sizeof ".weights.bin");
+    memcpy(p, json_path, stem);
+    memcpy(p + stem, ".weights.bin", sizeof ".weights.bin");
+    return p;
+}
+
+static int js_in_sidecar(const graph_tensor *ts) {
+    return ts->init.kind == GRAPH_INIT_DATA || ts->init.kind == GRAPH_INIT_FILE;
+}
+
+int graph_has_sidecar_weights(const graph *g) {
+    for (int32_t i = 0; i < g->n_weights; i++)
+        if (js_in_sidecar(&g->tensors[g->weights[i]]))
+            return 1;
+    return 0;
+}
+
+/* A new temporary "<path>.tmp.<pid>.<k>" next to path, opened for writing; *tmp gets its name
+ * (caller frees). -1 with a message naming path. */
+static int js_tmp_create(const char *path, char **tmp, char *err, size_t errlen) {
     static atomic_uint counter; /* temporaries of concurrent saves get distinct names */
     size_t tl = strlen(path) + 64;
-    char *tmp = graph_impl_xrealloc(NULL, tl);
+    *tmp = graph_impl_xrealloc(NULL, tl);
     int fd = -1;
     for (int tries = 0; tries < 100 && fd < 0; tries++) {
-        snprintf(tmp, tl, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        snprintf(*tmp, tl, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
+        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST)
             break;
     }
     if (fd < 0) {
         graph_impl_msg(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
-        free(text);
-        return -1;
+        free(*tmp);
+        *tmp = NULL;
     }
-    size_t len = strlen(text), done = 0;
-    int rc = 0;
+    return fd;
+}
+
+/* write() all of buf; -1 with a message naming path. */
+static int js_write_all(int fd, const void *buf, size_t len, const char *path, char *err, size_t errlen) {
+    const char *p = buf;
+    size_t done = 0;
     while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
+        ssize_t w = write(fd, p + done, len - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             graph_impl_msg(err, errlen, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "no progress");
-            rc = -1;
-            break;
+            return -1;
         }
         done += (size_t)w;
     }
+    return 0;
+}
+
+/* Write n float32 values little-endian, through a bounded buffer. */
+static int js_write_le(int fd, const float *v, int64_t n, const char *path, char *err, size_t errlen) {
+    uint8_t buf[1 << 16];
+    for (int64_t at = 0; at < n;) {
+        int64_t m = n - at < (int64_t)sizeof buf / 4 ? n - at : (int64_t)sizeof buf / 4;
+        for (int64_t j = 0; j < m; j++) {
+            uint32_t u;
+            memcpy(&u, &v[at + j], 4);
+            buf[4 * j] = (uint8_t)u;
+            buf[4 * j + 1] = (uint8_t)(u >> 8);
+            buf[4 * j + 2] = (uint8_t)(u >> 16);
+            buf[4 * j + 3] = (uint8_t)(u >> 24);
+        }
+        if (js_write_all(fd, buf, (size_t)m * 4, path, err, errlen) < 0)
+            return -1;
+        at += m;
+    }
+    return 0;
+}
+
+/* The sidecar's layout: off[i] = the byte offset of weight i (declaration order) in the sidecar,
+ * -1 for weights that stay in the JSON; src[i] = i for a weight stored here, else the earlier
+ * weight whose values it shares. Returns the sidecar's size in bytes. */
+static int64_t js_sidecar_layout(const graph *g, int64_t *off, int32_t *src) {
+    int64_t at = 0;
+    for (int32_t i = 0; i < g->n_weights; i++) {
+        const graph_tensor *ts = &g->tensors[g->weights[i]];
+        off[i] = -1;
+        src[i] = i;
+        if (!js_in_sidecar(ts))
+            continue;
+        int64_t n = ops_shape_numel(&ts->shape);
+        for (int32_t j = 0; j < i && off[i] < 0; j++) {
+            const graph_tensor *o = &g->tensors[g->weights[j]];
+            if (o->init.kind != ts->init.kind || ops_shape_numel(&o->shape) != n)
+                continue;
+            int same = ts->init.kind == GRAPH_INIT_DATA
+                           ? o->init.blob == ts->init.blob
+                           : o->init.offset == ts->init.offset && !strcmp(o->init.path, ts->init.path);
+            if (same) {
+                off[i] = off[j];
+                src[i] = src[j];
+            }
+        }
+        if (off[i] >= 0)
+            continue;
+        at += (GRAPH_SIDECAR_ALIGN - at % GRAPH_SIDECAR_ALIGN) % GRAPH_SIDECAR_ALIGN;
+        off[i] = at;
+        at += 4 * n;
+    }
+    return at;
+}
+
+/* Write the sidecar's values (layout above) to fd; path names it in messages. */
+static int js_sidecar_write(const graph *g, const int64_t *off, const int32_t *src, int fd, const char *path,
+                            char *err, size_t errlen) {
+    static const uint8_t zeros[GRAPH_SIDECAR_ALIGN];
+    int64_t at = 0;
+    for (int32_t i = 0; i < g->n_weights; i++) {
+        if (off[i] < 0 || src[i] != i)
+            continue;
+        const graph_tensor *ts = &g->tensors[g->weights[i]];
+        int64_t n = ops_shape_numel(&ts->shape);
+        if (js_write_all(fd, zeros, (size_t)(off[i] - at), path, err, errlen) < 0)
+            return -1;
+        at = off[i];
+        const float *v = NULL;
+        float *buf = NULL;
+        if (ts->init.kind == GRAPH_INIT_DATA) {
+            v = graph_blob_data(ts->init.blob);
+        } else {
+            buf = malloc((size_t)n * sizeof *buf);
+            if (!buf) {
+                graph_impl_msg(err, errlen, "%s: out of memory for the %lld values of weight '%s'", path,
+                               (long long)n, ts->name);
+                return -1;
+            }
+            char m[GRAPH_ERR_LEN];
+            if (graph_weight_values(g, g->weights[i], buf, m, sizeof m) < 0) {
+                graph_impl_msg(err, errlen, "%s: %s", path, m);
+                free(buf);
+                return -1;
+            }
+            v = buf;
+        }
+        int rc = js_write_le(fd, v, n, path, err, errlen);
+        free(buf);
+        if (rc < 0)
+            return -1;
+        at += 4 * n;
+    }
+    return 0;
+}
+
+/* Write text to a new temporary next to path; *tmp names it (caller frees). */
+static int js_write_tmp(const char *path, const char *text, char **tmp, char *err, size_t errlen) {
+    int fd = js_tmp_create(path, tmp, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = js_write_all(fd, text, strlen(text), path, err, errlen);
     if (close(fd) < 0 && !rc) {
         graph_impl_msg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         rc = -1;
     }
-    if (!rc && rename(tmp, path) < 0) {
-        graph_impl_msg(err, errlen, "%s: cannot rename the temporary file into place: %s", path, strerror(errno));
-        rc = -1;
+    return rc;
+}
+
+static int js_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int graph_save_json(const graph *g, const char *path, char *err, size_t errlen) {
+    int rc = -1;
+    char m[GRAPH_ERR_LEN];
+    char *side = NULL, *side_tmp = NULL, *json_tmp = NULL, *text = NULL;
+    int64_t *off = NULL;
+    int32_t *src = NULL;
+    graph *c = NULL;
+    int side_placed = 0;
+    /* refused before anything is written: the last rename would fail after the sidecar's */
+    if (js_is_dir(path)) {
+        graph_impl_msg(err, errlen, "%s: not saved: it is a folder", path);
+        return -1;
     }
-    if (rc)
-        unlink(tmp);
-    free(tmp);
+    const graph *out = g;
+    if (graph_has_sidecar_weights(g)) {
+        side = graph_sidecar_path(path);
+        if (js_is_dir(side)) {
+            graph_impl_msg(err, errlen, "%s: not saved: its weights file %s is a folder", path, side);
+            goto done;
+        }
+        const char *slash = strrchr(side, '/');
+        const char *side_rel = slash ? slash + 1 : side; /* the JSON's folder is the sidecar's */
+        off = graph_impl_xrealloc(NULL, ((size_t)g->n_weights + 1) * sizeof *off);
+        src = graph_impl_xrealloc(NULL, ((size_t)g->n_weights + 1) * sizeof *src);
+        js_sidecar_layout(g, off, src);
+        /* the JSON is written from a clone whose sidecar weights name the sidecar */
+        c = graph_clone(g);
+        for (int32_t i = 0; i < c->n_weights; i++) {
+            if (off[i] < 0)
+                continue;
+            graph_init *in = &c->tensors[c->weights[i]].init;
+            free(in->path);
+            graph_blob_unref(in->blob);
+            in->blob = NULL;
+            in->kind = GRAPH_INIT_FILE;
+            in->path = graph_impl_xstrdup(side_rel);
+            in->offset = off[i];
+        }
+        out = c;
+    }
+    text = js_text(out, m, sizeof m);
+    if (!text) {
+        graph_impl_msg(err, errlen, "%s: not saved: %s", path, m);
+        goto done;
+    }
+    if (side) {
+        int fd = js_tmp_create(side, &side_tmp, err, errlen);
+        if (fd < 0)
+            goto done;
+        int wrc = js_sidecar_write(g, off, src, fd, side, err, errlen);
+        if (close(fd) < 0 && !wrc) {
+            graph_impl_msg(err, errlen, "%s: cannot write: %s", side, strerror(errno));
+            wrc = -1;
+        }
+        if (wrc < 0)
+            goto done;
+    }
+    if (js_write_tmp(path, text, &json_tmp, err, errlen) < 0)
+        goto done;
+    if (side_tmp) {
+        if (rename(side_tmp, side) < 0) {
+            graph_impl_msg(err, errlen, "%s: cannot rename the temporary file into place: %s", side, strerror(errno));
+            goto done;
+        }
+        side_placed = 1;
+    }
+    if (rename(json_tmp, path) < 0) {
+        graph_impl_msg(err, errlen, "%s: cannot rename the temporary file into place: %s", path, strerror(errno));
+        goto done;
+    }
+    free(json_tmp);
+    json_tmp = NULL;
+    free(side_tmp);
+    side_tmp = NULL;
+    rc = 0;
+done:
+    if (json_tmp)
+        unlink(json_tmp);
+    if (side_tmp)
+        unlink(side_placed ? side : side_tmp); /* no sidecar without its JSON */
+    free(json_tmp);
+    free(side_tmp);
+    free(side);
     free(text);
+    free(off);
+    free(src);
+    graph_free(c);
     return rc;
 }

@@ -11,10 +11,10 @@
  *
  * Weights of an imported graph: initializers held in external data files (float32) are FILE
  * weights pointing into those files (resolved next to the model); all other values (embedded
- * raw_data or typed float_data/int64_data, folded constants) are held for the life of the process
- * in an anonymous in-memory file the FILE weights point into ("/proc/PID/fd/N"). Constants whose
- * elements are all one finite value become CONSTANT weights. So a graph from onnx_import must be
- * saved with onnx_save_model (not graph_save_json alone) to be read back by another process.
+ * raw_data or typed float_data/int64_data, folded constants) are DATA weights whose values live
+ * in memory (graph_blob, shared by clones, freed with the last graph using them). Constants whose
+ * elements are all one finite value become CONSTANT weights. graph_save_json writes such a graph
+ * as a JSON model plus its sidecar weights file (below), which any process can load.
  * Missing external data is an error naming the data file and the tensor, unless random_weights is
  * set: then missing float tensors get seeded normal values (RANDOM weights: mean 0, std
  * sqrt(2/fan_in) with fan_in = numel/dims[0] for rank >= 2, else 0.1; seed: 53 bits of
@@ -27,11 +27,12 @@
  * constant column. MaxPool / AveragePool ceil_mode becomes extra end padding (refused for a
  * count_include_pad average where that would add windows).
  *
- * Sidecar weights file (onnx_save_model): MODEL.json names, for each FILE weight, the file
- * MODEL.weights.bin (relative to the JSON's folder) and a byte offset; the sidecar holds the
- * values as raw little-endian float32 in row-major order, weight after weight in the graph's
- * weight declaration order, each starting at a multiple of 64 bytes (zero filler between), no
- * header. RANDOM and CONSTANT weights stay as they are and take no room in the sidecar.
+ * Sidecar weights file (graph_save_json, see graph.h): MODEL.json names, for each DATA or FILE
+ * weight, the file MODEL.weights.bin (relative to the JSON's folder) and a byte offset; the
+ * sidecar holds the values as raw little-endian float32 in row-major order, weight after weight
+ * in the graph's weight declaration order, each starting at a multiple of 64 bytes (zero filler
+ * between), no header. RANDOM and CONSTANT weights stay as they are and take no room in the
+ * sidecar.
  *
  * Export: onnx_export writes a graph as an ONNX model (ir_version 8, opset 17) with every weight
  * as an initializer; fused activations become the standard nodes (Relu, Sigmoid, Tanh, and GELU
@@ -51,7 +52,7 @@
 #define ONNX_OPSET_MIN 13
 #define ONNX_OPSET_MAX 18
 #define ONNX_EXPORT_OPSET 17
-#define ONNX_SIDECAR_ALIGN 64 /* bytes: each weight of a sidecar file starts at a multiple */
+#define ONNX_SIDECAR_ALIGN GRAPH_SIDECAR_ALIGN /* bytes: each weight of a sidecar file starts at a multiple */
 
 typedef struct {
     int random_weights;        /* 1: missing external data gets seeded values (see above) */
@@ -79,13 +80,12 @@ uint8_t *onnx_export_buffer(const graph *g, size_t *len, char *err, size_t errle
 /* Write g to path as an ONNX model through a temporary file and a rename. Returns 0 or -1. */
 int onnx_export(const graph *g, const char *path, char *err, size_t errlen);
 
-/* The sidecar weights file of a JSON model path: "DIR/NAME.json" -> "DIR/NAME.weights.bin"
- * (other names get ".weights.bin" appended). Caller frees. */
+/* Kept for existing callers; new code calls the graph.h functions directly.
+ * onnx_sidecar_path is graph_sidecar_path: "DIR/NAME.json" -> "DIR/NAME.weights.bin". Caller frees.
+ * onnx_save_model is graph_save_json: the JSON plus the sidecar holding every DATA and FILE
+ * weight's values; both written as temporaries and renamed, so a failure leaves neither;
+ * deterministic. Returns 0 or -1 with err. */
 char *onnx_sidecar_path(const char *json_path);
-/* Save g as JSON at json_path with the values of all its FILE weights copied into the sidecar
- * file (format above); the JSON's FILE weights then name the sidecar. Both files are written as
- * temporaries and renamed, so a failure leaves neither. Without FILE weights no sidecar is
- * written. Deterministic: the same graph gives the same bytes. Returns 0 or -1 with err. */
 int onnx_save_model(const graph *g, const char *json_path, char *err, size_t errlen);
 
 #endif

@@ -93,10 +93,6 @@ typedef struct {
     struct ox_use *uses;         /* consumers per value name (uthash), see ox_out_used */
     ox_shape_info *shapes;       /* uthash by name */
     ox_unsup_rec *unsup; int32_t n_unsup, cap_unsup;
-    /* the in-memory weights file: see onnx.h */
-    int store_fd;                /* -1 until first used */
-    char store_path[64];         /* "/proc/PID/fd/N" */
-    int64_t store_size;
     /* the node being converted */
     const Onnx__NodeProto *node;
     const char *node_name;       /* display name */

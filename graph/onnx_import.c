@@ -1,25 +1,21 @@
 /* onnx_import.c: the ONNX importer's driver: reading and unpacking the model, opset and input
  * checks, initializers, the value table, the stable topological walk over the nodes with one
  * converter per op type (onnx_ops.c), the one-line report of every unsupported operator, graph
- * outputs, and the in-memory weights file.
+ * outputs, and the weights (FILE for external data, DATA blobs for values held in the model).
  *
  * Invariant: the graph only ever receives nodes whose parameters the op table accepts, so the
  * graph's sticky error is set only by a genuinely inconsistent model (reported as such). Every
  * value a converter produces is checked against the static shape the model records, when it does.
- * The in-memory weights file (memfd) is deliberately kept open for the life of the process: the
- * graph's FILE weights point into it as /proc/PID/fd/N (see onnx.h).
+ * Values held in the model become DATA weights: the blob is created here and the graph takes its
+ * own reference, so this file drops its reference at once.
  */
-#define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "onnx_impl.h"
 
@@ -265,49 +261,6 @@ const ops_shape *ox_recorded_shape(ox_ctx *c, const char *name) {
 /* ---------------------------------------------------------------------------------------------
  * weights
  */
-static int ox_store_open(ox_ctx *c) {
-    if (c->store_fd >= 0)
-        return 0;
-    int fd = memfd_create("tasc-onnx-weights", MFD_CLOEXEC);
-    if (fd < 0) { /* no memfd: an unlinked temporary file serves the same purpose */
-        FILE *f = tmpfile();
-        if (!f)
-            return -1;
-        fd = dup(fileno(f));
-        fclose(f);
-        if (fd < 0)
-            return -1;
-    }
-    c->store_fd = fd;
-    /* the importing process's id, not "self": a JSON that wrongly kept this path fails to load in
-     * any other process instead of reading some other file */
-    snprintf(c->store_path, sizeof c->store_path, "/proc/%ld/fd/%d", (long)getpid(), fd);
-    c->store_size = 0;
-    return 0;
-}
-
-/* Append n float32 values (little-endian) to the in-memory weights file; returns the offset. */
-static int64_t ox_store_append(ox_ctx *c, const float *v, int64_t n) {
-    if (ox_store_open(c) < 0)
-        return -1;
-    int64_t off = c->store_size;
-    const uint8_t *p = (const uint8_t *)v;
-    int64_t left = n * 4, at = off;
-    while (left > 0) {
-        size_t chunk = left > (1 << 30) ? (size_t)1 << 30 : (size_t)left;
-        ssize_t w = pwrite(c->store_fd, p, chunk, (off_t)at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        at += w;
-        left -= w;
-    }
-    c->store_size = at;
-    return off;
-}
-
 int32_t ox_weight_from(ox_ctx *c, const char *base, ox_const *k) {
     const char *name = base;
     if (graph_find_tensor(c->g, base) >= 0)
@@ -322,6 +275,7 @@ int32_t ox_weight_from(ox_ctx *c, const char *base, ox_const *k) {
     }
     graph_init init;
     memset(&init, 0, sizeof init);
+    graph_blob *blob = NULL;
     if (!k->is_int && !k->f && k->src == OX_SRC_EXT) {
         init.kind = GRAPH_INIT_FILE;
         init.path = k->ext_path;
@@ -349,18 +303,18 @@ int32_t ox_weight_from(ox_ctx *c, const char *base, ox_const *k) {
             init.kind = GRAPH_INIT_CONSTANT;
             init.value = f[0];
         } else {
-            int64_t off = ox_store_append(c, f, n);
-            if (off < 0) {
+            blob = graph_blob_new(f, n);
+            if (!blob) {
                 free(f);
-                return ox_fail(c, "cannot hold the values of '%s' in memory: %s", base, strerror(errno)), -1;
+                return ox_fail(c, "cannot hold the %lld values of '%s' in memory", (long long)n, base), -1;
             }
-            init.kind = GRAPH_INIT_FILE;
-            init.path = c->store_path;
-            init.offset = off;
+            init.kind = GRAPH_INIT_DATA;
+            init.blob = blob;
         }
         free(f);
     }
     int32_t t = graph_weight(c->g, name, k->shape.rank, k->shape.dims, init);
+    graph_blob_unref(blob); /* the graph holds its own reference */
     if (t < 0)
         return ox_fail(c, "%s", graph_error(c->g)), -1;
     return t;
@@ -1146,7 +1100,6 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
     c.base_dir = base_dir;
     if (o)
         c.o = *o;
-    c.store_fd = -1;
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) {
         ox_msg(err, errlen, "%s: the model has no graph (not an ONNX model?)", where);
@@ -1257,8 +1210,6 @@ done:
     graph_free(c.g);
     ox_ctx_free(&c);
     onnx__model_proto__free_unpacked(m, NULL);
-    if (!result && c.store_fd >= 0)
-        close(c.store_fd); /* nothing points into it */
     return result;
 }
 

@@ -1,6 +1,7 @@
 /* cmd_import.c: `tasc import MODEL.onnx --out MODEL.json` -- an ONNX model into a JSON model with
- * its real weights in the sidecar file MODEL.weights.bin (format in graph/onnx.h). Both files are
- * written through temporaries and renames: on any error nothing is left at the output paths.
+ * its real weights in the sidecar file MODEL.weights.bin (graph_save_json; format in graph/graph.h).
+ * Both files are written through temporaries and renames: on any error nothing is left at the
+ * output paths.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,17 +75,15 @@ int cmd_import(int argc, char **argv) {
     if (!g)
         return TASC_EXIT_INPUT;
     char err[GRAPH_ERR_LEN + 256];
-    if (onnx_save_model(g, out, err, sizeof err) < 0) {
+    if (graph_save_json(g, out, err, sizeof err) < 0) {
         cmd_error("import", "%s", err);
         graph_free(g);
         return TASC_EXIT_INPUT;
     }
     graph_stats st;
     graph_get_stats(g, &st);
-    char *side = onnx_sidecar_path(out);
-    int have_file = 0;
-    for (int32_t i = 0; i < g->n_weights; i++)
-        have_file |= g->tensors[g->weights[i]].init.kind == GRAPH_INIT_FILE;
+    char *side = graph_sidecar_path(out);
+    int have_file = graph_has_sidecar_weights(g);
     printf("imported %s: %d nodes, %d weights (%lld bytes); wrote %s%s%s\n", model, (int)st.n_nodes,
            (int)g->n_weights, (long long)st.param_bytes, out, have_file ? " and " : "", have_file ? side : "");
     free(side);

@@ -81,6 +81,24 @@ mv "$T/mlp.weights.bin" "$T/gone.bin"
 expect 1 "$TASC" run "$T/mlp.json" && err_has "mlp.weights.bin"
 mv "$T/gone.bin" "$T/mlp.weights.bin"
 
+# the JSON never names a file of the importing process, and a saved model loads in another one
+grep -q '/proc/' "$T/mlp.json" && bad "JSON names a /proc path" || ok
+# external data next to the .onnx: imported into another folder, its values go to the sidecar
+expect 0 "$TASC" import "$D/ext_data.onnx" --out "$T/ext.json" && grep -q "ext.weights.bin" "$T/out" && ok
+grep -q '"path": "ext.weights.bin"' "$T/ext.json" && ok || bad "ext.json does not name its sidecar"
+expect 0 "$TASC" run "$T/ext.json" --out-dir "$T/x1"
+expect 0 "$TASC" run "$D/ext_data.onnx" --out-dir "$T/x2"
+for f in "$T"/x2/*.npy; do
+    cmp -s "$f" "$T/x1/$(basename "$f")" && ok || bad "ext.json output $(basename "$f") differs from the .onnx run"
+done
+# a failed import leaves an earlier JSON and sidecar as they were
+cp "$T/mlp.json" "$T/keep.json"
+cp "$T/mlp.weights.bin" "$T/keep.weights.bin"
+expect 1 "$TASC" import "$D/truncated.onnx" --out "$T/mlp.json" && err_has "not a valid ONNX model"
+cmp -s "$T/mlp.json" "$T/keep.json" && cmp -s "$T/mlp.weights.bin" "$T/keep.weights.bin" && ok ||
+    bad "a failed import changed the earlier output"
+rm -f "$T/keep.json" "$T/keep.weights.bin"
+
 # symbolic dims and random weights through the shared model options
 expect 0 "$TASC" import "$D/symbolic.onnx" --out "$T/sym.json" --dim batch=3 && grep -q '"shape": \[3, 4\]' "$T/sym.json" && ok
 expect 0 "$TASC" import "$D/ext_missing.onnx" --out "$T/rw.json" --random-weights --weights-seed 5

@@ -1,9 +1,11 @@
 /* test_graph.c: the graph IR and builder: shapes of a small CNN and MLP, sticky errors,
  * topological order and cycles, the canonical hash (invariances and sensitivity), clone and
  * compact, weight initialisation (determinism, the generator's definition, statistics), FILE
- * weights, the element limit, statistics and DOT output.
+ * weights, DATA weights and their blobs (sharing across clones, reference counts from several
+ * threads, content hashes, values), the element limit, statistics and DOT output.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +187,7 @@ static void test_sticky_errors(void) {
         int32_t a = graph_input(h, "x", 2, d), r = -1;
         CHECK(a >= 0);
         int32_t two[2] = {a, a};
-        graph_init bad = {GRAPH_INIT_RANDOM, 1, 0.0f, -1.0f, 0.0f, NULL, 0};
+        graph_init bad = {GRAPH_INIT_RANDOM, 1, 0.0f, -1.0f, 0.0f, NULL, 0, NULL};
         switch (cases[i].which) {
         case 0: r = graph_input(h, "x", 2, d); break;
         case 1: r = graph_input(h, "z", 2, z); break;
@@ -275,8 +277,8 @@ static void test_topo_and_cycles(void) {
 static graph *hash_graph(int variant, int32_t stride, float wstd) {
     graph *g = graph_new(variant ? "B" : "A");
     int64_t xd[4] = {1, 4, 8, 8}, wd[4] = {4, 4, 3, 3}, vd[4] = {4, 4, 1, 1};
-    graph_init iw = {GRAPH_INIT_RANDOM, 11, 0.0f, wstd, 0.0f, NULL, 0};
-    graph_init iv = {GRAPH_INIT_RANDOM, 12, 0.0f, 0.1f, 0.0f, NULL, 0};
+    graph_init iw = {GRAPH_INIT_RANDOM, 11, 0.0f, wstd, 0.0f, NULL, 0, NULL};
+    graph_init iv = {GRAPH_INIT_RANDOM, 12, 0.0f, 0.1f, 0.0f, NULL, 0, NULL};
     int32_t x = graph_input(g, variant ? "input" : "x", 4, xd);
     int32_t w, v;
     if (!variant) {
@@ -539,12 +541,12 @@ static void test_weights_file(void) {
     graph *g = graph_new("fw");
     g->base_dir = strdup(dir);
     int64_t d[2] = {2, 3}, big[2] = {2, 4};
-    graph_init in = {GRAPH_INIT_FILE, 0, 0, 0, 0, "w.bin", 8};
+    graph_init in = {GRAPH_INIT_FILE, 0, 0, 0, 0, "w.bin", 8, NULL};
     int32_t w = graph_weight(g, "wf", 2, d, in);
     int32_t wb = graph_weight(g, "too_big", 2, big, in);
-    graph_init missing = {GRAPH_INIT_FILE, 0, 0, 0, 0, "nope.bin", 0};
+    graph_init missing = {GRAPH_INIT_FILE, 0, 0, 0, 0, "nope.bin", 0, NULL};
     int32_t wm = graph_weight(g, "gone", 2, d, missing);
-    graph_init abs = {GRAPH_INIT_FILE, 0, 0, 0, 0, path, 12};
+    graph_init abs = {GRAPH_INIT_FILE, 0, 0, 0, 0, path, 12, NULL};
     int64_t d5[1] = {5};
     int32_t wa = graph_weight(g, "absolute", 1, d5, abs);
     CHECK(graph_ok(g));
@@ -564,13 +566,183 @@ static void test_weights_file(void) {
     CHECK_STR_CONTAINS(err, "nope.bin");
     CHECK_STR_CONTAINS(err, "No such file");
     /* a negative offset is refused when building */
-    graph_init neg = {GRAPH_INIT_FILE, 0, 0, 0, 0, "w.bin", -4};
+    graph_init neg = {GRAPH_INIT_FILE, 0, 0, 0, 0, "w.bin", -4, NULL};
     CHECK_EQ_INT(graph_weight(g, "neg", 2, d, neg), -1);
     CHECK_STR_CONTAINS(graph_error(g), "weight 'neg'");
     CHECK_STR_CONTAINS(graph_error(g), "negative");
     graph_free(g);
     unlink(path);
     rmdir(dir);
+}
+
+/* A graph x -> x + w1 -> * w2 -> out with DATA weights w1 (shared blob b1) and w2 (blob b2). */
+static graph *data_graph(graph_blob *b1, graph_blob *b2) {
+    graph *g = graph_new("data");
+    int64_t d[2] = {2, 3};
+    int32_t x = graph_input(g, "x", 2, d);
+    int32_t w1 = graph_weight_data(g, "w1", 2, d, b1);
+    int32_t w2 = graph_weight_data(g, "w2", 2, d, b2);
+    graph_mark_output(g, graph_ewmul(g, graph_ewadd(g, x, w1), w2));
+    return g;
+}
+
+typedef struct {
+    const graph *g;
+    int rounds;
+    int bad;
+} clone_job;
+
+/* Clone and free the shared graph many times: reference counts from several threads at once. */
+static void *clone_worker(void *arg) {
+    clone_job *j = arg;
+    for (int r = 0; r < j->rounds; r++) {
+        graph *c[4];
+        for (int k = 0; k < 4; k++)
+            c[k] = graph_clone(j->g);
+        for (int k = 0; k < 4; k++) {
+            j->bad += c[k]->tensors[c[k]->weights[0]].init.blob != j->g->tensors[j->g->weights[0]].init.blob;
+            graph_free(c[k]);
+        }
+    }
+    return NULL;
+}
+
+static void test_weights_data(void) {
+    float v1[6] = {1.0f, -2.0f, 0.5f, 3.0f, -0.0f, 7.25f}, v2[6] = {2, 2, 2, 2, 2, 3};
+    graph_blob *b1 = graph_blob_new(v1, 6), *b2 = graph_blob_new(v2, 6);
+    CHECK(b1 && b2);
+    if (!b1 || !b2)
+        return;
+    CHECK_EQ_INT(graph_blob_numel(b1), 6);
+    CHECK_EQ_INT(graph_blob_refs(b1), 1);
+    CHECK(graph_blob_data(b1) != v1 && !memcmp(graph_blob_data(b1), v1, sizeof v1)); /* copied */
+    /* the content hash: equal values, equal hash; any single change (even the sign of a zero, or
+     * a value moved) changes it */
+    graph_blob *same = graph_blob_new(v1, 6);
+    CHECK(same && graph_blob_hash(same) == graph_blob_hash(b1));
+    int distinct = 1;
+    for (int i = 0; i < 6; i++) {
+        float t[6];
+        memcpy(t, v1, sizeof t);
+        t[i] = i == 4 ? 0.0f : nextafterf(t[i], INFINITY);
+        graph_blob *o = graph_blob_new(t, 6);
+        distinct &= graph_blob_hash(o) != graph_blob_hash(b1);
+        graph_blob_unref(o);
+    }
+    CHECK(distinct);
+    float sw[6] = {-2.0f, 1.0f, 0.5f, 3.0f, -0.0f, 7.25f};
+    graph_blob *swapped = graph_blob_new(sw, 6), *shorter = graph_blob_new(v1, 5);
+    CHECK(graph_blob_hash(swapped) != graph_blob_hash(b1));
+    CHECK(graph_blob_hash(shorter) != graph_blob_hash(b1));
+    graph_blob_unref(swapped);
+    CHECK(graph_blob_new(v1, -1) == NULL);
+    CHECK(graph_blob_new(NULL, 3) == NULL);
+    graph_blob *empty = graph_blob_new(NULL, 0);
+    CHECK(empty && graph_blob_numel(empty) == 0);
+    graph_blob_unref(empty);
+    graph_blob_unref(NULL);
+
+    /* weights take their own reference; the caller's stays the caller's */
+    graph *g = data_graph(b1, b2);
+    CHECK(graph_ok(g));
+    int32_t w1 = graph_find_tensor(g, "w1"), w2 = graph_find_tensor(g, "w2");
+    CHECK_EQ_INT(g->tensors[w1].init.kind, GRAPH_INIT_DATA);
+    CHECK(g->tensors[w1].init.blob == b1);
+    CHECK_EQ_INT(graph_blob_refs(b1), 2);
+    float out[6];
+    char err[GRAPH_ERR_LEN];
+    CHECK_EQ_INT(graph_weight_values(g, w1, out, err, sizeof err), 0);
+    CHECK(!memcmp(out, v1, sizeof v1));
+    CHECK_EQ_INT(graph_weight_values(g, w2, out, err, sizeof err), 0);
+    CHECK(!memcmp(out, v2, sizeof v2));
+    CHECK_EQ_INT(graph_validate(g, err, sizeof err), 0);
+    /* clones share the blobs: the same pointers, one more reference each, no copy */
+    graph *c1 = graph_clone(g), *c2 = graph_clone(c1);
+    CHECK(c1->tensors[w1].init.blob == b1 && c2->tensors[w1].init.blob == b1);
+    CHECK(c2->tensors[w2].init.blob == b2);
+    CHECK_EQ_INT(graph_blob_refs(b1), 4);
+    CHECK_EQ_INT(graph_blob_refs(b2), 4);
+    /* the hash sees the values: equal for equal values in another blob, different otherwise */
+    graph *h1 = data_graph(same, b2);
+    CHECK(graph_hash(h1) == graph_hash(g));
+    CHECK(graph_hash(c2) == graph_hash(g));
+    graph *h2 = data_graph(b2, b1); /* the two weights swapped */
+    CHECK(graph_hash(h2) != graph_hash(g));
+    float v3[6];
+    memcpy(v3, v1, sizeof v3);
+    v3[5] = 7.0f;
+    graph_blob *b3 = graph_blob_new(v3, 6);
+    graph *h3 = data_graph(b3, b2);
+    CHECK(graph_hash(h3) != graph_hash(g));
+    graph_blob_unref(b3); /* h3 keeps it alive */
+    CHECK_EQ_INT(graph_blob_refs(b3), 1);
+    CHECK_EQ_INT(graph_weight_values(h3, graph_find_tensor(h3, "w1"), out, err, sizeof err), 0);
+    CHECK(out[5] == 7.0f && out[0] == 1.0f);
+    graph_free(h1);
+    graph_free(h2);
+    graph_free(h3); /* frees b3 (ASan reports a leak otherwise) */
+    graph_free(c1);
+    CHECK_EQ_INT(graph_blob_refs(b1), 3);
+    /* compaction drops the reference of an unused weight */
+    int64_t d[2] = {2, 3};
+    CHECK(graph_weight_data(c2, "unused", 2, d, b1) >= 0);
+    CHECK_EQ_INT(graph_blob_refs(b1), 4);
+    graph_compact(c2);
+    CHECK_EQ_INT(graph_blob_refs(b1), 3);
+    CHECK_EQ_INT(c2->n_weights, 2);
+    graph_free(c2);
+    CHECK_EQ_INT(graph_blob_refs(b1), 2);
+    /* in-memory values are never written inline */
+    CHECK(graph_to_json_string(g) == NULL);
+
+    /* clones made and freed on several threads at once keep the counts exact */
+    enum { N_THREADS = 4 };
+    pthread_t th[N_THREADS];
+    clone_job jobs[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        jobs[i] = (clone_job){g, 2000, 0};
+        CHECK_EQ_INT(pthread_create(&th[i], NULL, clone_worker, &jobs[i]), 0);
+    }
+    int bad = 0;
+    for (int i = 0; i < N_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        bad += jobs[i].bad;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(graph_blob_refs(b1), 2);
+    CHECK_EQ_INT(graph_blob_refs(b2), 2);
+    graph_free(g);
+    CHECK_EQ_INT(graph_blob_refs(b1), 1);
+
+    /* bad DATA weights: errors naming the weight, sticky */
+    g = graph_new("bad");
+    CHECK_EQ_INT(graph_weight_data(g, "none", 2, d, NULL), -1);
+    CHECK_STR_CONTAINS(graph_error(g), "weight 'none'");
+    CHECK_STR_CONTAINS(graph_error(g), "no blob");
+    CHECK_EQ_INT(graph_weight_data(g, "later", 2, d, b1), -1); /* sticky */
+    graph_free(g);
+    g = graph_new("bad2");
+    int64_t d7[1] = {7};
+    CHECK_EQ_INT(graph_weight_data(g, "short", 1, d7, b1), -1);
+    CHECK_STR_CONTAINS(graph_error(g), "weight 'short'");
+    CHECK_STR_CONTAINS(graph_error(g), "holds 6 values, shape (7) needs 7");
+    CHECK_EQ_INT(graph_blob_refs(b1), 1); /* nothing kept on failure */
+    graph_free(g);
+    /* a shape edited past the builder: validation and graph_weight_values catch it */
+    g = data_graph(b1, b2);
+    int32_t w = graph_find_tensor(g, "w1");
+    g->tensors[w].shape.dims[1] = 2;
+    CHECK_EQ_INT(graph_validate(g, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "weight 'w1'");
+    CHECK_STR_CONTAINS(err, "holds 6 values");
+    CHECK_EQ_INT(graph_weight_values(g, w, out, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "weight 'w1'");
+    graph_free(g);
+
+    graph_blob_unref(same);
+    graph_blob_unref(shorter);
+    graph_blob_unref(b1);
+    graph_blob_unref(b2);
 }
 
 static void test_element_limit(void) {
@@ -687,6 +859,7 @@ int main(void) {
     test_clone_compact();
     test_weights_random();
     test_weights_file();
+    test_weights_data();
     test_element_limit();
     test_validate();
     test_dot();

@@ -1,7 +1,9 @@
 /* test_json.c: the JSON model format: byte-exact round trips (text, file, hash, float bits),
  * nodes in any order, defaults, and every kind of bad input, each with the message it must give
  * (file name, line:col or the node / weight / input named, and what is wrong); saving through a
- * temporary file leaves nothing behind on failure.
+ * temporary file leaves nothing behind on failure. The sidecar weights file: DATA and FILE weights
+ * saved (layout, alignment, sharing, determinism), reloaded exactly, saved into other folders and
+ * over themselves, and failures that leave neither file.
  */
 #include <dirent.h>
 #include <float.h>
@@ -63,9 +65,9 @@ static graph *feature_graph(void) {
     int32_t ids = graph_input_typed(g, "ids", GRAPH_DT_I64, 2, idd);
     int32_t w = graph_weight_he(g, "conv.w", 4, wd);
     int32_t b = graph_weight_const(g, "conv.b", 1, bd, 0.1f);
-    graph_init fi = {GRAPH_INIT_FILE, 0, 0, 0, 0, "table.bin", 16};
+    graph_init fi = {GRAPH_INIT_FILE, 0, 0, 0, 0, "table.bin", 16, NULL};
     int32_t tab = graph_weight(g, "table", 2, td, fi);
-    graph_init ri = {GRAPH_INIT_RANDOM, UINT64_C(0xFFFFFFFFFFFFFFF0), -0.0f, 1e-5f, 0, NULL, 0};
+    graph_init ri = {GRAPH_INIT_RANDOM, UINT64_C(0xFFFFFFFFFFFFFFF0), -0.0f, 1e-5f, 0, NULL, 0, NULL};
     int32_t odd = graph_weight(g, "odd", 1, bd, ri);
     int32_t pads[4] = {1, 1, 1, 1};
     int32_t c = graph_conv2d_ex(g, "conv", x, w, b, 1, 1, pads, 1, OPS_ACT_RELU);
@@ -160,36 +162,69 @@ static void test_round_trip(void) {
     CHECK_EQ_INT(h->n_outputs, 6);
     CHECK_EQ_INT(h->outputs[0], h->outputs[5]);
 
-    /* through a file: the same bytes, and the file's folder becomes the base of weight paths */
-    char path[600];
+    /* through a file: the FILE weight's values are copied into the sidecar weights file, so the
+     * saved model does not depend on where table.bin was (h reads it from the folder "src"); the
+     * JSON differs from the text only in that weight's init, and the file's folder becomes the
+     * base of weight paths when loading */
+    char path[600], side[600], srcdir[600], bin[640];
     snprintf(path, sizeof path, "%s/model.json", tmpdir);
+    snprintf(side, sizeof side, "%s/model.weights.bin", tmpdir);
+    snprintf(srcdir, sizeof srcdir, "%s/src", tmpdir);
+    snprintf(bin, sizeof bin, "%s/table.bin", srcdir);
+    CHECK_EQ_INT(mkdir(srcdir, 0755), 0);
+    free(h->base_dir);
+    h->base_dir = strdup(srcdir);
+    /* the data file is missing: an error naming it, and nothing written */
+    int before = count_dir_entries(tmpdir);
+    CHECK_EQ_INT(graph_save_json(h, path, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "weight 'table'");
+    CHECK_STR_CONTAINS(err, "table.bin");
+    CHECK_EQ_INT(count_dir_entries(tmpdir), before);
+    FILE *f = fopen(bin, "wb");
+    float vals[16 / 4 + 80];
+    for (int i = 0; i < 84; i++)
+        vals[i] = (float)i * 0.5f;
+    fwrite(vals, 4, 84, f); /* little-endian host */
+    fclose(f);
     CHECK_EQ_INT(graph_save_json(h, path, err, sizeof err), 0);
     char *c = read_file(path);
-    CHECK(c && !strcmp(c, a));
+    const char *from = "\"init\": {\"kind\": \"file\", \"path\": \"table.bin\", \"offset\": 16}";
+    const char *to = "\"init\": {\"kind\": \"file\", \"path\": \"model.weights.bin\", \"offset\": 0}";
+    char *want = malloc(strlen(a) + 64);
+    const char *at = strstr(a, from);
+    CHECK(at != NULL);
+    if (at)
+        sprintf(want, "%.*s%s%s", (int)(at - a), a, to, at + strlen(from));
+    CHECK(c && at && !strcmp(c, want));
+    struct stat st;
+    CHECK(stat(side, &st) == 0 && st.st_size == 80 * 4);
+    char *sb = read_file(side);
+    CHECK(sb && !memcmp(sb, vals + 4, 80 * 4)); /* little-endian host */
+    free(sb);
+    unlink(bin);
+    rmdir(srcdir);
     graph *k = graph_load_json(path, 0, err, sizeof err);
     CHECK(k != NULL);
     if (k) {
         CHECK(k->base_dir && !strcmp(k->base_dir, tmpdir));
         char *d = graph_to_json_string(k);
-        CHECK(d && !strcmp(d, a));
+        CHECK(d && c && !strcmp(d, c));
         free(d);
-        CHECK(graph_hash(k) == graph_hash(g));
-        /* a FILE weight loads relative to the model's folder */
-        char bin[640];
-        snprintf(bin, sizeof bin, "%s/table.bin", tmpdir);
-        FILE *f = fopen(bin, "wb");
-        float vals[16 / 4 + 80];
-        for (int i = 0; i < 84; i++)
-            vals[i] = (float)i * 0.5f;
-        fwrite(vals, 4, 84, f); /* little-endian host */
-        fclose(f);
         float tv[80];
         CHECK_EQ_INT(graph_weight_values(k, graph_find_tensor(k, "table"), tv, err, sizeof err), 0);
         CHECK(tv[0] == 2.0f && tv[79] == 83 * 0.5f);
-        unlink(bin);
+        /* saving the reloaded model over itself reads the old sidecar before replacing it */
+        CHECK_EQ_INT(graph_save_json(k, path, err, sizeof err), 0);
+        char *c2 = read_file(path);
+        CHECK(c2 && c && !strcmp(c2, c));
+        free(c2);
+        CHECK_EQ_INT(graph_weight_values(k, graph_find_tensor(k, "table"), tv, err, sizeof err), 0);
+        CHECK(tv[0] == 2.0f && tv[79] == 83 * 0.5f);
         graph_free(k);
     }
+    free(want);
     unlink(path);
+    unlink(side);
     /* the model name defaults to the file's stem */
     snprintf(path, sizeof path, "%s/stem.v2.json", tmpdir);
     write_file(path, "{\"format\":\"tasc-model\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"shape\":[3]}],"
@@ -510,14 +545,14 @@ static void test_save_failures(void) {
     /* a folder that does not exist */
     CHECK_EQ_INT(graph_save_json(g, "/nonexistent-tasc-dir/m.json", err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "/nonexistent-tasc-dir/m.json: cannot create");
-    /* the target is a directory: the temporary is written, the rename fails, nothing is left */
+    /* the target is a directory: refused before anything is written */
     char sub[600];
     snprintf(sub, sizeof sub, "%s/sub", tmpdir);
     mkdir(sub, 0755);
     int before = count_dir_entries(tmpdir);
     CHECK_EQ_INT(graph_save_json(g, sub, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, sub);
-    CHECK_STR_CONTAINS(err, "rename");
+    CHECK_STR_CONTAINS(err, "is a folder");
     CHECK_EQ_INT(count_dir_entries(tmpdir), before);
     CHECK_EQ_INT(count_dir_entries(sub), 0);
     rmdir(sub);
@@ -537,7 +572,7 @@ static void test_save_failures(void) {
 
     /* values JSON cannot hold */
     g = graph_new("nan");
-    graph_init nanw = {GRAPH_INIT_CONSTANT, 0, 0, 0, 1.0f, NULL, 0};
+    graph_init nanw = {GRAPH_INIT_CONSTANT, 0, 0, 0, 1.0f, NULL, 0, NULL};
     x = graph_input(g, "x", 1, d);
     int32_t w = graph_weight(g, "w", 1, d, nanw);
     graph_mark_output(g, graph_ewadd(g, x, w));
@@ -549,6 +584,243 @@ static void test_save_failures(void) {
     graph_free(g);
 }
 
+static void write_bytes(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+/* The whole file, *n bytes (caller frees), NULL if unreadable. */
+static unsigned char *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    fclose(f);
+    return b;
+}
+
+/* The float at byte offset off of a little-endian buffer. */
+static float le_float(const unsigned char *b, size_t off) {
+    uint32_t u = (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16 | (uint32_t)b[off + 3] << 24;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int weight_equals(const graph *g, const char *name, const float *want, int64_t n) {
+    int32_t t = graph_find_tensor(g, name);
+    if (t < 0 || ops_shape_numel(&g->tensors[t].shape) != n)
+        return 0;
+    float *v = malloc((size_t)n * sizeof *v);
+    char err[GRAPH_ERR_LEN];
+    int ok = graph_weight_values(g, t, v, err, sizeof err) == 0 && !memcmp(v, want, (size_t)n * sizeof *v);
+    if (!ok)
+        fprintf(stderr, "  weight '%s' differs (%s)\n", name, err);
+    free(v);
+    return ok;
+}
+
+static int64_t weight_offset(const graph *g, const char *name) {
+    int32_t t = graph_find_tensor(g, name);
+    return t >= 0 && g->tensors[t].init.kind == GRAPH_INIT_FILE ? g->tensors[t].init.offset : -1;
+}
+
+/* DATA weights (two sharing a blob), a FILE weight in another folder, a RANDOM and a CONSTANT
+ * weight: the sidecar's layout and bytes, reloading, determinism, moving and re-saving. */
+static void test_sidecar(void) {
+    char a_dir[600], b_dir[600], c_dir[600], ext[640], json[640], side[640], json2[640], side2[640];
+    snprintf(a_dir, sizeof a_dir, "%s/a", tmpdir);
+    snprintf(b_dir, sizeof b_dir, "%s/b", tmpdir);
+    snprintf(c_dir, sizeof c_dir, "%s/c", tmpdir);
+    snprintf(ext, sizeof ext, "%s/ext.bin", a_dir);
+    snprintf(json, sizeof json, "%s/m.json", b_dir);
+    snprintf(side, sizeof side, "%s/m.weights.bin", b_dir);
+    CHECK_EQ_INT(mkdir(a_dir, 0755), 0);
+    CHECK_EQ_INT(mkdir(b_dir, 0755), 0);
+    CHECK_EQ_INT(mkdir(c_dir, 0755), 0);
+    /* ext.bin: 1 float of filler, then the 6 values of "fw" (little-endian host) */
+    float ext_vals[7] = {99.0f, 0.25f, -1.5f, 2.0f, 1e-30f, -3.0f, 4.5f};
+    write_bytes(ext, ext_vals, sizeof ext_vals);
+    float v1[6] = {1.0f, -2.0f, 0.5f, 3.0f, -0.0f, 7.25f}, v5[17];
+    for (int i = 0; i < 17; i++)
+        v5[i] = (float)i / 3.0f - 2.0f;
+    graph_blob *b1 = graph_blob_new(v1, 6), *b5 = graph_blob_new(v5, 17);
+
+    graph *g = graph_new("side");
+    g->base_dir = strdup(a_dir);
+    int64_t d[2] = {2, 3}, d17[1] = {17};
+    int32_t x = graph_input(g, "x", 2, d);
+    int32_t w1 = graph_weight_data(g, "w1", 2, d, b1);
+    int32_t wr = graph_weight_he(g, "wr", 2, d);
+    int32_t w3 = graph_weight_data(g, "w3", 2, d, b1); /* the same blob: stored once */
+    graph_init fi = {.kind = GRAPH_INIT_FILE, .path = "ext.bin", .offset = 4};
+    int32_t fw = graph_weight(g, "fw", 2, d, fi);
+    int32_t wc = graph_weight_const(g, "wc", 2, d, 0.5f);
+    int32_t w5 = graph_weight_data(g, "w5", 1, d17, b5);
+    int32_t t = graph_ewadd(g, x, w1);
+    t = graph_ewmul(g, t, wr);
+    t = graph_ewadd(g, t, w3);
+    t = graph_ewmul(g, t, fw);
+    t = graph_ewadd(g, t, wc);
+    graph_mark_output(g, t);
+    graph_mark_output(g, w5);
+    CHECK(graph_ok(g));
+    CHECK_EQ_INT(graph_has_sidecar_weights(g), 1);
+    char *sp = graph_sidecar_path(json);
+    CHECK(!strcmp(sp, side));
+    free(sp);
+    sp = graph_sidecar_path("dir.v1/model");
+    CHECK(!strcmp(sp, "dir.v1/model.weights.bin"));
+    free(sp);
+
+    char err[GRAPH_ERR_LEN];
+    CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), 0);
+    char *text = read_file(json);
+    CHECK(text != NULL);
+    CHECK_STR_CONTAINS(text, "{\"name\": \"w1\", \"shape\": [2, 3], \"init\": {\"kind\": \"file\", \"path\": \"m.weights.bin\", \"offset\": 0}}");
+    CHECK_STR_CONTAINS(text, "{\"name\": \"w3\", \"shape\": [2, 3], \"init\": {\"kind\": \"file\", \"path\": \"m.weights.bin\", \"offset\": 0}}");
+    CHECK_STR_CONTAINS(text, "{\"name\": \"fw\", \"shape\": [2, 3], \"init\": {\"kind\": \"file\", \"path\": \"m.weights.bin\", \"offset\": 64}}");
+    CHECK_STR_CONTAINS(text, "{\"name\": \"w5\", \"shape\": [17], \"init\": {\"kind\": \"file\", \"path\": \"m.weights.bin\", \"offset\": 128}}");
+    CHECK_STR_CONTAINS(text, "{\"name\": \"wc\", \"shape\": [2, 3], \"init\": {\"kind\": \"constant\", \"value\": 0.5}}");
+    CHECK_STR_CONTAINS(text, "\"name\": \"wr\", \"shape\": [2, 3], \"init\": {\"kind\": \"random\"");
+    /* the sidecar: values little-endian at their offsets, zero filler, nothing after the last */
+    size_t n = 0;
+    unsigned char *bytes = read_bytes(side, &n);
+    CHECK(bytes != NULL);
+    CHECK_EQ_INT(n, 128 + 17 * 4);
+    if (bytes && n == 128 + 17 * 4) {
+        int ok = 1;
+        for (int i = 0; i < 6; i++)
+            ok &= !memcmp(&v1[i], &(float){le_float(bytes, 4 * (size_t)i)}, 4);
+        for (int i = 0; i < 6; i++)
+            ok &= le_float(bytes, 64 + 4 * (size_t)i) == ext_vals[i + 1];
+        for (int i = 0; i < 17; i++)
+            ok &= le_float(bytes, 128 + 4 * (size_t)i) == v5[i];
+        for (size_t i = 24; i < 64; i++)
+            ok &= bytes[i] == 0;
+        for (size_t i = 88; i < 128; i++)
+            ok &= bytes[i] == 0;
+        CHECK(ok);
+    }
+    free(bytes);
+    /* deterministic: a second save gives the same bytes */
+    snprintf(json2, sizeof json2, "%s/m2.json", b_dir);
+    snprintf(side2, sizeof side2, "%s/m2.weights.bin", b_dir);
+    CHECK_EQ_INT(graph_save_json(g, json2, err, sizeof err), 0);
+    size_t n2 = 0;
+    unsigned char *s1 = read_bytes(side, &n), *s2 = read_bytes(side2, &n2);
+    CHECK(s1 && s2 && n == n2 && !memcmp(s1, s2, n));
+    free(s1);
+    free(s2);
+    char *text2 = read_file(json2);
+    CHECK(text2 && strstr(text2, "m2.weights.bin"));
+    unlink(json2);
+    unlink(side2);
+    free(text2);
+
+    /* the saved model is self-contained: the FILE weight's own file can go */
+    unlink(ext);
+    graph *k = graph_load_json(json, 0, err, sizeof err);
+    CHECK(k != NULL);
+    if (k) {
+        CHECK(weight_equals(k, "w1", v1, 6));
+        CHECK(weight_equals(k, "w3", v1, 6));
+        CHECK(weight_equals(k, "fw", ext_vals + 1, 6));
+        CHECK(weight_equals(k, "w5", v5, 17));
+        CHECK_EQ_INT(weight_offset(k, "w5"), 128);
+        CHECK_EQ_INT(k->tensors[graph_find_tensor(k, "wc")].init.kind, GRAPH_INIT_CONSTANT);
+        /* over itself, with a new DATA weight: the old sidecar is read before it is replaced */
+        float v6[3] = {-1.0f, 0.0f, 1.0f};
+        graph_blob *b6 = graph_blob_new(v6, 3);
+        int64_t d3[1] = {3};
+        graph_mark_output(k, graph_weight_data(k, "w6", 1, d3, b6));
+        graph_blob_unref(b6);
+        CHECK_EQ_INT(graph_save_json(k, json, err, sizeof err), 0);
+        graph_free(k);
+        k = graph_load_json(json, 0, err, sizeof err);
+        CHECK(k != NULL);
+        CHECK(k && weight_equals(k, "w1", v1, 6) && weight_equals(k, "fw", ext_vals + 1, 6) &&
+              weight_equals(k, "w5", v5, 17) && weight_equals(k, "w6", v6, 3));
+        CHECK_EQ_INT(weight_offset(k, "w6"), 128 + 17 * 4 + 60);
+        /* the two files moved together into another folder still load */
+        char json3[640], side3[640];
+        snprintf(json3, sizeof json3, "%s/moved.json", c_dir);
+        snprintf(side3, sizeof side3, "%s/m.weights.bin", c_dir);
+        CHECK_EQ_INT(rename(json, json3), 0);
+        CHECK_EQ_INT(rename(side, side3), 0);
+        graph *mv = graph_load_json(json3, 0, err, sizeof err);
+        CHECK(mv && weight_equals(mv, "w6", v6, 3) && weight_equals(mv, "w1", v1, 6));
+        /* a loaded model saved into another folder takes its values along */
+        CHECK_EQ_INT(graph_save_json(mv, json, err, sizeof err), 0);
+        unlink(json3);
+        unlink(side3);
+        graph_free(mv);
+        mv = graph_load_json(json, 0, err, sizeof err);
+        CHECK(mv && weight_equals(mv, "w6", v6, 3) && weight_equals(mv, "fw", ext_vals + 1, 6));
+        graph_free(mv);
+        graph_free(k);
+    }
+    unlink(json);
+    unlink(side);
+    free(text);
+
+    /* failures leave neither file, and files already there as they were */
+    int before = count_dir_entries(b_dir);
+    CHECK_EQ_INT(before, 0);
+    write_file(json, "old json");
+    write_file(side, "old weights");
+    CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), -1); /* ext.bin is gone */
+    CHECK_STR_CONTAINS(err, "weight 'fw'");
+    CHECK_STR_CONTAINS(err, "ext.bin");
+    CHECK(strchr(err, '\n') == NULL);
+    char *o1 = read_file(json), *o2 = read_file(side);
+    CHECK(o1 && o2 && !strcmp(o1, "old json") && !strcmp(o2, "old weights"));
+    free(o1);
+    free(o2);
+    CHECK_EQ_INT(count_dir_entries(b_dir), 2);
+    unlink(json);
+    unlink(side);
+    write_bytes(ext, ext_vals, sizeof ext_vals);
+    /* the JSON cannot be written (a value JSON cannot hold): no sidecar either */
+    g->tensors[wc].init.value = NAN; /* past the builder's check */
+    CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "weight 'wc'");
+    CHECK_EQ_INT(count_dir_entries(b_dir), 0);
+    g->tensors[wc].init.value = 0.5f;
+    /* the sidecar's path is a folder */
+    CHECK_EQ_INT(mkdir(side, 0755), 0);
+    CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "is a folder");
+    CHECK_EQ_INT(count_dir_entries(b_dir), 1);
+    rmdir(side);
+    /* a folder that does not exist */
+    char nope[700];
+    snprintf(nope, sizeof nope, "%s/nope/m.json", b_dir);
+    CHECK_EQ_INT(graph_save_json(g, nope, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "nope/m.weights.bin: cannot create");
+    CHECK_EQ_INT(count_dir_entries(b_dir), 0);
+    /* and it works again once the data is back */
+    CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), 0);
+    CHECK_EQ_INT(count_dir_entries(b_dir), 2);
+    unlink(json);
+    unlink(side);
+
+    graph_free(g);
+    CHECK_EQ_INT(graph_blob_refs(b1), 1);
+    graph_blob_unref(b1);
+    graph_blob_unref(b5);
+    unlink(ext);
+    rmdir(a_dir);
+    rmdir(b_dir);
+    rmdir(c_dir);
+}
 
 /* Load text: either a graph that validates, or NULL with one line that starts with the file name. */
 static int load_is_clean(const char *text, size_t *n_ok) {
@@ -677,6 +949,7 @@ int main(void) {
     test_bad_inputs();
     test_file_errors();
     test_save_failures();
+    test_sidecar();
     test_sweep();
     int rc = TEST_REPORT();
     rmdir(tmpdir);
