@@ -1,0 +1,872 @@
+/* rewrite.c: the built-in rewrites as plan finders, their greedy driver, and constant folding
+ * (rewrite.h).
+ *
+ * Finders only describe edits (rules_apply_plan); rules_apply_check decides whether an edit is
+ * legal in its graph (outside readers, cycles), so a finder's own preconditions are only those
+ * that make the edit compute the same values. Candidates are reported in node-id order, so
+ * results do not depend on anything but the graph.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "rewrite.h"
+
+const char *const rewrite_names[REWRITE_COUNT] = {
+    [REWRITE_CSE] = "cse",
+    [REWRITE_BN_FOLD] = "bn-fold",
+    [REWRITE_FUSE_BIAS] = "fuse-bias",
+    [REWRITE_FUSE_ACT] = "fuse-act",
+    [REWRITE_SPLIT_CONCAT] = "split-concat",
+    [REWRITE_MERGE_MATMUL] = "merge-matmul",
+    [REWRITE_MERGE_CONV] = "merge-conv",
+};
+
+#define RW_MAX_MERGE OPS_MAX_OUTPUTS /* siblings one merge joins: the split's output limit */
+
+typedef struct {
+    const rules_match_index *ix;
+    const uint8_t *wo;
+    rewrite_fn fn;
+    void *user;
+    int32_t found;
+    int stop;
+    rules_apply_plan pl;
+} rw_ctx;
+
+static void rw_report(rw_ctx *c) {
+    if (c->stop)
+        return;
+    char err[256];
+    if (rules_apply_infer(c->ix->g, &c->pl, err, sizeof err) < 0)
+        return; /* a finder's shapes did not work out on this graph: not a candidate */
+    c->found++;
+    if (c->fn(&c->pl, c->user))
+        c->stop = 1;
+}
+
+static void rw_plan_reset(rules_apply_plan *pl) {
+    rules_apply_plan_clear(pl);
+    memset(pl, 0, sizeof *pl);
+}
+
+static rules_aref rw_t(int32_t t) { return (rules_aref){RULES_AREF_TENSOR, t, 0}; }
+static rules_aref rw_n(int32_t j, int32_t o) { return (rules_aref){RULES_AREF_NODE, j, o}; }
+static rules_aref rw_w(int32_t k) { return (rules_aref){RULES_AREF_WEIGHT, k, 0}; }
+
+/* Append a new node; returns its index. */
+static int32_t rw_node(rules_apply_plan *pl, ops_type op, const ops_params *p, int32_t n_in, const rules_aref *in) {
+    int32_t j = pl->n_nodes++;
+    rules_apply_node *nd = &pl->nodes[j];
+    nd->op = op;
+    if (p)
+        nd->p = *p;
+    else
+        ops_params_default(op, &nd->p);
+    nd->n_in = n_in;
+    for (int32_t k = 0; k < n_in; k++)
+        nd->in[k] = in[k];
+    return j;
+}
+
+static int32_t rw_weight(rules_apply_plan *pl, const ops_shape *shape, float value) {
+    int32_t k = pl->n_weights++;
+    pl->weights[k].shape = *shape;
+    pl->weights[k].value = value;
+    return k;
+}
+
+/* The single reader of tensor t, if exactly one live node reads it exactly once and t is not a
+ * graph output; else -1. */
+static int32_t rw_only_reader(const rules_match_index *ix, int32_t t) {
+    if (ix->is_output[t] || ix->use_start[t + 1] - ix->use_start[t] != 1)
+        return -1;
+    int32_t r = ix->use_node[ix->use_start[t]];
+    return ix->live[r] ? r : -1;
+}
+
+/* --- cse ------------------------------------------------------------------------------------- */
+
+static int rw_same_node(const graph *g, int32_t a, int32_t b) {
+    const graph_node *x = &g->nodes[a], *y = &g->nodes[b];
+    if (x->op != y->op || x->n_in != y->n_in || x->n_out != y->n_out)
+        return 0;
+    for (int32_t k = 0; k < x->n_in; k++)
+        if (x->in[k] != y->in[k])
+            return 0;
+    const ops_desc *d = &ops_table[x->op];
+    for (int32_t i = 0; i < d->n_params; i++) {
+        ops_param_key k = d->params[i].key;
+        if (k == PM_LIST) {
+            if (x->p.n_list != y->p.n_list)
+                return 0;
+            for (int32_t j = 0; j < x->p.n_list; j++)
+                if (x->p.list[j] != y->p.list[j])
+                    return 0;
+        } else if (x->p.v[k] != y->p.v[k]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void rw_find_cse(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t n = 0; n < g->n_nodes && !c->stop; n++) {
+        const graph_node *nd = &g->nodes[n];
+        if (!ix->live[n])
+            continue;
+        int out = 0;
+        for (int32_t o = 0; o < nd->n_out; o++)
+            out |= ix->is_output[nd->out[o]];
+        if (out)
+            continue;
+        int32_t twin = -1;
+        if (nd->n_in > 0) {
+            int32_t t = nd->in[0];
+            for (int32_t u = ix->use_start[t]; u < ix->use_start[t + 1] && twin < 0; u++) {
+                int32_t m = ix->use_node[u];
+                if (m < n && ix->live[m] && rw_same_node(g, m, n))
+                    twin = m;
+            }
+        } else {
+            for (int32_t u = ix->op_start[nd->op]; u < ix->op_start[nd->op + 1] && twin < 0; u++) {
+                int32_t m = ix->op_node[u];
+                if (m < n && rw_same_node(g, m, n))
+                    twin = m;
+            }
+        }
+        if (twin < 0)
+            continue;
+        rw_plan_reset(&c->pl);
+        c->pl.n_removed = 1;
+        c->pl.removed[0] = n;
+        for (int32_t o = 0; o < nd->n_out; o++) {
+            c->pl.old_t[c->pl.n_map] = nd->out[o];
+            c->pl.new_t[c->pl.n_map] = rw_t(g->nodes[twin].out[o]);
+            c->pl.n_map++;
+        }
+        rw_report(c);
+    }
+}
+
+/* --- conv + batchnorm ------------------------------------------------------------------------ */
+
+static void rw_find_bn_fold(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[OP_BATCHNORM]; u < ix->op_start[OP_BATCHNORM + 1] && !c->stop; u++) {
+        int32_t b = ix->op_node[u];
+        const graph_node *bn = &g->nodes[b];
+        int32_t cv = g->tensors[bn->in[0]].producer;
+        if (cv < 0 || g->nodes[cv].op != OP_CONV2D || rw_only_reader(ix, bn->in[0]) != b)
+            continue;
+        const graph_node *conv = &g->nodes[cv];
+        if (conv->p.v[PM_ACT] != OPS_ACT_NONE)
+            continue;
+        int stats_wo = 1;
+        for (int32_t k = 1; k < 5; k++)
+            stats_wo &= c->wo[bn->in[k]];
+        if (!stats_wo)
+            continue;
+        const int64_t F = g->tensors[conv->out[0]].shape.dims[1];
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        const int64_t vec[1] = {F};
+        ops_shape vs = ops_shape_make(1, vec);
+        int32_t eps = rw_weight(pl, &vs, ops_p2f(bn->p.v[PM_EPS]));
+        /* s = scale / sqrt(var + eps)          (F) */
+        int32_t ve = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_t(bn->in[4]), rw_w(eps)});
+        int32_t sd = rw_node(pl, OP_SQRT, NULL, 1, (rules_aref[]){rw_n(ve, 0)});
+        int32_t s = rw_node(pl, OP_EWDIV, NULL, 2, (rules_aref[]){rw_t(bn->in[1]), rw_n(sd, 0)});
+        /* kernel w * s per filter            (F, C/g, KH, KW) */
+        ops_params rp;
+        ops_params_default(OP_RESHAPE, &rp);
+        rp.n_list = 4;
+        rp.list[0] = F;
+        rp.list[1] = rp.list[2] = rp.list[3] = 1;
+        int32_t s4 = rw_node(pl, OP_RESHAPE, &rp, 1, (rules_aref[]){rw_n(s, 0)});
+        int32_t w = rw_node(pl, OP_EWMUL, NULL, 2, (rules_aref[]){rw_t(conv->in[1]), rw_n(s4, 0)});
+        /* bias: beta - mean * s (+ b0 * s)     (F) */
+        int32_t ms = rw_node(pl, OP_EWMUL, NULL, 2, (rules_aref[]){rw_t(bn->in[3]), rw_n(s, 0)});
+        int32_t bias = rw_node(pl, OP_EWSUB, NULL, 2, (rules_aref[]){rw_t(bn->in[2]), rw_n(ms, 0)});
+        if (conv->n_in > 2) {
+            int32_t bs = rw_node(pl, OP_EWMUL, NULL, 2, (rules_aref[]){rw_t(conv->in[2]), rw_n(s, 0)});
+            bias = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(bs, 0), rw_n(bias, 0)});
+        }
+        int32_t nc = rw_node(pl, OP_CONV2D, &conv->p, 3, (rules_aref[]){rw_t(conv->in[0]), rw_n(w, 0), rw_n(bias, 0)});
+        pl->n_removed = 2;
+        pl->removed[0] = cv;
+        pl->removed[1] = b;
+        pl->n_map = 1;
+        pl->old_t[0] = bn->out[0];
+        pl->new_t[0] = rw_n(nc, 0);
+        rw_report(c);
+    }
+}
+
+/* --- bias and activation fusion -------------------------------------------------------------- */
+
+/* 1 if b, right-aligned against out, is 1 everywhere except the channel dim ch, where it is
+ * out's size. */
+static int rw_channel_vector(const ops_shape *b, const ops_shape *out, int32_t ch) {
+    if (b->rank > out->rank)
+        return 0;
+    int32_t off = out->rank - b->rank;
+    for (int32_t i = 0; i < b->rank; i++) {
+        int32_t d = i + off;
+        if (b->dims[i] != (d == ch ? out->dims[ch] : 1))
+            return 0;
+    }
+    return off <= ch; /* the channel dim itself is present in b */
+}
+
+static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[op]; u < ix->op_start[op + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u];
+        const graph_node *nd = &g->nodes[n];
+        if (nd->p.v[PM_ACT] != OPS_ACT_NONE)
+            continue;
+        int32_t t = nd->out[0];
+        int32_t a = rw_only_reader(ix, t);
+        if (a < 0 || g->nodes[a].op != OP_EWADD)
+            continue;
+        const graph_node *add = &g->nodes[a];
+        int32_t b = add->in[0] == t ? add->in[1] : add->in[0];
+        const ops_shape *os = &g->tensors[t].shape, *bs = &g->tensors[b].shape;
+        int32_t ch = op == OP_CONV2D ? 1 : os->rank - 1;
+        if (b == t || !c->wo[b] || !ops_shape_eq(&g->tensors[add->out[0]].shape, os) ||
+            !rw_channel_vector(bs, os, ch))
+            continue;
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        rules_aref bias = rw_t(b);
+        if (bs->rank != 1) {
+            ops_params rp;
+            ops_params_default(OP_RESHAPE, &rp);
+            rp.n_list = 1;
+            rp.list[0] = os->dims[ch];
+            bias = rw_n(rw_node(pl, OP_RESHAPE, &rp, 1, &bias), 0);
+        }
+        if (nd->n_in > 2)
+            bias = rw_n(rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_t(nd->in[2]), bias}), 0);
+        int32_t nn = rw_node(pl, op, &nd->p, 3, (rules_aref[]){rw_t(nd->in[0]), rw_t(nd->in[1]), bias});
+        pl->n_removed = 2;
+        pl->removed[0] = n;
+        pl->removed[1] = a;
+        pl->n_map = 1;
+        pl->old_t[0] = add->out[0];
+        pl->new_t[0] = rw_n(nn, 0);
+        rw_report(c);
+    }
+}
+
+/* The activations conv2d and matmul fuse: those the GPU runtime applies in the kernel's
+ * epilogue (relu, gelu); the op of the same name is the standalone form. */
+static ops_act rw_fusable_act(ops_type op) {
+    static const ops_act fusable[] = {OPS_ACT_RELU, OPS_ACT_GELU};
+    for (size_t i = 0; i < sizeof fusable / sizeof fusable[0]; i++)
+        if (!strcmp(ops_table[op].name, ops_act_names[fusable[i]]))
+            return fusable[i];
+    return OPS_ACT_NONE;
+}
+
+static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[op]; u < ix->op_start[op + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u];
+        const graph_node *nd = &g->nodes[n];
+        if (nd->p.v[PM_ACT] != OPS_ACT_NONE)
+            continue;
+        int32_t r = rw_only_reader(ix, nd->out[0]);
+        if (r < 0)
+            continue;
+        ops_act act = rw_fusable_act(g->nodes[r].op);
+        if (act == OPS_ACT_NONE)
+            continue;
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        ops_params p = nd->p;
+        p.v[PM_ACT] = act;
+        rules_aref in[3];
+        for (int32_t k = 0; k < nd->n_in; k++)
+            in[k] = rw_t(nd->in[k]);
+        int32_t nn = rw_node(pl, op, &p, nd->n_in, in);
+        pl->n_removed = 2;
+        pl->removed[0] = n;
+        pl->removed[1] = r;
+        pl->n_map = 1;
+        pl->old_t[0] = g->nodes[r].out[0];
+        pl->new_t[0] = rw_n(nn, 0);
+        rw_report(c);
+    }
+}
+
+/* --- split then concat ----------------------------------------------------------------------- */
+
+static void rw_find_split_concat(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[OP_CONCAT]; u < ix->op_start[OP_CONCAT + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u];
+        const graph_node *cat = &g->nodes[n];
+        for (int32_t i = 0; i < cat->n_in; i++) {
+            const graph_tensor *ts = &g->tensors[cat->in[i]];
+            if (ts->producer < 0 || ts->out_index != 0)
+                continue;
+            const graph_node *sp = &g->nodes[ts->producer];
+            if (sp->op != OP_SPLIT || sp->p.v[PM_AXIS] != cat->p.v[PM_AXIS] || i + sp->n_out > cat->n_in)
+                continue;
+            int run = 1;
+            for (int32_t k = 1; k < sp->n_out && run; k++)
+                run = cat->in[i + k] == sp->out[k];
+            if (!run)
+                continue;
+            rules_apply_plan *pl = &c->pl;
+            rw_plan_reset(pl);
+            pl->n_removed = 1;
+            pl->removed[0] = n;
+            pl->n_map = 1;
+            pl->old_t[0] = cat->out[0];
+            int32_t m = cat->n_in - sp->n_out + 1;
+            if (m == 1) {
+                pl->new_t[0] = rw_t(sp->in[0]);
+            } else if (m <= RULES_APPLY_MAX_IN) {
+                rules_aref in[RULES_APPLY_MAX_IN];
+                int32_t k = 0;
+                for (int32_t j = 0; j < i; j++)
+                    in[k++] = rw_t(cat->in[j]);
+                in[k++] = rw_t(sp->in[0]);
+                for (int32_t j = i + sp->n_out; j < cat->n_in; j++)
+                    in[k++] = rw_t(cat->in[j]);
+                pl->new_t[0] = rw_n(rw_node(pl, OP_CONCAT, &cat->p, k, in), 0);
+            } else {
+                continue;
+            }
+            rw_report(c);
+            break; /* one run per concat: the greedy driver comes back for the next */
+        }
+    }
+}
+
+/* --- sibling merges -------------------------------------------------------------------------- */
+
+/* The live readers of x of op `op` that read x as input 0 only; distinct, ascending. */
+static int32_t rw_siblings(const rules_match_index *ix, int32_t x, ops_type op, int32_t *out, int32_t cap) {
+    const graph *g = ix->g;
+    int32_t n = 0;
+    for (int32_t u = ix->use_start[x]; u < ix->use_start[x + 1] && n < cap; u++) {
+        int32_t r = ix->use_node[u];
+        const graph_node *nd = &g->nodes[r];
+        if (!ix->live[r] || nd->op != op || nd->in[0] != x || (n > 0 && out[n - 1] == r))
+            continue;
+        int twice = 0;
+        for (int32_t k = 1; k < nd->n_in; k++)
+            twice |= nd->in[k] == x;
+        if (!twice)
+            out[n++] = r;
+    }
+    return n;
+}
+
+/* The merged weights and biases: concat of the siblings' second inputs (through `pre` when
+ * given: enlarge nodes) along w_axis, and of their biases (zeros where missing). Returns the
+ * bias ref or a kind COUNT ref when none has a bias. */
+static rules_aref rw_merged_bias(rules_apply_plan *pl, const graph *g, const int32_t *sib, int32_t k, int32_t ch,
+                                 int is_conv) {
+    int any = 0;
+    for (int32_t i = 0; i < k; i++)
+        any |= g->nodes[sib[i]].n_in > 2;
+    if (!any)
+        return (rules_aref){RULES_AREF_COUNT, 0, 0};
+    rules_aref parts[RW_MAX_MERGE];
+    for (int32_t i = 0; i < k; i++) {
+        const graph_node *nd = &g->nodes[sib[i]];
+        if (nd->n_in > 2) {
+            parts[i] = rw_t(nd->in[2]);
+        } else {
+            const ops_shape *os = &g->tensors[nd->out[0]].shape;
+            const int64_t d[1] = {os->dims[is_conv ? 1 : ch]};
+            ops_shape zs = ops_shape_make(1, d);
+            parts[i] = rw_w(rw_weight(pl, &zs, 0.0f));
+        }
+    }
+    ops_params cp;
+    ops_params_default(OP_CONCAT, &cp);
+    cp.v[PM_AXIS] = 0;
+    return rw_n(rw_node(pl, OP_CONCAT, &cp, k, parts), 0);
+}
+
+/* The tail of every merge: the merged op, a split along its channel dim, outputs mapped. */
+static void rw_merge_tail(rw_ctx *c, const int32_t *sib, int32_t k, ops_type op, const ops_params *p, int32_t x,
+                          rules_aref w, rules_aref bias, int32_t ch) {
+    const graph *g = c->ix->g;
+    rules_apply_plan *pl = &c->pl;
+    rules_aref in[3] = {rw_t(x), w, bias};
+    int32_t m = rw_node(pl, op, p, bias.kind == RULES_AREF_COUNT ? 2 : 3, in);
+    ops_params sp;
+    ops_params_default(OP_SPLIT, &sp);
+    sp.v[PM_AXIS] = ch;
+    sp.v[PM_PARTS] = k;
+    sp.n_list = k;
+    for (int32_t i = 0; i < k; i++)
+        sp.list[i] = g->tensors[g->nodes[sib[i]].out[0]].shape.dims[ch];
+    int32_t s = rw_node(pl, OP_SPLIT, &sp, 1, (rules_aref[]){rw_n(m, 0)});
+    pl->n_removed = k;
+    pl->n_map = k;
+    for (int32_t i = 0; i < k; i++) {
+        pl->removed[i] = sib[i];
+        pl->old_t[i] = g->nodes[sib[i]].out[0];
+        pl->new_t[i] = rw_n(s, i);
+    }
+    rw_report(c);
+}
+
+static void rw_merge_matmuls(rw_ctx *c, int32_t x, const int32_t *sib, int32_t k) {
+    const graph *g = c->ix->g;
+    rules_apply_plan *pl = &c->pl;
+    rw_plan_reset(pl);
+    const ops_shape *os = &g->tensors[g->nodes[sib[0]].out[0]].shape;
+    int32_t ch = os->rank - 1;
+    rules_aref ws[RW_MAX_MERGE];
+    for (int32_t i = 0; i < k; i++)
+        ws[i] = rw_t(g->nodes[sib[i]].in[1]);
+    ops_params cp;
+    ops_params_default(OP_CONCAT, &cp);
+    cp.v[PM_AXIS] = 1; /* B is (k, n): the n's side by side */
+    rules_aref w = rw_n(rw_node(pl, OP_CONCAT, &cp, k, ws), 0);
+    rules_aref bias = rw_merged_bias(pl, g, sib, k, ch, 0);
+    rw_merge_tail(c, sib, k, OP_MATMUL, &g->nodes[sib[0]].p, x, w, bias, ch);
+}
+
+static void rw_find_merge_matmul(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    int32_t *sib = malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+    if (!sib) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t x = 0; x < g->n_tensors && !c->stop; x++) {
+        int32_t n = rw_siblings(ix, x, OP_MATMUL, sib, g->n_nodes);
+        /* keep those with a 2-D B and the output rank of A; group by activation */
+        int32_t m = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const graph_node *nd = &g->nodes[sib[i]];
+            if (g->tensors[nd->in[1]].shape.rank == 2 && g->tensors[nd->out[0]].shape.rank == g->tensors[x].shape.rank)
+                sib[m++] = sib[i];
+        }
+        for (int32_t act = 0; act < OPS_ACT_COUNT && !c->stop; act++) {
+            int32_t grp[RW_MAX_MERGE], k = 0;
+            for (int32_t i = 0; i <= m && !c->stop; i++) {
+                if (i < m && g->nodes[sib[i]].p.v[PM_ACT] == act)
+                    grp[k++] = sib[i];
+                if (k == RW_MAX_MERGE || (i == m && k >= 2)) {
+                    if (k >= 2)
+                        rw_merge_matmuls(c, x, grp, k);
+                    k = 0;
+                }
+            }
+        }
+    }
+    free(sib);
+}
+
+/* A conv's window against its input, for grouping. */
+typedef struct {
+    int32_t node;
+    ops_window w;
+} rw_conv;
+
+/* Convs whose windows align once enlarged to a common size: same strides, output size, kernel
+ * parities, and pad minus half kernel on every side. */
+static int rw_conv_compatible(const graph *g, const rw_conv *a, const rw_conv *b) {
+    const graph_node *x = &g->nodes[a->node], *y = &g->nodes[b->node];
+    return x->p.v[PM_ACT] == y->p.v[PM_ACT] && a->w.sh == b->w.sh && a->w.sw == b->w.sw && a->w.oh == b->w.oh &&
+           a->w.ow == b->w.ow && (a->w.kh - b->w.kh) % 2 == 0 && (a->w.kw - b->w.kw) % 2 == 0 &&
+           2 * a->w.pt - a->w.kh == 2 * b->w.pt - b->w.kh && 2 * a->w.pb - a->w.kh == 2 * b->w.pb - b->w.kh &&
+           2 * a->w.pl - a->w.kw == 2 * b->w.pl - b->w.kw && 2 * a->w.pr - a->w.kw == 2 * b->w.pr - b->w.kw;
+}
+
+static void rw_merge_convs(rw_ctx *c, int32_t x, const rw_conv *cv, int32_t k) {
+    const graph *g = c->ix->g;
+    rules_apply_plan *pl = &c->pl;
+    rw_plan_reset(pl);
+    int64_t KH = 0, KW = 0;
+    int32_t sib[RW_MAX_MERGE];
+    for (int32_t i = 0; i < k; i++) {
+        KH = cv[i].w.kh > KH ? cv[i].w.kh : KH;
+        KW = cv[i].w.kw > KW ? cv[i].w.kw : KW;
+        sib[i] = cv[i].node;
+    }
+    rules_aref ks[RW_MAX_MERGE];
+    for (int32_t i = 0; i < k; i++) {
+        ks[i] = rw_t(g->nodes[cv[i].node].in[1]);
+        if (cv[i].w.kh != KH || cv[i].w.kw != KW) {
+            ops_params ep;
+            ops_params_default(OP_ENLARGE, &ep);
+            ep.v[PM_KH] = KH;
+            ep.v[PM_KW] = KW;
+            ks[i] = rw_n(rw_node(pl, OP_ENLARGE, &ep, 1, &ks[i]), 0);
+        }
+    }
+    ops_params cp;
+    ops_params_default(OP_CONCAT, &cp);
+    cp.v[PM_AXIS] = 0; /* kernels (F, C, KH, KW): the filters one after another */
+    rules_aref w = rw_n(rw_node(pl, OP_CONCAT, &cp, k, ks), 0);
+    rules_aref bias = rw_merged_bias(pl, g, sib, k, 1, 1);
+    const ops_window *w0 = &cv[0].w;
+    ops_params p;
+    ops_params_default(OP_CONV2D, &p);
+    p.v[PM_STRIDE_H] = w0->sh;
+    p.v[PM_STRIDE_W] = w0->sw;
+    p.v[PM_PAD] = OPS_PAD_EXPLICIT;
+    p.v[PM_PAD_T] = w0->pt + (KH - w0->kh) / 2;
+    p.v[PM_PAD_B] = w0->pb + (KH - w0->kh) / 2;
+    p.v[PM_PAD_L] = w0->pl + (KW - w0->kw) / 2;
+    p.v[PM_PAD_R] = w0->pr + (KW - w0->kw) / 2;
+    p.v[PM_ACT] = g->nodes[cv[0].node].p.v[PM_ACT];
+    rw_merge_tail(c, sib, k, OP_CONV2D, &p, x, w, bias, 1);
+}
+
+/* Offer a set of compatible convs in chunks of at most RW_MAX_MERGE. */
+static void rw_offer_convs(rw_ctx *c, int32_t x, const rw_conv *set, int32_t n) {
+    for (int32_t at = 0; at < n && !c->stop; at += RW_MAX_MERGE) {
+        int32_t k = n - at < RW_MAX_MERGE ? n - at : RW_MAX_MERGE;
+        if (k >= 2)
+            rw_merge_convs(c, x, set + at, k);
+    }
+}
+
+static void rw_find_merge_conv(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    int32_t *sib = malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+    rw_conv *cv = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    rw_conv *grp = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    rw_conv *sub = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    uint8_t *used = malloc((size_t)g->n_nodes + 1), *done = malloc((size_t)g->n_nodes + 1);
+    if (!sib || !cv || !grp || !sub || !used || !done) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t x = 0; x < g->n_tensors && !c->stop; x++) {
+        int32_t n = rw_siblings(ix, x, OP_CONV2D, sib, g->n_nodes), m = 0;
+        if (n < 2)
+            continue;
+        for (int32_t i = 0; i < n; i++) {
+            const graph_node *nd = &g->nodes[sib[i]];
+            if (nd->p.v[PM_GROUPS] != 1 || nd->p.v[PM_DIL_H] != 1 || nd->p.v[PM_DIL_W] != 1)
+                continue;
+            cv[m].node = sib[i];
+            if (ops_window2d(OP_CONV2D, &nd->p, &g->tensors[x].shape, &g->tensors[nd->in[1]].shape, &cv[m].w, NULL,
+                             0) == 0)
+                m++;
+        }
+        memset(used, 0, (size_t)m);
+        for (int32_t i = 0; i < m && !c->stop; i++) {
+            if (used[i])
+                continue;
+            int32_t k = 0;
+            for (int32_t j = i; j < m; j++)
+                if (!used[j] && rw_conv_compatible(g, &cv[i], &cv[j])) {
+                    used[j] = 1;
+                    grp[k++] = cv[j];
+                }
+            if (k < 2)
+                continue;
+            rw_offer_convs(c, x, grp, k);
+            /* and each kernel size on its own, where that is a smaller set */
+            memset(done, 0, (size_t)k);
+            for (int32_t a = 0; a < k && !c->stop; a++) {
+                if (done[a])
+                    continue;
+                int32_t ns = 0;
+                for (int32_t b = a; b < k; b++)
+                    if (!done[b] && grp[b].w.kh == grp[a].w.kh && grp[b].w.kw == grp[a].w.kw) {
+                        done[b] = 1;
+                        sub[ns++] = grp[b];
+                    }
+                if (ns >= 2 && ns < k)
+                    rw_offer_convs(c, x, sub, ns);
+            }
+        }
+    }
+    free(sib);
+    free(cv);
+    free(grp);
+    free(sub);
+    free(used);
+    free(done);
+}
+
+int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
+    rw_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    c->ix = ix;
+    c->wo = wo;
+    c->fn = fn;
+    c->user = user;
+    switch (kind) {
+    case REWRITE_CSE:
+        rw_find_cse(c);
+        break;
+    case REWRITE_BN_FOLD:
+        rw_find_bn_fold(c);
+        break;
+    case REWRITE_FUSE_BIAS:
+        rw_find_fuse_bias(c, OP_CONV2D);
+        rw_find_fuse_bias(c, OP_MATMUL);
+        break;
+    case REWRITE_FUSE_ACT:
+        rw_find_fuse_act(c, OP_CONV2D);
+        rw_find_fuse_act(c, OP_MATMUL);
+        break;
+    case REWRITE_SPLIT_CONCAT:
+        rw_find_split_concat(c);
+        break;
+    case REWRITE_MERGE_MATMUL:
+        rw_find_merge_matmul(c);
+        break;
+    case REWRITE_MERGE_CONV:
+        rw_find_merge_conv(c);
+        break;
+    case REWRITE_COUNT:
+        break;
+    }
+    int32_t found = c->found;
+    rules_apply_plan_clear(&c->pl);
+    free(c);
+    return found;
+}
+
+/* --- greedy driver --------------------------------------------------------------------------- */
+
+typedef struct {
+    rules_match_index *ix;
+    rules_apply_plan *keep;
+    int got;
+} rw_first;
+
+static int rw_take_first(rules_apply_plan *pl, void *user) {
+    rw_first *f = user;
+    char err[256];
+    if (rules_apply_check(f->ix, pl, err, sizeof err) < 0)
+        return 0;
+    rules_apply_plan_clear(f->keep);
+    *f->keep = *pl;
+    pl->dead = NULL; /* now owned by keep */
+    pl->n_dead = 0;
+    f->got = 1;
+    return 1;
+}
+
+int rewrite_greedy(graph **gp, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
+                   int32_t counts[REWRITE_COUNT], char *err, size_t errlen) {
+    graph *g = *gp, *owned = NULL;
+    rules_apply_plan *keep = calloc(1, sizeof *keep);
+    uint8_t *wo = NULL;
+    if (!keep) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    int rc = -1;
+    for (;;) {
+        rules_match_index ix;
+        if (rules_match_index_build(&ix, g, err, errlen) < 0)
+            goto done;
+        free(wo);
+        wo = malloc((size_t)g->n_tensors + 1);
+        if (!wo) {
+            fputs("tasc: out of memory\n", stderr);
+            abort();
+        }
+        cost_weight_only(g, wo);
+        rw_first f = {.ix = &ix, .keep = keep};
+        int32_t kind = 0;
+        for (; kind < REWRITE_COUNT && !f.got; kind++)
+            if (kinds[kind])
+                rewrite_find((rewrite_kind)kind, &ix, wo, rw_take_first, &f);
+        if (!f.got) {
+            rules_match_index_free(&ix);
+            break;
+        }
+        graph *next = NULL;
+        int r = rules_apply_run(&ix, keep, prefix, counter, &next, err, errlen);
+        rules_match_index_free(&ix);
+        if (r < 0)
+            goto done;
+        if (counts)
+            counts[kind - 1]++;
+        graph_free(owned);
+        owned = g = next;
+    }
+    if (owned) {
+        graph_free(*gp);
+        *gp = owned;
+        owned = NULL;
+    }
+    rc = 0;
+done:
+    graph_free(owned);
+    rules_apply_plan_clear(keep);
+    free(keep);
+    free(wo);
+    return rc;
+}
+
+/* --- constant folding ------------------------------------------------------------------------ */
+
+int rewrite_fold_constants(graph **gp, int32_t *n_folded, char *err, size_t errlen) {
+    graph *g = *gp;
+    if (n_folded)
+        *n_folded = 0;
+    rules_match_index ix;
+    if (rules_match_index_build(&ix, g, err, errlen) < 0)
+        return -1;
+    const int32_t nt = g->n_tensors, nn = g->n_nodes;
+    uint8_t *wo = malloc((size_t)nt + 1), *fold = calloc((size_t)nt + 1, 1);
+    float **val = calloc((size_t)nt + 1, sizeof *val);
+    int32_t *left = calloc((size_t)nt + 1, sizeof *left); /* weight-only readers still to run */
+    int32_t *order = malloc(sizeof(int32_t) * (size_t)(nn + 1));
+    if (!wo || !fold || !val || !left || !order) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    cost_weight_only(g, wo);
+    int rc = -1, any = 0;
+    graph *c = NULL;
+    /* the frontier: computed weight-only tensors read by a node that runs, or graph outputs */
+    for (int32_t n = 0; n < nn; n++) {
+        const graph_node *nd = &g->nodes[n];
+        if (!ix.live[n])
+            continue;
+        int node_wo = nd->n_out > 0 && wo[nd->out[0]];
+        for (int32_t k = 0; k < nd->n_in; k++) {
+            int32_t t = nd->in[k];
+            if (node_wo)
+                left[t]++;
+            else if (wo[t] && g->tensors[t].producer >= 0)
+                fold[t] = 1;
+        }
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        int32_t t = g->outputs[i];
+        if (wo[t] && g->tensors[t].producer >= 0)
+            fold[t] = 1;
+    }
+    for (int32_t t = 0; t < nt; t++)
+        any |= fold[t];
+    if (!any) {
+        rc = 0;
+        goto done;
+    }
+    if (graph_topo_order(g, order, err, errlen) < 0)
+        goto done;
+    /* evaluate every live weight-only node in order */
+    for (int32_t i = 0; i < nn; i++) {
+        int32_t n = order[i];
+        const graph_node *nd = &g->nodes[n];
+        if (!ix.live[n] || nd->n_out == 0 || !wo[nd->out[0]])
+            continue;
+        ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];
+        const float *in[OPS_MAX_INPUTS];
+        float *out[OPS_MAX_OUTPUTS];
+        for (int32_t k = 0; k < nd->n_in; k++) {
+            int32_t t = nd->in[k];
+            in_sh[k] = g->tensors[t].shape;
+            if (!val[t]) { /* a weight, materialised on first use */
+                int64_t ne = ops_shape_numel(&g->tensors[t].shape);
+                val[t] = malloc(sizeof(float) * (size_t)(ne > 0 ? ne : 1));
+                if (!val[t]) {
+                    snprintf(err, errlen, "out of memory for weight '%s'", g->tensors[t].name);
+                    goto done;
+                }
+                if (graph_weight_values(g, t, val[t], err, errlen) < 0)
+                    goto done;
+            }
+            in[k] = val[t];
+        }
+        for (int32_t o = 0; o < nd->n_out; o++) {
+            int32_t t = nd->out[o];
+            out_sh[o] = g->tensors[t].shape;
+            int64_t ne = ops_shape_numel(&out_sh[o]);
+            val[t] = malloc(sizeof(float) * (size_t)(ne > 0 ? ne : 1));
+            if (!val[t]) {
+                snprintf(err, errlen, "out of memory folding '%s'", g->tensors[t].name);
+                goto done;
+            }
+            out[o] = val[t];
+        }
+        ops_sig sig = {.op = nd->op, .p = &nd->p, .n_in = nd->n_in, .n_out = nd->n_out, .in = in_sh, .out = out_sh};
+        ops_table[nd->op].cpu(&sig, in, out);
+        for (int32_t k = 0; k < nd->n_in; k++) { /* free inputs nothing else needs */
+            int32_t t = nd->in[k];
+            if (--left[t] <= 0 && !fold[t] && val[t]) {
+                free(val[t]);
+                val[t] = NULL;
+            }
+        }
+    }
+    /* each folded tensor becomes a DATA weight that takes over its name and readers */
+    c = graph_clone(g);
+    char prefix[32], name[64];
+    rules_apply_prefix(g, prefix, sizeof prefix);
+    int32_t folded = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        if (!fold[t])
+            continue;
+        const ops_shape *s = &g->tensors[t].shape;
+        graph_blob *blob = graph_blob_new(val[t], ops_shape_numel(s));
+        if (!blob) {
+            snprintf(err, errlen, "out of memory folding '%s'", g->tensors[t].name);
+            goto done;
+        }
+        snprintf(name, sizeof name, "%s.fold.%d", prefix, (int)folded);
+        int32_t w = graph_weight_data(c, name, s->rank, s->dims, blob);
+        graph_blob_unref(blob);
+        if (w < 0) {
+            snprintf(err, errlen, "%s", graph_error(c));
+            goto done;
+        }
+        for (int32_t u = ix.use_start[t]; u < ix.use_start[t + 1]; u++) {
+            graph_node *nd = &c->nodes[ix.use_node[u]];
+            for (int32_t k = 0; k < nd->n_in; k++)
+                if (nd->in[k] == t)
+                    nd->in[k] = w;
+        }
+        for (int32_t i = 0; i < c->n_outputs; i++)
+            if (c->outputs[i] == t)
+                c->outputs[i] = w;
+        char *tmp = c->tensors[t].name;
+        c->tensors[t].name = c->tensors[w].name;
+        c->tensors[w].name = tmp;
+        folded++;
+    }
+    graph_compact(c);
+    graph_free(*gp);
+    *gp = c;
+    c = NULL;
+    if (n_folded)
+        *n_folded = folded;
+    rc = 0;
+done:
+    graph_free(c);
+    for (int32_t t = 0; t < nt; t++)
+        free(val[t]);
+    free(val);
+    free(wo);
+    free(fold);
+    free(left);
+    free(order);
+    rules_match_index_free(&ix);
+    return rc;
+}

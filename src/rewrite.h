@@ -1,0 +1,72 @@
+/* rewrite.h: built-in rewrites -- graph edits that are not identities of the rule generator's op
+ * set, found by code rather than by matching rule files -- and constant folding.
+ *
+ * Each kind finds candidates in an indexed graph (rules/match.h) and describes each as a
+ * rules_apply_plan, so the optimizer checks and applies them exactly like rule matches:
+ *   cse          a node equal to an earlier one (same op, parameters, inputs) is dropped and
+ *                its readers read the earlier one's outputs
+ *   bn-fold      conv2d (no activation) read only by a batchnorm -> one conv2d whose kernel and
+ *                bias are computed from the weights: w * s, (b - mean) * s + beta with
+ *                s = scale / sqrt(var + eps) (weight-only nodes, folded into new weights later)
+ *   fuse-bias    conv2d or matmul (no activation) read only by an ewadd with a weight-only
+ *                operand that broadcasts along the output channel -> the op with that bias
+ *   fuse-act     conv2d or matmul (no activation) read only by relu or gelu -> the op with the
+ *                activation fused (the GPU runtime's native epilogues)
+ *   split-concat a concat reading all outputs of one split, in order, on the split's axis, reads
+ *                the split's input instead (the concat disappears if that is all it reads)
+ *   merge-matmul matmuls reading the same A with 2-D B, the same activation -> one matmul with
+ *                the B's (and biases) concatenated, then a split
+ *   merge-conv   conv2d (groups 1, dilation 1) reading the same x with equal strides and
+ *                activation, whose windows align once the smaller kernels are zero-padded to the
+ *                largest (enlarge): one conv with the kernels concatenated, then a split; each
+ *                set is offered whole (up to 8, the split limit) and by kernel size
+ * The rest of a merge's weights (concatenations, enlargements) are weight-only nodes.
+ * Constant folding (rewrite_fold_constants) replaces every weight-only tensor that a node
+ * computed by a DATA weight holding its values, computed with the CPU references.
+ */
+#ifndef TASC_REWRITE_H
+#define TASC_REWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "match.h"
+
+typedef enum {
+    REWRITE_CSE,
+    REWRITE_BN_FOLD,
+    REWRITE_FUSE_BIAS,
+    REWRITE_FUSE_ACT,
+    REWRITE_SPLIT_CONCAT,
+    REWRITE_MERGE_MATMUL,
+    REWRITE_MERGE_CONV,
+    REWRITE_COUNT
+} rewrite_kind;
+
+/* "cse", "bn-fold", "fuse-bias", "fuse-act", "split-concat", "merge-matmul", "merge-conv" */
+extern const char *const rewrite_names[REWRITE_COUNT];
+
+/* Called with each candidate (shapes inferred, not yet checked by rules_apply_check); the plan
+ * is the finder's scratch: copy it to keep it. Return nonzero to stop. */
+typedef int (*rewrite_fn)(rules_apply_plan *pl, void *user);
+
+/* Report every candidate of one kind in the indexed graph, in a deterministic order. wo: the
+ * weight-only flags of ix->g's tensors (cost_weight_only). Returns the number reported. */
+int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user);
+
+/* Apply the kinds set in `kinds` greedily until none applies: each round applies the first
+ * candidate (kinds in enum order) that passes rules_apply_check. *g is replaced by the result;
+ * new nodes are named "<prefix>.<N>.<op>" from *counter on (rules_apply_run). counts[k] (may be
+ * NULL) grows by the rewrites of kind k applied. 0, or -1 with a message (*g unchanged). */
+int rewrite_greedy(graph **g, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
+                   int32_t counts[REWRITE_COUNT], char *err, size_t errlen);
+
+/* Constant folding: every live weight-only tensor that a node computes and a non-weight-only
+ * node reads (or that is a graph output) becomes a DATA weight of the same name holding its
+ * values, computed node by node with the CPU references from the weights' values; the weight-only
+ * nodes then drop out. *g is replaced; *n_folded (may be NULL) receives the number of tensors
+ * folded. 0, or -1 with a message (a weight whose data cannot be read, out of memory). */
+int rewrite_fold_constants(graph **g, int32_t *n_folded, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,90 @@
+/* search.h: the optimizer -- TASO's cost-based backtracking search over rule applications and
+ * built-in rewrites (src/rewrite.h), the whole optimize pipeline around it, and the numerical
+ * check of its result.
+ *
+ * Search (search_run): a priority queue of graphs ordered by cost (ties: the order they were
+ * found). The cheapest is taken, becomes the best graph if it beats it, and, while the budget of
+ * expanded graphs lasts, every rule match (both directions) and every built-in candidate in it
+ * is applied; a result enters the queue if its cost is below alpha times the best cost, it has
+ * at most max_nodes_factor times the original's nodes, and its canonical hash is new. Matches
+ * whose nodes are all computed from weights alone are not tried (they cannot change the cost).
+ * The hash is graph_hash's construction with graph inputs by position and weights by name (or
+ * by value for constants), and the inputs of ops the rule set declares commutative (a rule
+ * op(b, a) = op(a, b)) taken as a set; such commutativity rules are not applied, since every
+ * graph they make hashes as one already seen.
+ * Deterministic: the same graph, rules and options give the same result, unless the wall-clock
+ * limit stops the search first (search_result.time_limited says so).
+ * Queued graphs are kept as (parent, move) and rebuilt when taken, so memory grows with the
+ * graphs expanded, not with the queue.
+ */
+#ifndef TASC_SEARCH_H
+#define TASC_SEARCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cost.h"
+#include "exec.h"
+#include "graph.h"
+#include "rewrite.h"
+#include "rules.h"
+
+typedef struct {
+    double alpha;                     /* relaxation: keep graphs up to alpha * best cost (1.05) */
+    int64_t budget;                   /* graphs expanded at most (1000) */
+    double time_limit_s;              /* wall clock of the search, seconds; <= 0: none (8) */
+    int32_t max_nodes_factor;         /* graphs over this many times the original's nodes dropped (2) */
+    uint8_t moves[REWRITE_COUNT];     /* built-in rewrites tried as search moves (all kinds) */
+    uint8_t greedy[REWRITE_COUNT];    /* applied greedily before and after the search (cse, bn-fold,
+                                         fuse-bias, fuse-act, split-concat) by search_optimize */
+    int fold;                         /* search_optimize folds weight-only nodes into weights (1) */
+    FILE *progress;                   /* progress lines (stderr in the CLI), NULL for none */
+} search_opts;
+
+void search_opts_default(search_opts *o);
+
+/* How often one rule or built-in rewrite was applied. */
+typedef struct {
+    const char *name;                 /* borrowed: the rule's id, or a rewrite_names entry */
+    int reverse;                      /* 1: the rule applied from its dst side to its src side */
+    int32_t count;
+} search_applied;
+
+typedef struct {
+    double cost_before, cost_after;   /* microseconds, of the input and of the result */
+    int32_t nodes_before, nodes_after;
+    int64_t expanded;                 /* graphs taken from the queue and expanded */
+    int64_t candidates;               /* rule matches and rewrite candidates found */
+    int64_t rejected;                 /* refused by rules_apply_check or shape inference */
+    int64_t queued;                   /* graphs that entered the queue */
+    int64_t dropped_cost, dropped_size, dropped_dup;
+    int time_limited;                 /* the wall-clock limit ended the search */
+    double seconds;                   /* search_run's wall time (search_optimize: the whole pipeline) */
+    int32_t n_applied;                /* moves on the way to the result, by name, most used first */
+    search_applied *applied;          /* owned: search_result_free */
+    int32_t folded;                   /* tensors folded into weights (search_optimize) */
+} search_result;
+
+void search_result_free(search_result *r);
+
+/* Search from g with rs (may be NULL: built-in moves only) and cost model cm. *best: the cheapest
+ * graph found (caller owns; a copy of g if nothing beats it). 0, or -1 with a message (a model
+ * error, an invalid g). */
+int search_run(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **best,
+               search_result *res, char *err, size_t errlen);
+
+/* The whole job: greedy rewrites, constant folding, search, greedy rewrites again, folding
+ * again. The result never costs more than g: if it would, g itself is returned. res counts
+ * every rewrite applied, greedy ones included. 0, or -1 with a message. */
+int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **out,
+                    search_result *res, char *err, size_t errlen);
+
+/* Numerical check: run a and b (same inputs and outputs) on the CPU executor with the inputs of
+ * seeds 0 .. n_seeds-1; worst[i] (room for a->n_outputs) receives, per output, the largest
+ * relative L2 error and max abs error of b against a over the seeds, and b's NaN/Inf count.
+ * Returns 0 when every output is within tol and finite, 1 when not, -1 with a message when a
+ * graph cannot be run or the interfaces differ. */
+int search_check(const graph *a, const graph *b, int32_t n_seeds, double tol, exec_diff *worst, char *err,
+                 size_t errlen);
+
+#endif
