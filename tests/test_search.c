@@ -1,0 +1,314 @@
+/* test_search.c: the backtracking search and the optimize pipeline (src/search.h) on small graphs
+ * with the hand-written rules of tests/data/opt/: the known optimum is found (two matmuls sharing
+ * an input merged, conv+relu fused, sibling convs merged) by rules alone and by built-in moves
+ * alone; results are deterministic; the budget, the node limit and alpha behave; the result never
+ * costs more than the input; commutativity rules are used for hashing, not applied; and the
+ * numerical check passes correct results and catches a deliberately wrong rule (relu(x) = x).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "test.h"
+
+static rules_set *load(const char *path) {
+    char err[512];
+    rules_set *rs = rules_load(path, err, sizeof err);
+    if (!rs)
+        fprintf(stderr, "%s\n", err);
+    return rs;
+}
+
+static int32_t count_op(const graph *g, ops_type op) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].op == op;
+    return n;
+}
+
+/* Search options: rules only (no built-in moves, no greedy passes, no folding). */
+static void rules_only(search_opts *o) {
+    search_opts_default(o);
+    memset(o->moves, 0, sizeof o->moves);
+    memset(o->greedy, 0, sizeof o->greedy);
+    o->fold = 0;
+    o->time_limit_s = 0; /* deterministic: the budget ends it */
+}
+
+static int32_t applied_count(const search_result *r, const char *name) {
+    for (int32_t i = 0; i < r->n_applied; i++)
+        if (!strcmp(r->applied[i].name, name))
+            return r->applied[i].count;
+    return 0;
+}
+
+/* x (64,256) times two (256,256) weights, each result read by its own relu. */
+static graph *two_matmuls(void) {
+    graph *g = graph_new("two_mm");
+    const int64_t xd[2] = {64, 256}, wd[2] = {256, 256};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t w1 = graph_weight_he(g, "w1", 2, wd), w2 = graph_weight_he(g, "w2", 2, wd);
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_matmul(g, x, w1, OPS_ACT_NONE)));
+    graph_mark_output(g, graph_unary(g, OP_SIGMOID, graph_matmul(g, x, w2, OPS_ACT_NONE)));
+    return g;
+}
+
+static void test_merge_matmuls(const rules_set *rs, cost_model *cm) {
+    graph *g = two_matmuls();
+    CHECK(graph_ok(g));
+    search_opts o;
+    rules_only(&o);
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_MATMUL), 1);
+        CHECK_EQ_INT(count_op(best, OP_SPLIT), 1);
+        CHECK(res.cost_after < res.cost_before);
+        CHECK_EQ_INT(applied_count(&res, "merge_matmul"), 1);
+        CHECK(res.n_applied == 1 && res.applied[0].reverse == 1); /* two matmuls are its dst side */
+        /* the result equals the original numerically */
+        exec_diff worst[2];
+        CHECK_EQ_INT(search_check(g, best, 2, 1e-5, worst, err, sizeof err), 0);
+        CHECK(worst[0].rel_l2 < 1e-6 && worst[1].rel_l2 < 1e-6);
+        /* deterministic: the same search gives the same graph, byte for byte */
+        graph *again = NULL;
+        search_result r2;
+        CHECK(search_run(g, rs, cm, &o, &again, &r2, err, sizeof err) == 0);
+        if (again) {
+            char *a = graph_to_json_string(best), *b = graph_to_json_string(again);
+            CHECK(a && b && !strcmp(a, b));
+            free(a);
+            free(b);
+            CHECK_EQ_INT(r2.expanded, res.expanded);
+            CHECK_EQ_INT(r2.queued, res.queued);
+            graph_free(again);
+        }
+        search_result_free(&r2);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* budget 0: nothing is expanded, the input comes back */
+    o.budget = 0;
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(res.expanded, 0);
+        CHECK_EQ_INT(count_op(best, OP_MATMUL), 2);
+        CHECK(res.cost_after == res.cost_before);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* at most 1x the original's nodes: the merged graph (5 nodes > 4) is dropped */
+    rules_only(&o);
+    o.max_nodes_factor = 1;
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_MATMUL), 2);
+        CHECK(res.dropped_size > 0);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* built-in moves alone find the same merge */
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    CHECK(search_run(g, NULL, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_MATMUL), 1);
+        CHECK_EQ_INT(applied_count(&res, "merge-matmul"), 1);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    graph_free(g);
+}
+
+/* conv -> relu -> conv -> relu: both fused by the rule; the optimum has two convs, no relu. */
+static void test_conv_relu(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("conv_relu");
+    const int64_t xd[4] = {1, 16, 28, 28}, kd[4] = {16, 16, 3, 3};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t k1 = graph_weight_he(g, "k1", 4, kd), k2 = graph_weight_he(g, "k2", 4, kd);
+    int32_t t = graph_unary(g, OP_RELU, graph_conv2d(g, x, k1, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE));
+    graph_mark_output(g, graph_unary(g, OP_RELU, graph_conv2d(g, t, k2, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)));
+    CHECK(graph_ok(g));
+    search_opts o;
+    rules_only(&o);
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(best->n_nodes, 2);
+        CHECK_EQ_INT(count_op(best, OP_RELU), 0);
+        CHECK_EQ_INT(applied_count(&res, "fuse_relu_conv"), 2);
+        for (int32_t i = 0; i < best->n_nodes; i++) {
+            CHECK_EQ_INT(best->nodes[i].p.v[PM_ACT], OPS_ACT_RELU);
+            CHECK_EQ_INT(best->nodes[i].tag, 1);
+        }
+        exec_diff worst[1];
+        CHECK_EQ_INT(search_check(g, best, 3, 1e-6, worst, err, sizeof err), 0);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    graph_free(g);
+}
+
+/* Two 3x3 convs and a 1x1 conv on one input at 14x14. */
+static graph *sibling_convs(void) {
+    graph *g = graph_new("siblings");
+    const int64_t xd[4] = {1, 64, 14, 14}, k3[4] = {64, 64, 3, 3}, k1[4] = {64, 64, 1, 1};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t a = graph_weight_he(g, "a", 4, k3), b = graph_weight_he(g, "b", 4, k3), c = graph_weight_he(g, "c", 4, k1);
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_conv2d(g, x, a, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)));
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_conv2d(g, x, b, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)));
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_conv2d(g, x, c, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)));
+    return g;
+}
+
+static void test_sibling_convs(const rules_set *rs, cost_model *cm) {
+    graph *g = sibling_convs();
+    CHECK(graph_ok(g));
+    char err[512];
+    search_opts o;
+    search_result res;
+    graph *best = NULL;
+    /* rules only: the two 3x3 convs merge (the rule needs equal kernels) */
+    rules_only(&o);
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_CONV2D), 2);
+        CHECK_EQ_INT(applied_count(&res, "merge_conv"), 1);
+        exec_diff worst[3];
+        CHECK_EQ_INT(search_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* built-in moves: all three in one conv (the 1x1 enlarged to 3x3) */
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    CHECK(search_run(g, NULL, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_CONV2D), 1);
+        CHECK_EQ_INT(count_op(best, OP_ENLARGE), 1);
+        CHECK_EQ_INT(applied_count(&res, "merge-conv"), 1);
+        exec_diff worst[3];
+        CHECK_EQ_INT(search_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* the whole pipeline: merged and folded, cheaper, and numerically the same */
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    CHECK(search_optimize(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK(res.cost_after < res.cost_before);
+        CHECK_EQ_INT(count_op(best, OP_CONV2D), 1);
+        CHECK_EQ_INT(count_op(best, OP_ENLARGE), 0); /* folded into the merged kernel */
+        CHECK(res.folded >= 1);
+        exec_diff worst[3];
+        CHECK_EQ_INT(search_check(g, best, 3, 1e-5, worst, err, sizeof err), 0);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    graph_free(g);
+}
+
+/* A chain of adds: ewadd commutativity makes the hash, never a move. */
+static void test_commutativity(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("adds");
+    const int64_t d[2] = {8, 8};
+    int32_t a = graph_input(g, "a", 2, d), b = graph_input(g, "b", 2, d), c = graph_input(g, "c", 2, d);
+    graph_mark_output(g, graph_ewadd(g, graph_ewadd(g, a, b), c));
+    search_opts o;
+    rules_only(&o);
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(applied_count(&res, "ewadd_comm"), 0);
+        CHECK_EQ_INT(res.queued, 0); /* nothing else applies to two adds */
+        graph_free(best);
+    }
+    search_result_free(&res);
+    graph_free(g);
+}
+
+/* The wrong rule relu(x) = x makes a cheaper graph; the numerical check must refuse it. */
+static void test_wrong_rule(cost_model *cm) {
+    rules_set *wrong = load("tests/data/opt/rules_wrong.json");
+    CHECK(wrong != NULL);
+    if (!wrong)
+        return;
+    graph *g = graph_new("relu");
+    const int64_t xd[2] = {16, 32}, wd[2] = {32, 32};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t w = graph_weight_he(g, "w", 2, wd);
+    graph_mark_output(g, graph_matmul(g, graph_unary(g, OP_RELU, x), w, OPS_ACT_NONE));
+    search_opts o;
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_optimize(g, wrong, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_RELU), 0);
+        CHECK_EQ_INT(applied_count(&res, "wrong_relu_drop"), 1);
+        exec_diff worst[1];
+        CHECK_EQ_INT(search_check(g, best, 3, 1e-4, worst, err, sizeof err), 1);
+        CHECK(worst[0].rel_l2 > 0.1);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    /* a check between graphs of different interfaces is an error, not a pass */
+    graph *h = two_matmuls();
+    exec_diff worst[2];
+    CHECK_EQ_INT(search_check(g, h, 1, 1e-4, worst, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "different");
+    graph_free(h);
+    graph_free(g);
+    rules_set_free(wrong);
+}
+
+/* The result never costs more than the input, whatever the rules do. */
+static void test_never_worse(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("plain");
+    const int64_t d[2] = {4, 4};
+    int32_t x = graph_input(g, "x", 2, d);
+    graph_mark_output(g, graph_unary(g, OP_SIGMOID, x));
+    search_opts o;
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_optimize(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK(res.cost_after <= res.cost_before);
+        CHECK_EQ_INT(best->n_nodes, 1);
+        graph_free(best);
+    }
+    search_result_free(&res);
+    graph_free(g);
+}
+
+int main(void) {
+    rules_set *rs = load("tests/data/opt/rules_small.json");
+    CHECK(rs != NULL);
+    if (!rs)
+        return TEST_REPORT();
+    cost_model *cm = cost_analytic_new(NULL);
+    test_merge_matmuls(rs, cm);
+    test_conv_relu(rs, cm);
+    test_sibling_convs(rs, cm);
+    test_commutativity(rs, cm);
+    test_wrong_rule(cm);
+    test_never_worse(rs, cm);
+    int64_t computed, reused;
+    cost_model_stats(cm, &computed, &reused);
+    CHECK(computed > 0 && reused > 0); /* the memo answered repeated nodes */
+    cost_model_free(cm);
+    rules_set_free(rs);
+    return TEST_REPORT();
+}
