@@ -38,7 +38,7 @@ static void opt_usage(void) {
     search_opts_default(&d);
     printf("usage: tasc optimize MODEL [--rules FILE] --out OUT [--alpha A] [--budget B] [--time-limit S]\n"
            "                          [--cost analytic|measured] [--no-check] [--seeds N] [--tol T]\n"
-           "                          [--quiet] [ONNX options]\n"
+           "                          [--dot FILE] [--quiet] [ONNX options]\n"
            "\n"
            "Optimize MODEL with the substitution rules in FILE and the built-in rewrites, and write\n"
            "the result to OUT (JSON; folded weights go to the sidecar OUT.weights.bin). Steps:\n"
@@ -64,6 +64,8 @@ static void opt_usage(void) {
            "  --no-check         skip the numerical check\n"
            "  --seeds N          seeds of the check, 1..100 (default %d)\n"
            "  --tol T            largest relative L2 error accepted (default %g)\n"
+           "  --dot FILE         also write the optimized graph as Graphviz DOT, the nodes that rewrites\n"
+           "                     made filled (written with OUT, after the check)\n"
            "  --quiet            no progress lines on stderr\n" CMD_MODEL_OPTS_HELP
            "  -h, --help         this text\n"
            "\n"
@@ -147,7 +149,7 @@ int cmd_optimize(int argc, char **argv) {
     }
     search_opts so;
     search_opts_default(&so);
-    const char *model = NULL, *rules_path = NULL, *out = NULL, *cost_name = "analytic", *val = NULL;
+    const char *model = NULL, *rules_path = NULL, *out = NULL, *cost_name = "analytic", *val = NULL, *dot = NULL;
     int check = 1, quiet = 0, r;
     long long budget = so.budget, seeds = OPT_DEFAULT_SEEDS;
     double tol = OPT_DEFAULT_TOL;
@@ -169,6 +171,14 @@ int cmd_optimize(int argc, char **argv) {
                 return TASC_EXIT_USAGE;
             }
             out = val;
+        } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--dot", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            if (!*val) {
+                cmd_error("optimize", "bad value for --dot: '' (a file)");
+                return TASC_EXIT_USAGE;
+            }
+            dot = val;
         } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--alpha", &val)) != 0) {
             if (r < 0 || opt_parse_double("--alpha", val, 1.0, 10.0, &so.alpha) < 0)
                 return TASC_EXIT_USAGE;
@@ -312,6 +322,14 @@ int cmd_optimize(int argc, char **argv) {
         cmd_error("optimize", "%s", err);
         goto done;
     }
+    if (dot) {
+        cmd_tmpfile tf;
+        if (cmd_tmp_open("optimize", dot, &tf) < 0)
+            goto done;
+        graph_write_dot(best, tf.f);
+        if (cmd_tmp_commit("optimize", &tf) < 0)
+            goto done;
+    }
     if (graph_has_sidecar_weights(best)) {
         char *side = graph_sidecar_path(out);
         printf("wrote: %s (weights: %s)\n", out, side ? side : "?");
@@ -319,6 +337,8 @@ int cmd_optimize(int argc, char **argv) {
     } else {
         printf("wrote: %s\n", out);
     }
+    if (dot)
+        printf("wrote: %s (DOT, rewritten nodes filled)\n", dot);
     printf("total time: %.2f s\n", opt_now() - t_start);
     rc = TASC_EXIT_OK;
 done:

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# cli_optimize.sh TASC: `tasc optimize` end to end. A zoo model optimized with the hand-written
+# rules of tests/data/opt/ is cheaper, passes the numerical check, is written with its sidecar,
+# runs, is byte-identical when made again, and --dot marks the rewritten nodes. A false rule
+# (relu(x) = x) fails the check: exit 1, one line, nothing written. Bad command lines exit 2, bad
+# files exit 1, each with one line on stderr. Skipped (77) while the tasc binary does not list
+# `optimize` (src/main.c).
+set -u
+TASC=${1:?usage: cli_optimize.sh TASC}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! "$TASC" --help 2>/dev/null | grep -q "^  optimize "; then
+    echo "SKIPPED: this tasc has no optimize command"
+    exit 77
+fi
+
+# expect CODE PATTERN ARGS...: exit code CODE, stderr one line matching PATTERN (empty: no check)
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    "$TASC" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" != "$code" ]; then
+        echo "FAIL: tasc $* exited $rc, expected $code; stderr: $(cat "$tmp/err")"
+        fail=1
+        return
+    fi
+    if [ -n "$pat" ]; then
+        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q -- "$pat" "$tmp/err"; then
+            echo "FAIL: tasc $*: stderr is not one line matching '$pat': $(cat "$tmp/err")"
+            fail=1
+        fi
+    fi
+}
+
+R=tests/data/opt/rules_small.json
+expect 0 "" optimize --help
+grep -q "usage: tasc optimize MODEL" "$tmp/out" || { echo "FAIL: optimize --help prints no usage"; fail=1; }
+"$TASC" model squeezenet --out "$tmp/sq.json" || { echo "FAIL: tasc model squeezenet"; exit 1; }
+
+# the main job: cheaper, checked, written, runnable, deterministic
+mkdir -p "$tmp/a" "$tmp/b"
+expect 0 "" optimize "$tmp/sq.json" --rules $R --out "$tmp/a/o.json" --quiet
+cp "$tmp/out" "$tmp/summary"
+grep -q "predicted speedup" "$tmp/summary" || { echo "FAIL: no predicted speedup in the summary"; fail=1; }
+grep -q "^check: passed" "$tmp/summary" || { echo "FAIL: the check did not pass: $(cat "$tmp/summary")"; fail=1; }
+grep -Eq "^  flatten +rel L2 [0-9.e+-]+  max abs" "$tmp/summary" || { echo "FAIL: no per-output check line"; fail=1; }
+before=$(sed -n 's/^cost: \([0-9.]*\) us -> \([0-9.]*\) us.*/\1/p' "$tmp/summary")
+after=$(sed -n 's/^cost: \([0-9.]*\) us -> \([0-9.]*\) us.*/\2/p' "$tmp/summary")
+if [ -z "$before" ] || ! awk -v a="$after" -v b="$before" 'BEGIN { exit !(a < b) }'; then
+    echo "FAIL: cost did not go down ('$before' -> '$after')"
+    fail=1
+fi
+grep -q "^  fuse-act " "$tmp/summary" || { echo "FAIL: no fuse-act in the rewrites applied"; fail=1; }
+[ -s "$tmp/a/o.json" ] && [ -s "$tmp/a/o.weights.bin" ] || { echo "FAIL: output or sidecar missing"; fail=1; }
+expect 0 "" run "$tmp/a/o.json" --seed 1
+expect 0 "" optimize "$tmp/sq.json" --rules $R --out "$tmp/b/o.json" --quiet --no-check
+grep -q "^check: skipped" "$tmp/out" || { echo "FAIL: --no-check still checked"; fail=1; }
+cmp -s "$tmp/a/o.json" "$tmp/b/o.json" || { echo "FAIL: two runs wrote different JSON"; fail=1; }
+cmp -s "$tmp/a/o.weights.bin" "$tmp/b/o.weights.bin" || { echo "FAIL: two runs wrote different weights"; fail=1; }
+expect 0 "" optimize "$tmp/sq.json" --rules $R --out "$tmp/o5.json" --quiet --no-check --dot "$tmp/o5.dot"
+grep -q "ffd27f" "$tmp/o5.dot" || { echo "FAIL: --dot marks no rewritten node"; fail=1; }
+grep -q "^digraph" "$tmp/o5.dot" || { echo "FAIL: --dot wrote no DOT graph"; fail=1; }
+expect 2 "bad value for --dot" optimize "$tmp/sq.json" --out "$tmp/x.json" --dot ""
+# optimizing the optimized model again keeps working (its names already use the prefix)
+expect 0 "" optimize "$tmp/a/o.json" --rules $R --out "$tmp/o3.json" --quiet
+# built-in rewrites only, search options
+expect 0 "" optimize "$tmp/sq.json" --out "$tmp/o4.json" --quiet --budget 5 --alpha 1.0 --time-limit 30 --seeds 1
+grep -q "built-in rewrites only" "$tmp/out" || { echo "FAIL: no note about running without rules"; fail=1; }
+
+# a false rule: the check fails, nothing is written
+expect 1 "numerical check failed" optimize tests/data/opt/mlp.json --rules tests/data/opt/rules_wrong.json \
+    --out "$tmp/bad.json" --quiet
+grep -q "^  wrong_relu_drop " "$tmp/out" || { echo "FAIL: the false rule was not applied: $(cat "$tmp/out")"; fail=1; }
+grep -q "^check: FAILED" "$tmp/out" || { echo "FAIL: the summary does not say the check failed"; fail=1; }
+[ ! -e "$tmp/bad.json" ] && [ ! -e "$tmp/bad.weights.bin" ] || { echo "FAIL: output written despite the failed check"; fail=1; }
+ls "$tmp" | grep -q "bad.json.tmp" && { echo "FAIL: a temporary was left behind"; fail=1; }
+
+# bad command lines: exit 2
+expect 2 "missing --out" optimize "$tmp/sq.json" --rules $R
+expect 2 "missing MODEL" optimize --out "$tmp/x.json"
+expect 2 "bad value for --alpha" optimize "$tmp/sq.json" --out "$tmp/x.json" --alpha 0.5
+expect 2 "bad value for --alpha" optimize "$tmp/sq.json" --out "$tmp/x.json" --alpha abc
+expect 2 "bad value for --budget" optimize "$tmp/sq.json" --out "$tmp/x.json" --budget -1
+expect 2 "bad value for --time-limit" optimize "$tmp/sq.json" --out "$tmp/x.json" --time-limit nan
+expect 2 "bad value for --cost" optimize "$tmp/sq.json" --out "$tmp/x.json" --cost guess
+expect 2 "bad value for --seeds" optimize "$tmp/sq.json" --out "$tmp/x.json" --seeds 0
+expect 2 "unknown option" optimize "$tmp/sq.json" --out "$tmp/x.json" --fast
+expect 2 "needs a value" optimize "$tmp/sq.json" --out
+expect 2 "unexpected argument" optimize "$tmp/sq.json" "$tmp/sq.json" --out "$tmp/x.json"
+
+# bad files: exit 1, the file named
+expect 1 "nope.json" optimize "$tmp/nope.json" --out "$tmp/x.json"
+echo '{"format": "tasc-rules", "version": 1, "rules": [{"id": "r"}]}' >"$tmp/badrules.json"
+expect 1 "badrules.json" optimize "$tmp/sq.json" --rules "$tmp/badrules.json" --out "$tmp/x.json"
+expect 1 "cycle.json" optimize tests/data/cli/cycle.json --out "$tmp/x.json"
+expect 1 "" optimize "$tmp/sq.json" --out "$tmp/no/such/dir/x.json" --quiet --no-check
+[ ! -e "$tmp/x.json" ] || { echo "FAIL: output written for a failed command"; fail=1; }
+
+# the measured cost model needs the GPU runtime
+"$TASC" optimize "$tmp/sq.json" --out "$tmp/m.json" --cost measured --quiet >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
+    echo "FAIL: --cost measured exited $rc (0 with a GPU, 3 without): $(cat "$tmp/err")"
+    fail=1
+fi
+
+[ "$fail" = 0 ] && echo "cli_optimize: all passed"
+exit "$fail"
