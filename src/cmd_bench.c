@@ -22,11 +22,13 @@
 #define BENCH_ERR_LEN 1024
 
 static void bench_usage(void) {
-    printf("usage: tasc bench MODEL [OPTIMIZED] [--reps N] [--warmup N] [--seed S] [--tol T]\n"
+    printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
+           "                  [--reps N] [--warmup N] [--seed S] [--tol T]\n"
            "                  [--no-graph] [--no-fold] [--no-cpu] [--check-nodes T] [--json FILE]\n"
            "                  [--profile] [--verbose] [ONNX options]\n"
            "\n"
-           "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`), on the GPU:\n"
+           "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`; with --optimize,\n"
+           "MODEL as the optimizer leaves it, made here without writing files), on the GPU:\n"
            "memory planned once, weight-only nodes computed once, every run one CUDA graph replay,\n"
            "FP32 with TF32 off. Prints per graph the median latency of the timed runs, the device\n"
            "memory the runtime holds, the speedup of OPTIMIZED over MODEL, and for every output the\n"
@@ -34,6 +36,11 @@ static void bench_usage(void) {
            "Timed runs alternate between the two graphs; each is timed alone with CUDA events.\n"
            "\n"
            "options:\n"
+           "  --optimize         optimize MODEL in memory (search_optimize: built-in rewrites, the rules\n"
+           "                     of --rules FILE if given, folding) and bench it as OPTIMIZED\n"
+           "  --rules FILE       the optimizer's rule file (rules/README.md)\n"
+           "  --time-limit S     the optimizer's search time limit in seconds (default its own)\n"
+           "  --cost C           the optimizer's cost model: analytic (default) or measured (this GPU)\n"
            "  --reps N           timed runs per graph, median reported (default 200, at least 100\n"
            "                     for reported numbers)\n"
            "  --warmup N         untimed runs per graph first (default 20)\n"
@@ -69,8 +76,12 @@ int cmd_bench(int argc, char **argv) {
 
 #else
 
+#include "cost.h"
 #include "exec.h"
 #include "rt.h"
+#include "rt_cost.h"
+#include "rules.h"
+#include "search.h"
 
 typedef struct {
     const char *path;
@@ -212,11 +223,94 @@ static int bench_profile(bench_graph *b, const char *role) {
     return 0;
 }
 
+/* --cost measured: rt_cost's per-node GPU times; the cache is saved when the model is freed. */
+typedef struct {
+    rt_cost_cache *cache;
+    char path[4096];
+} bench_measured;
+
+static int bench_measured_node(void *impl, ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in,
+                               int32_t n_out, const ops_shape *out, double *us, char *err, size_t errlen) {
+    bench_measured *m = impl;
+    return rt_cost_measure(m->cache, op, p, n_in, in, us, err, errlen);
+}
+
+static void bench_measured_free(void *impl) {
+    bench_measured *m = impl;
+    char err[BENCH_ERR_LEN];
+    if (rt_cost_cache_save(m->cache, m->path, err, sizeof err) < 0)
+        cmd_error("bench", "cost cache not saved: %s", err);
+    rt_cost_cache_free(m->cache);
+    free(m);
+}
+
+/* g optimized in memory; prints the optimizer's summary. NULL after a message. */
+static graph *bench_optimize(const graph *g, const char *rules_path, double time_limit, const char *cost) {
+    char err[BENCH_ERR_LEN];
+    cost_model *cm = NULL;
+    rules_set *rs = NULL;
+    graph *best = NULL;
+    search_result res;
+    memset(&res, 0, sizeof res);
+    if (!strcmp(cost, "measured")) {
+        bench_measured *m = calloc(1, sizeof *m);
+        if (!m || !(m->cache = rt_cost_cache_new())) {
+            free(m);
+            cmd_error("bench", "out of memory");
+            return NULL;
+        }
+        rt_cost_default_path(m->path, sizeof m->path);
+        if (rt_cost_cache_load(m->cache, m->path, 1, err, sizeof err) < 0) {
+            cmd_error("bench", "%s", err);
+            rt_cost_cache_free(m->cache);
+            free(m);
+            return NULL;
+        }
+        cm = cost_model_new("measured", bench_measured_node, bench_measured_free, m);
+    } else {
+        cm = cost_analytic_new(NULL);
+    }
+    if (!cm) {
+        cmd_error("bench", "out of memory");
+        return NULL;
+    }
+    if (rules_path && !(rs = rules_load(rules_path, err, sizeof err))) {
+        cmd_error("bench", "%s", err);
+        cost_model_free(cm);
+        return NULL;
+    }
+    search_opts so;
+    search_opts_default(&so);
+    if (time_limit >= 0)
+        so.time_limit_s = time_limit;
+    if (search_optimize(g, rs, cm, &so, &best, &res, err, sizeof err) < 0) {
+        cmd_error("bench", "optimize: %s", err);
+        best = NULL;
+    } else {
+        printf("optimized in memory: %d -> %d nodes, cost model %s: %.1f us -> %.1f us predicted (%.3fx), "
+               "%.2f s%s\n  rewrites:",
+               (int)res.nodes_before, (int)res.nodes_after, cost_model_name(cm), res.cost_before, res.cost_after,
+               res.cost_after > 0 ? res.cost_before / res.cost_after : 1.0, res.seconds,
+               res.time_limited ? " (stopped by the time limit)" : "");
+        for (int32_t i = 0; i < res.n_applied; i++)
+            printf(" %s%s x%d", res.applied[i].name, res.applied[i].reverse ? " (reverse)" : "",
+                   (int)res.applied[i].count);
+        printf("%s; rules: %s\n\n", res.n_applied ? "" : " none", rules_path ? rules_path : "none (built-in only)");
+    }
+    search_result_free(&res);
+    rules_set_free(rs);
+    cost_model_free(cm);
+    return best;
+}
+
 int cmd_bench(int argc, char **argv) {
     if (cmd_wants_help(argc, argv)) {
         bench_usage();
         return TASC_EXIT_OK;
     }
+    const char *rules_path = NULL, *cost = "analytic";
+    double time_limit = -1.0;
+    int optimize = 0;
     const char *paths[2] = {NULL, NULL}, *json = NULL, *val = NULL;
     long long reps = 200, warmup = 20, seed = 0;
     double tol = 1e-3, check = 0.0;
@@ -236,9 +330,22 @@ int cmd_bench(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--profile")) {
             profile = 1;
         } else if (!strcmp(argv[i], "--optimize")) {
-            cmd_error("bench", "--optimize needs the optimizer, which this build does not have yet; run "
-                               "`tasc optimize` and pass its output as OPTIMIZED");
-            return TASC_EXIT_USAGE;
+            optimize = 1;
+        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--rules", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            rules_path = val;
+        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--time-limit", &val)) != 0) {
+            if (r < 0 || bench_parse_f("--time-limit", val, 0.0, &time_limit) < 0)
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--cost", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            if (strcmp(val, "analytic") && strcmp(val, "measured")) {
+                cmd_error("bench", "bad value for --cost: '%s' (analytic or measured)", val);
+                return TASC_EXIT_USAGE;
+            }
+            cost = val;
         } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--reps", &val)) != 0) {
             if (r < 0 || cmd_parse_i64("bench", "--reps", val, 1, 1000000, &reps) < 0)
                 return TASC_EXIT_USAGE;
@@ -274,6 +381,14 @@ int cmd_bench(int argc, char **argv) {
         cmd_error("bench", "no model given (tasc bench MODEL [OPTIMIZED])");
         return TASC_EXIT_USAGE;
     }
+    if (optimize && n_paths == 2) {
+        cmd_error("bench", "--optimize makes OPTIMIZED itself: give MODEL only");
+        return TASC_EXIT_USAGE;
+    }
+    if (!optimize && (rules_path || time_limit >= 0 || strcmp(cost, "analytic"))) {
+        cmd_error("bench", "--rules, --time-limit and --cost go with --optimize");
+        return TASC_EXIT_USAGE;
+    }
     char err[BENCH_ERR_LEN];
     if (!rt_available(err, sizeof err)) {
         cmd_error("bench", "%s: the GPU runtime needs one", err);
@@ -291,6 +406,12 @@ int cmd_bench(int argc, char **argv) {
             goto done;
     }
     g0 = b[0].g;
+    if (optimize) {
+        b[1].path = paths[1] = "(optimized in memory)";
+        if (!(b[1].g = bench_optimize(g0, rules_path, time_limit, cost)))
+            goto done;
+        n_paths = 2;
+    }
     if (n_paths == 2 && bench_same_io(g0, b[1].g, err, sizeof err) < 0) {
         cmd_error("bench", "%s vs %s: %s", paths[0], paths[1], err);
         goto done;

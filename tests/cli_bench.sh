@@ -34,7 +34,7 @@ expect() {
 }
 
 expect 0 "" bench --help
-grep -q "usage: tasc bench MODEL \[OPTIMIZED\]" "$tmp/out" || { echo "FAIL: bench --help prints no usage"; fail=1; }
+grep -q "usage: tasc bench MODEL \[OPTIMIZED" "$tmp/out" || { echo "FAIL: bench --help prints no usage"; fail=1; }
 "$TASC" model squeezenet --out "$tmp/m.json" || { echo "FAIL: tasc model squeezenet"; exit 1; }
 
 "$TASC" bench "$tmp/m.json" --reps 1 --warmup 0 --no-cpu >"$tmp/out" 2>"$tmp/err"
@@ -59,5 +59,9 @@ if ! grep -q "built without CUDA" "$tmp/err"; then
     expect 2 "bad value for --check-nodes" bench --check-nodes 0 "$tmp/m.json"
     expect 2 "unknown option '--bogus'" bench --bogus "$tmp/m.json"
     expect 2 "missing value\|needs a value\|--json" bench "$tmp/m.json" --json
+    expect 2 "give MODEL only" bench "$tmp/m.json" "$tmp/m.json" --optimize
+    expect 2 "go with --optimize" bench "$tmp/m.json" --rules r.json
+    expect 2 "bad value for --cost" bench "$tmp/m.json" --optimize --cost fast
+    expect 2 "bad value for --time-limit" bench "$tmp/m.json" --optimize --time-limit -1
 fi
 exit $fail

@@ -6,7 +6,8 @@
 # cuDNN and cuBLAS are the GPU machine's own (the CUDA toolkit's, else the PyTorch wheels').
 # Steps: GPU tests; matmul tuning of the zoo's matmul shapes with their epilogues (skipped when
 # bench/runtime/matmul_tune.txt exists: then that table is used); tasc bench on every zoo model
-# (with bench/runtime/opt/<model>.json as OPTIMIZED when present); the same without CUDA graphs
+# against its optimized version (bench/runtime/opt/<model>.json when present, else optimized in
+# memory by `tasc bench --optimize`: built-in rewrites, no rule file); the same without CUDA graphs
 # for two models; a per-node profile of the models.
 # Everything goes under OUT: env.txt test.log tune.log matmul_tune.txt bench.log bench.jsonl
 # nograph.log profile.log
@@ -68,14 +69,14 @@ REPS=200
 : > "$OUT/bench.jsonl"
 for m in $MODELS; do
     "$BIN/tasc" model "$m" --out "$TMP/$m.json" || continue
-    OPT=""
+    OPT="--optimize --time-limit 5"
     [ -f "$ROOT/bench/runtime/opt/$m.json" ] && OPT="$ROOT/bench/runtime/opt/$m.json"
     echo "== $m $OPT" | tee -a "$OUT/bench.log"
     ( time timeout 150 "$BIN/tasc" bench "$TMP/$m.json" $OPT --reps $REPS --json "$TMP/$m.out.json" ) >> "$OUT/bench.log" 2>&1
     echo "bench $m exit $?" | tee -a "$OUT/bench.log"
     [ -f "$TMP/$m.out.json" ] && { tr -d '\n' < "$TMP/$m.out.json"; echo; } >> "$OUT/bench.jsonl"
 done
-grep -E "^== |latency median|speedup|vs CPU|exit|note:|device memory" "$OUT/bench.log"
+grep -E "^== |optimized in memory|latency median|speedup|vs CPU|exit|note:|device memory" "$OUT/bench.log"
 
 echo "== without CUDA graphs" | tee "$OUT/nograph.log"
 for m in resnet50 bert; do
@@ -85,9 +86,9 @@ done
 grep -E "latency median|runs:" "$OUT/nograph.log"
 
 echo "== profile" | tee "$OUT/profile.log"
-for m in $MODELS; do
+for m in resnet50 inception_v3 bert; do
     [ -f "$TMP/$m.json" ] || continue
-    OPT=""
+    OPT="--optimize --time-limit 5"
     [ -f "$ROOT/bench/runtime/opt/$m.json" ] && OPT="$ROOT/bench/runtime/opt/$m.json"
     echo "== $m" >> "$OUT/profile.log"
     timeout 60 "$BIN/tasc" bench "$TMP/$m.json" $OPT --no-cpu --reps 20 --warmup 5 --profile --verbose \
