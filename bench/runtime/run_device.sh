@@ -36,6 +36,11 @@ done
     ldd "$BIN/tasc" | grep -E "cudnn|cublas|cudart|not found"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
+if ldd "$BIN/tasc" "$BIN/gpu_test_ops" | grep -q "not found"; then
+    echo "missing shared libraries (copy them into .device/rt/lib):"
+    ldd "$BIN/tasc" "$BIN/gpu_test_ops" | grep "not found" | sort -u
+    exit 1
+fi
 
 : > "$OUT/test.log"
 for grp in conv matmul elementwise data constants pools runtime cost models; do
