@@ -352,6 +352,8 @@ static int32_t sr_mark_duplicate_rules(const rules_set *rs, uint8_t *skip) {
 
 /* --- search state ---------------------------------------------------------------------------- */
 
+_Static_assert(OP_COUNT <= 64, "op-type sets are 64-bit masks");
+
 typedef struct {
     graph *g;             /* while needed, else NULL */
     int32_t parent;       /* -1 for the root */
@@ -372,7 +374,9 @@ typedef struct {
     cost_model *cm;
     const search_opts *o;
     uint8_t comm[OP_COUNT];
-    uint8_t *skip_rule;          /* [n_rules]: commutativity rules */
+    uint8_t *skip_rule;          /* [n_rules]: commutativity rules and repeats */
+    uint8_t *src_ok;             /* [n_rule_src]: usable direction of a rule not skipped */
+    uint64_t *src_ops;           /* [n_rule_src]: bit per op type of the pattern side */
     int32_t n_rule_src;          /* 2 * n_rules */
     const char *prefix;
     sr_state *st;
@@ -496,6 +500,7 @@ typedef struct {
     graph *built;
     int stop;
     int32_t n_live;              /* live nodes of the parent */
+    uint64_t ops_present;        /* bit per op type with a live node */
     sr_hasher h;                 /* over the parent graph */
     rules_apply_plan pl;
 } sr_exp;
@@ -623,17 +628,6 @@ static int sr_on_plan(rules_apply_plan *pl, void *user) {
     return e->stop;
 }
 
-/* 1 if every op of the pattern side occurs among the graph's live nodes. */
-static int sr_rule_possible(const sr_exp *e, const rules_rule *r, rules_dir dir) {
-    const rules_graph *pat = dir == RULES_DIR_FWD ? &r->src : &r->dst;
-    for (int32_t i = 0; i < pat->n_ops; i++) {
-        ops_type op = pat->ops[i].op;
-        if (e->ix.op_start[op + 1] == e->ix.op_start[op])
-            return 0;
-    }
-    return 1;
-}
-
 /* Run source src over the indexed graph. */
 static void sr_run_source(sr_exp *e, int32_t src) {
     sr_ctx *c = e->c;
@@ -642,7 +636,8 @@ static void sr_run_source(sr_exp *e, int32_t src) {
     if (src < c->n_rule_src) {
         int32_t r = src / 2;
         rules_dir dir = (rules_dir)(src % 2);
-        if (c->skip_rule[r] || !rules_match_usable(&c->rs->rules[r], dir) || !sr_rule_possible(e, &c->rs->rules[r], dir))
+        /* only rules whose pattern ops all occur among the graph's live nodes */
+        if (!c->src_ok[src] || (c->src_ops[src] & ~e->ops_present))
             return;
         rules_match_find(c->rs, r, dir, &e->ix, sr_on_match, e);
     } else {
@@ -663,6 +658,9 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent) {
     e->nc = sr_alloc(sizeof(double) * (size_t)(g->n_nodes + 1));
     cost_weight_only(g, e->wo);
     sr_hasher_init(&e->h, g, c->comm);
+    for (int32_t op = 0; op < OP_COUNT; op++)
+        if (e->ix.op_start[op + 1] > e->ix.op_start[op])
+            e->ops_present |= UINT64_C(1) << op;
     e->cost = 0.0;
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
@@ -788,6 +786,16 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
             c.skip_rule[r] = 1;
             c.comm[c.rs->rules[r].src.ops[0].op] = 1;
         }
+    c.src_ok = sr_alloc((size_t)c.n_rule_src + 1);
+    c.src_ops = sr_alloc(sizeof(uint64_t) * (size_t)(c.n_rule_src + 1));
+    for (int32_t src = 0; src < c.n_rule_src; src++) {
+        const rules_rule *r = &c.rs->rules[src / 2];
+        rules_dir dir = (rules_dir)(src % 2);
+        c.src_ok[src] = !c.skip_rule[src / 2] && rules_match_usable(r, dir);
+        const rules_graph *pat = dir == RULES_DIR_FWD ? &r->src : &r->dst;
+        for (int32_t i = 0; i < pat->n_ops; i++)
+            c.src_ops[src] |= UINT64_C(1) << pat->ops[i].op;
+    }
     double t0 = sr_now();
     c.deadline = o->time_limit_s > 0 ? t0 + o->time_limit_s : 0.0;
     c.max_nodes = g->n_nodes * (o->max_nodes_factor > 0 ? o->max_nodes_factor : 2);
@@ -853,6 +861,8 @@ done:
     free(c.st);
     free(c.heap);
     free(c.skip_rule);
+    free(c.src_ok);
+    free(c.src_ops);
     sr_seen_free(&c);
     return rc;
 }
