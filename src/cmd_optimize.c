@@ -308,8 +308,11 @@ int cmd_optimize(int argc, char **argv) {
                    worst[i].max_abs, worst[i].nan_count ? "  NaN/Inf!" : "");
         if (c > 0) {
             printf("check: FAILED\n");
-            cmd_error("optimize", "numerical check failed: the optimized model differs from %s beyond %g; "
-                      "nothing written", model, tol);
+            if (err[0])
+                cmd_error("optimize", "numerical check failed: %s: %s; nothing written", model, err);
+            else
+                cmd_error("optimize", "numerical check failed: the optimized model differs from %s beyond %g; "
+                          "nothing written", model, tol);
             rc = TASC_EXIT_INPUT;
             goto done;
         }

@@ -224,6 +224,7 @@ void cost_analytic_defaults(cost_analytic_config *c) {
     c->peak_flops = 51.0e12;
     c->bandwidth = 3.0e12;
     c->launch_us = 2.0;
+    c->min_us = 1.0;
     c->sms = 132;
     c->tile = 64;
     c->ksplit_min = 128;
@@ -290,7 +291,7 @@ static int ca_node(void *impl, ops_type op, const ops_params *p, int32_t n_in, c
         return -1;
     }
     double t_compute = flops / (c->peak_flops * eff), t_memory = bytes / (c->bandwidth * eff);
-    *us = c->launch_us + 1e6 * fmax(t_compute, t_memory);
+    *us = c->launch_us + fmax(1e6 * fmax(t_compute, t_memory), c->min_us);
     return 0;
 }
 

@@ -37,8 +37,11 @@ const char *cost_model_name(const cost_model *m);
  * 2 us per kernel, the per-node overhead left when nodes are replayed from a CUDA graph (about
  * 5 us when launched one by one), which is what the runtime does.
  *
- * time = launch_us + max(flops / (peak * eff), bytes / (bandwidth * eff)), where bytes are the
- * float32 inputs and outputs, and eff (0..1] is the fraction of the SMs the work keeps busy:
+ * time = launch_us + max(flops / (peak * eff), bytes / (bandwidth * eff), min_us), where bytes are
+ * the float32 inputs and outputs, min_us (1 us) is the least a kernel that touches memory takes
+ * beyond its launch (a DRAM round trip and the ramp of its blocks; without it a tiny GEMM would
+ * look cheaper than a tiny elementwise op), and eff (0..1] is the fraction of the SMs the work
+ * keeps busy:
  *  - conv2d and matmul, as a GEMM per group (conv: M = N*OH*OW, N = F/groups,
  *    K = C/groups*KH*KW): ceil(M/tile)*ceil(N/tile) output tiles per group, split along K into
  *    up to ceil(K/ksplit_min) pieces while that fills more SMs; eff = blocks / (waves * SMs), so
@@ -51,6 +54,7 @@ typedef struct {
     double peak_flops;       /* FLOP/s */
     double bandwidth;        /* bytes/s */
     double launch_us;        /* per kernel */
+    double min_us;           /* least time of a kernel's work */
     int32_t sms;             /* streaming multiprocessors */
     int32_t tile;            /* GEMM output tile edge */
     int32_t ksplit_min;      /* smallest K slice of a split-K GEMM */

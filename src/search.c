@@ -997,6 +997,9 @@ int search_check(const graph *a, const graph *b, int32_t n_seeds, double tol, ex
     float **oa = sr_alloc(sizeof(float *) * (size_t)(a->n_outputs + 1));
     float **ob = sr_alloc(sizeof(float *) * (size_t)(a->n_outputs + 1));
     int rc = 0;
+    int64_t *orig_nan = sr_alloc(sizeof(int64_t) * (size_t)(a->n_outputs + 1));
+    if (errlen)
+        err[0] = '\0';
     char e2[512];
     for (int32_t s = 0; s < n_seeds && rc >= 0; s++) {
         if (exec_cpu_run(a, NULL, (uint64_t)s, oa, e2, sizeof e2) < 0) {
@@ -1020,6 +1023,7 @@ int search_check(const graph *a, const graph *b, int32_t n_seeds, double tol, ex
             if (isnan(d.max_abs) || d.max_abs > worst[i].max_abs)
                 worst[i].max_abs = d.max_abs;
             worst[i].nan_count += d.nan_count + ref.nan_count;
+            orig_nan[i] += ref.nan_count;
             free(oa[i]);
             free(ob[i]);
             oa[i] = ob[i] = NULL;
@@ -1027,10 +1031,19 @@ int search_check(const graph *a, const graph *b, int32_t n_seeds, double tol, ex
     }
     free(oa);
     free(ob);
-    if (rc < 0)
+    if (rc < 0) {
+        free(orig_nan);
         return -1;
+    }
+    for (int32_t i = 0; i < a->n_outputs && rc == 0; i++)
+        if (orig_nan[i] > 0) {
+            snprintf(err, errlen, "output '%s' of the original model has %lld NaN/Inf values", a->tensors[a->outputs[i]].name,
+                     (long long)orig_nan[i]);
+            rc = 1;
+        }
     for (int32_t i = 0; i < a->n_outputs; i++)
         if (worst[i].nan_count > 0 || !(worst[i].rel_l2 <= tol))
-            return 1;
-    return 0;
+            rc = 1;
+    free(orig_nan);
+    return rc;
 }

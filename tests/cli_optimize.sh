@@ -78,6 +78,10 @@ grep -q "^check: FAILED" "$tmp/out" || { echo "FAIL: the summary does not say th
 [ ! -e "$tmp/bad.json" ] && [ ! -e "$tmp/bad.weights.bin" ] || { echo "FAIL: output written despite the failed check"; fail=1; }
 ls "$tmp" | grep -q "bad.json.tmp" && { echo "FAIL: a temporary was left behind"; fail=1; }
 
+# an original that is not finite cannot pass the check
+expect 1 "original model has" optimize tests/data/cli/nan.json --out "$tmp/nan.json" --quiet
+[ ! -e "$tmp/nan.json" ] || { echo "FAIL: output written for a model with NaN outputs"; fail=1; }
+
 # bad command lines: exit 2
 expect 2 "missing --out" optimize "$tmp/sq.json" --rules $R
 expect 2 "missing MODEL" optimize --out "$tmp/x.json"

@@ -45,6 +45,7 @@ check_opt=""
 [ "$CHECK" = 0 ] && check_opt="--no-check"
 
 models="resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=""
 printf "%-13s %7s %7s %11s %11s %8s %9s %8s %8s %10s\n" model nodes0 nodes1 "cost0 (us)" "cost1 (us)" speedup "opt (s)" "chk (s)" "tot (s)" "rel L2"
 for m in $models; do
@@ -89,7 +90,8 @@ cpu=$(grep -m1 "model name" /proc/cpuinfo | sed 's/.*: //')
     echo
     echo "- rules: $rules_note, $n_rules rules"
     echo "- machine: $cpu, $(nproc) cores; $(date -u +%Y-%m-%d)"
-    echo "- tasc: $("$TASC" --version 2>/dev/null)"
+    echo "- tasc: $("$TASC" --version 2>/dev/null), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null)$(git -C "$HERE" diff --quiet HEAD -- src rules graph ops 2>/dev/null || echo ' (with uncommitted changes)'), $(grep -o 'CMAKE_BUILD_TYPE:STRING=[A-Za-z]*' "$(dirname "$TASC")/CMakeCache.txt" 2>/dev/null | sed 's/.*=//') build"
+    echo "- load average before the run: $load0"
     echo
     echo "| model | nodes before | nodes after | cost before (us) | cost after (us) | predicted speedup | optimize (s) | check (s) | total (s) | worst rel L2 | graphs expanded |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
