@@ -905,8 +905,21 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     if (o->fold && rewrite_fold_constants(&c, &f, err, errlen) < 0)
         goto done;
     folded += f;
+    if (o->progress) {
+        int32_t n = 0;
+        for (int32_t k = 0; k < REWRITE_COUNT; k++)
+            n += greedy[k];
+        fprintf(o->progress, "optimize: %d greedy rewrites, %d tensors folded; searching (%d nodes)\n", (int)n,
+                (int)f, (int)c->n_nodes);
+        fflush(o->progress);
+    }
     if (sr_search(c, rs, cm, o, prefix, &counter, NULL, &best, res, err, errlen) < 0)
         goto done;
+    if (o->progress) {
+        fprintf(o->progress, "optimize: search done: %lld graphs expanded in %.2f s%s\n", (long long)res->expanded,
+                res->seconds, res->time_limited ? " (time limit)" : "");
+        fflush(o->progress);
+    }
     if (rewrite_greedy(&best, o->greedy, prefix, &counter, greedy, err, errlen) < 0)
         goto done;
     if (o->fold && rewrite_fold_constants(&best, &f, err, errlen) < 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/optimize/run.sh TASC [RULES] [--no-check]: optimize the seven zoo models with `tasc optimize`
+# bench/optimize/run.sh TASC [RULES] [--no-check] [--keep DIR]: optimize the seven zoo models with `tasc optimize`
 # (default settings: alpha 1.05, budget 1000, analytic H100 cost model, numerical check on 3
 # seeds) and print one table row per model -- nodes before/after, predicted cost before/after,
 # predicted speedup, optimize time (greedy rewrites + search + folding), check time, total --
@@ -7,19 +7,24 @@
 #
 # RULES: a rule file. Without it the script makes the rule generator's 3-op candidates
 # (`tasc generate --max-ops 3`, unverified: every result still passes the numerical check) and
-# says so in the results. Models come from `tasc model NAME` (batch 1). Times are wall clock on
-# this machine; run it on an otherwise idle machine for numbers worth quoting.
+# says so in the results. Models come from `tasc model NAME` (batch 1). --keep DIR also keeps the
+# optimized models there as DIR/<model>.json with their sidecars (for `tasc bench MODEL OPTIMIZED`).
+# Times are wall clock on this machine; run it on an otherwise idle machine for numbers worth quoting.
 set -u
-TASC=${1:?usage: bench/optimize/run.sh TASC [RULES] [--no-check]}
+TASC=${1:?usage: bench/optimize/run.sh TASC [RULES] [--no-check] [--keep DIR]}
 RULES=""
 CHECK=1
+KEEP=""
 shift
-for a in "$@"; do
-    case "$a" in
+while [ $# -gt 0 ]; do
+    case "$1" in
     --no-check) CHECK=0 ;;
-    *) RULES=$a ;;
+    --keep) KEEP=${2:?--keep needs a folder}; shift ;;
+    *) RULES=$1 ;;
     esac
+    shift
 done
+[ -n "$KEEP" ] && mkdir -p "$KEEP"
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT_MD="$HERE/results.md"
 work=$(mktemp -d)
@@ -51,7 +56,9 @@ printf "%-13s %7s %7s %11s %11s %8s %9s %8s %8s %10s\n" model nodes0 nodes1 "cos
 for m in $models; do
     "$TASC" model "$m" --out "$work/$m.json" || { echo "run.sh: tasc model $m failed" >&2; exit 1; }
     start=$(date +%s.%N)
-    "$TASC" optimize "$work/$m.json" --rules "$RULES" --out "$work/$m.opt.json" --quiet $check_opt \
+    dest="$work/$m.opt.json"
+    [ -n "$KEEP" ] && dest="$KEEP/$m.json"
+    "$TASC" optimize "$work/$m.json" --rules "$RULES" --out "$dest" --quiet $check_opt \
         >"$work/$m.log" 2>"$work/$m.err"
     rc=$?
     end=$(date +%s.%N)
