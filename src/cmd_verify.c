@@ -1,0 +1,303 @@
+/* cmd_verify.c: `tasc verify CANDIDATES --out RULES`: prove candidate rules with Z3 from the axioms
+ * (verifier/verify.h) and write the proved ones; the others go to a quarantine file with the
+ * reason. A summary table goes to stdout, a progress bar to stderr when it is a terminal. The
+ * rule file does not depend on the thread count or the cache (only the proof times in it are
+ * measurements, taken from the cache on a re-run). Also cmd_verify_cache_path, shared with the
+ * other commands that verify.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "rules.h"
+#include "verify.h"
+
+/* Declared here until src/cmd.h lists them beside the other subcommands. */
+int cmd_verify(int argc, char **argv);
+const char *cmd_verify_cache_path(char *buf, size_t len);
+int cmd_parse_seconds(const char *cmd, const char *opt, const char *val, double *out);
+void cmd_verify_progress(void *ctx, const verify_progress *p);
+
+static void verify_usage(void) {
+    printf("usage: tasc verify CANDIDATES --out RULES [--quarantine FILE] [--timeout S] [--threads T]\n"
+           "                  [--axioms FILE] [--cache FILE | --no-cache] [--no-numeric] [--require-all]\n"
+           "\n"
+           "Prove each candidate rule of CANDIDATES (a rule file, rules/README.md) with Z3 from the\n"
+           "operator axioms: the rule holds when \"some mapped output differs\" is unsatisfiable under\n"
+           "the axioms, for every shape of its variables where both sides are well typed. Each\n"
+           "candidate ends proved, refuted (a counterexample on random values, or a Z3 model) or\n"
+           "unknown (timeout, incomplete reasoning, an op outside the axioms). Proved rules go to\n"
+           "RULES with their proof (time, the axioms of the unsat core); the others go to the\n"
+           "quarantine file with the reason. Output order is candidate order.\n"
+           "\n"
+           "options:\n"
+           "  --out FILE         the proved rules\n"
+           "  --quarantine FILE  the rules not proved (default: RULES with .quarantine.json)\n"
+           "  --timeout S        seconds per query (default %g)\n"
+           "  --threads T        worker threads, each with its own Z3 context (default: all cores)\n"
+           "  --axioms FILE      the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)\n"
+           "  --cache FILE       outcomes keyed by (op set, axioms, candidate); a re-run with nothing\n"
+           "                     changed proves nothing again (default: $TASC_CACHE_DIR/verify.cache,\n"
+           "                     else ~/.cache/tasc/verify.cache)\n"
+           "  --no-cache         neither read nor write a cache\n"
+           "  --no-numeric       skip the check on random values before Z3\n"
+           "  --require-all      exit 1 unless every candidate is proved (for CI)\n"
+           "  -h, --help         this text\n"
+           "\n"
+           "exit codes: 0 ok, 1 bad input or (--require-all) a candidate not proved, 2 bad command\n"
+           "line, 3 the axiom file is missing\n",
+           VERIFY_DEFAULT_TIMEOUT_S);
+}
+
+int cmd_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = (val && *val) ? strtod(val, &end) : 0;
+    if (!val || !*val || errno || !end || *end || !(v > 0) || v > 86400.0) {
+        cmd_error(cmd, "bad value for %s: '%s' (seconds, > 0 and <= 86400)", opt, val ? val : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* mkdir -p of the folders above a file; 0 or -1. */
+static int verify_mkdirs(const char *file) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", file) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return 0;
+}
+
+const char *cmd_verify_cache_path(char *buf, size_t len) {
+    const char *d = getenv("TASC_CACHE_DIR");
+    const char *x = getenv("XDG_CACHE_HOME");
+    const char *h = getenv("HOME");
+    if (d && *d)
+        snprintf(buf, len, "%s/verify.cache", d);
+    else if (x && *x)
+        snprintf(buf, len, "%s/tasc/verify.cache", x);
+    else if (h && *h)
+        snprintf(buf, len, "%s/.cache/tasc/verify.cache", h);
+    else
+        return NULL;
+    return verify_mkdirs(buf) == 0 ? buf : NULL;
+}
+
+typedef struct {
+    int tty, drawn;
+} verify_bar;
+
+void cmd_verify_progress(void *ctx, const verify_progress *p) {
+    verify_bar *b = ctx;
+    if (!b || !b->tty)
+        return;
+    double frac = p->total ? (double)p->done / (double)p->total : 1.0;
+    int width = 30, fill = (int)(frac * width + 0.5);
+    char bar[64];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '=' : ' ';
+    bar[width] = '\0';
+    fprintf(stderr, "\r%s [%s] %5.1f%%  %lld/%lld  proved %lld  refuted %lld  unknown %lld  %.0fs   ", p->phase, bar,
+            100.0 * frac, (long long)p->done, (long long)p->total, (long long)p->proved, (long long)p->refuted,
+            (long long)p->unknown, p->elapsed_s);
+    fflush(stderr);
+    b->drawn = 1;
+}
+
+static int verify_save(const char *cmd, const rules_set *rs, const char *path) {
+    cmd_tmpfile tf;
+    if (cmd_tmp_open(cmd, path, &tf) < 0)
+        return -1;
+    char *text = rules_to_json_string(rs);
+    if (!text) {
+        cmd_tmp_abort(&tf);
+        cmd_error(cmd, "%s: out of memory", path);
+        return -1;
+    }
+    fputs(text, tf.f);
+    free(text);
+    return cmd_tmp_commit(cmd, &tf);
+}
+
+static double verify_peak_mib(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : -1.0;
+}
+
+int cmd_verify(int argc, char **argv) {
+    const char *cmd = "verify";
+    if (cmd_wants_help(argc, argv)) {
+        verify_usage();
+        return TASC_EXIT_OK;
+    }
+    verify_config cfg;
+    verify_config_default(&cfg);
+    const char *in = NULL, *out = NULL, *quar = NULL, *axp = NULL, *cache = NULL, *val = NULL;
+    int no_cache = 0, require_all = 0;
+    long long threads = 0;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            out = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--quarantine", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            quar = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--timeout", &val)) != 0) {
+            if (r < 0 || cmd_parse_seconds(cmd, "--timeout", val, &cfg.timeout_s) < 0)
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--threads", &val)) != 0) {
+            if (r < 0 || cmd_parse_i64(cmd, "--threads", val, 1, 1024, &threads) < 0)
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--axioms", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            axp = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--cache", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            cache = val;
+        } else if (!strcmp(argv[i], "--no-cache")) {
+            no_cache = 1;
+        } else if (!strcmp(argv[i], "--no-numeric")) {
+            cfg.numeric_check = 0;
+        } else if (!strcmp(argv[i], "--require-all")) {
+            require_all = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cmd_bad_option(cmd, argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            cmd_error(cmd, "unexpected argument '%s' (tasc verify --help)", argv[i]);
+            return TASC_EXIT_USAGE;
+        }
+    }
+    if (!in) {
+        cmd_error(cmd, "missing CANDIDATES (tasc verify --help)");
+        return TASC_EXIT_USAGE;
+    }
+    if (!out || !*out) {
+        cmd_error(cmd, "missing --out RULES (tasc verify --help)");
+        return TASC_EXIT_USAGE;
+    }
+    if ((quar && !*quar) || (cache && !*cache) || (axp && !*axp)) {
+        cmd_error(cmd, "empty file name");
+        return TASC_EXIT_USAGE;
+    }
+    if (cache && no_cache) {
+        cmd_error(cmd, "--cache and --no-cache together");
+        return TASC_EXIT_USAGE;
+    }
+    char qbuf[4096];
+    if (!quar) {
+        size_t n = strlen(out);
+        if (n > 5 && !strcmp(out + n - 5, ".json"))
+            n -= 5;
+        if (snprintf(qbuf, sizeof qbuf, "%.*s.quarantine.json", (int)n, out) >= (int)sizeof qbuf) {
+            cmd_error(cmd, "--out name too long");
+            return TASC_EXIT_USAGE;
+        }
+        quar = qbuf;
+    }
+    cfg.threads = (int32_t)threads;
+    char apath[4096], cbuf[4096], err[1024];
+    if (!axp && !(axp = verify_axioms_default_path(apath, sizeof apath))) {
+        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS or use --axioms FILE)");
+        return TASC_EXIT_RESOURCE;
+    }
+    if (!no_cache)
+        cfg.cache_path = cache ? cache : cmd_verify_cache_path(cbuf, sizeof cbuf);
+    verify_axioms *ax = verify_axioms_load(axp, err, sizeof err);
+    if (!ax) {
+        cmd_error(cmd, "%s", err);
+        return access(axp, R_OK) == 0 ? TASC_EXIT_INPUT : TASC_EXIT_RESOURCE;
+    }
+    rules_set *cands = rules_load(in, err, sizeof err);
+    if (!cands) {
+        cmd_error(cmd, "%s", err);
+        verify_axioms_free(ax);
+        return TASC_EXIT_INPUT;
+    }
+    verify_bar bar = {isatty(STDERR_FILENO), 0};
+    cfg.progress = cmd_verify_progress;
+    cfg.progress_ctx = &bar;
+    rules_set *proved = NULL, *quarantine = NULL;
+    verify_stats st;
+    int rc = verify_run(ax, &cfg, cands, &proved, &quarantine, &st, err, sizeof err);
+    if (bar.drawn)
+        fprintf(stderr, "\n");
+    if (rc < 0) {
+        cmd_error(cmd, "%s", err);
+        rules_set_free(cands);
+        verify_axioms_free(ax);
+        return TASC_EXIT_INPUT;
+    }
+    /* the command recorded in the files: what decides their content */
+    char line[2048];
+    snprintf(line, sizeof line, "%s%stasc verify%s%s", cands->generator ? cands->generator : "",
+             cands->generator ? "; " : "", cfg.numeric_check ? "" : " --no-numeric", "");
+    if (cfg.timeout_s != VERIFY_DEFAULT_TIMEOUT_S) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, " --timeout %g", cfg.timeout_s);
+    }
+    int bad = 0;
+    for (int k = 0; k < 2; k++) {
+        rules_set *rs = k ? quarantine : proved;
+        free(rs->generator);
+        rs->generator = strdup(line);
+        bad |= !rs->generator;
+    }
+    if (bad) {
+        cmd_error(cmd, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0 && verify_save(cmd, proved, out) < 0)
+        rc = -1;
+    if (rc == 0 && verify_save(cmd, quarantine, quar) < 0)
+        rc = -1;
+    if (rc == 0) {
+        printf("tasc verify: %lld of %lld candidates proved, written to %s; %lld quarantined in %s\n\n",
+               (long long)st.proved, (long long)st.candidates, out, (long long)(st.refuted + st.unknown), quar);
+        printf("  %-30s %12lld\n", "candidates", (long long)st.candidates);
+        printf("  %-30s %12lld\n", "from the cache", (long long)st.cached);
+        printf("  %-30s %12lld\n", "proved", (long long)st.proved);
+        printf("  %-30s %12lld\n", "refuted", (long long)st.refuted);
+        printf("  %-30s %12lld\n", "unknown", (long long)st.unknown);
+        printf("  %-30s %12lld\n", "  of which timeouts", (long long)st.timeouts);
+        printf("  %-30s %12.2f s\n", "wall time", st.wall_s);
+        printf("  %-30s %12.2f s\n", "solver time (sum)", st.solver_s);
+        printf("  %-30s %12.3f s\n", "slowest query", st.max_query_s);
+        printf("  %-30s %12d\n", "threads", (int)st.threads);
+        printf("  %-30s %12g s\n", "timeout per query", cfg.timeout_s);
+        printf("  %-30s %12.1f MiB\n", "peak memory (getrusage)", verify_peak_mib());
+        printf("  %-30s %s (%s)\n", "axioms", axp, verify_axioms_hash(ax));
+        if (cfg.cache_path)
+            printf("  %-30s %s\n", "cache", cfg.cache_path);
+    }
+    int code = rc < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+    if (rc == 0 && require_all && st.proved != st.candidates) {
+        cmd_error(cmd, "%lld of %lld candidates not proved (see %s)", (long long)(st.candidates - st.proved),
+                  (long long)st.candidates, quar);
+        code = TASC_EXIT_INPUT;
+    }
+    rules_set_free(proved);
+    rules_set_free(quarantine);
+    rules_set_free(cands);
+    verify_axioms_free(ax);
+    return code;
+}
