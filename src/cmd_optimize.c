@@ -259,6 +259,7 @@ int cmd_optimize(int argc, char **argv) {
             goto done;
         }
     }
+    double t_loaded = opt_now();
     if (!quiet)
         fprintf(stderr, "optimize: %s: %d nodes, %d rules, cost model %s\n", model, (int)g->n_nodes,
                 rs ? (int)rs->n_rules : 0, cost_model_name(cm));
@@ -286,7 +287,8 @@ int cmd_optimize(int argc, char **argv) {
            (long long)res.dropped_size, (long long)res.dropped_dup, (long long)res.rejected,
            res.time_limited ? "; stopped by --time-limit (the result may depend on machine speed)" : "");
     printf("folded into weights: %d tensors\n", (int)res.folded);
-    printf("optimize time: %.2f s (search %.2f s)\n", t_opt - t_start, res.seconds);
+    printf("load time: %.2f s (model and rules)\n", t_loaded - t_start);
+    printf("optimize time: %.2f s (search %.2f s)\n", res.seconds, res.search_seconds);
 
     if (check) {
         if (!quiet)

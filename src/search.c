@@ -855,7 +855,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     sr_tally_path(&c, c.best, res, greedy);
     rc = 0;
 done:
-    res->seconds = sr_now() - t0;
+    res->seconds = res->search_seconds = sr_now() - t0;
     for (int32_t i = 0; i < c.n_st; i++)
         graph_free(c.st[i].g);
     free(c.st);
@@ -917,7 +917,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
         goto done;
     if (o->progress) {
         fprintf(o->progress, "optimize: search done: %lld graphs expanded in %.2f s%s\n", (long long)res->expanded,
-                res->seconds, res->time_limited ? " (time limit)" : "");
+                res->search_seconds, res->time_limited ? " (time limit)" : "");
         fflush(o->progress);
     }
     if (rewrite_greedy(&best, o->greedy, prefix, &counter, greedy, err, errlen) < 0)

@@ -15,7 +15,9 @@
  * Deterministic: the same graph, rules and options give the same result, unless the wall-clock
  * limit stops the search first (search_result.time_limited says so).
  * Queued graphs are kept as (parent, move) and rebuilt when taken, so memory grows with the
- * graphs expanded, not with the queue.
+ * graphs expanded, not with the queue: a candidate's cost (the parent's, plus the new nodes that
+ * run, less the nodes that disappear), size and hash all come from the parent and the plan,
+ * without building it; a graph's exact cost is taken again when it leaves the queue.
  */
 #ifndef TASC_SEARCH_H
 #define TASC_SEARCH_H
@@ -60,6 +62,7 @@ typedef struct {
     int64_t dropped_cost, dropped_size, dropped_dup;
     int time_limited;                 /* the wall-clock limit ended the search */
     double seconds;                   /* search_run's wall time (search_optimize: the whole pipeline) */
+    double search_seconds;            /* the search's own wall time */
     int32_t n_applied;                /* moves on the way to the result, by name, most used first */
     search_applied *applied;          /* owned: search_result_free */
     int32_t folded;                   /* tensors folded into weights (search_optimize) */
