@@ -24,6 +24,8 @@ static const command commands[] = {
     {"import",  cmd_import,  "import an ONNX model as JSON plus a sidecar weights file"},
     {"export",  cmd_export,  "export a model to ONNX"},
     {"generate", cmd_generate, "enumerate operator graphs and write candidate substitutions"},
+    {"verify",  cmd_verify,  "prove candidate substitutions with Z3; write the proved rules"},
+    {"optimize", cmd_optimize, "optimize a model with a rule set (cost-based backtracking search)"},
     {"bench",   cmd_bench,   "GPU latency of a model and its optimized version"},
     {"kernels", cmd_kernels, "GPU matmul kernels: bench, tune, list"},
 };
