@@ -723,11 +723,9 @@ static int sr_expand(sr_ctx *c, int32_t s) {
 }
 
 /* Tally the moves on the path from the root to state s into res->applied. */
-static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res, const int32_t greedy[REWRITE_COUNT]) {
+static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
     int32_t n_src = c->n_rule_src + REWRITE_COUNT;
     int32_t *count = sr_alloc(sizeof(int32_t) * (size_t)n_src);
-    for (int32_t k = 0; greedy && k < REWRITE_COUNT; k++)
-        count[c->n_rule_src + k] += greedy[k];
     for (int32_t x = s; x >= 0 && c->st[x].parent >= 0; x = c->st[x].parent)
         count[c->st[x].src]++;
     int32_t n = 0;
@@ -766,7 +764,7 @@ static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res, const int32_
 
 /* The search proper, on names from prefix and *counter (advanced to the best path's end). */
 static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
-                     int64_t *counter, const int32_t greedy[REWRITE_COUNT], graph **best, search_result *res,
+                     int64_t *counter, graph **best, search_result *res,
                      char *err, size_t errlen) {
     static const rules_set empty;
     sr_ctx c;
@@ -852,7 +850,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     *counter = c.st[c.best].counter;
     res->cost_after = c.st[c.best].cost;
     res->nodes_after = (*best)->n_nodes;
-    sr_tally_path(&c, c.best, res, greedy);
+    sr_tally_path(&c, c.best, res);
     rc = 0;
 done:
     res->seconds = res->search_seconds = sr_now() - t0;
@@ -878,7 +876,7 @@ int search_run(const graph *g, const rules_set *rs, cost_model *cm, const search
         snprintf(err, errlen, "search: invalid graph: %s", verr);
         return -1;
     }
-    return sr_search(g, rs, cm, o, prefix, &counter, NULL, best, res, err, errlen);
+    return sr_search(g, rs, cm, o, prefix, &counter, best, res, err, errlen);
 }
 
 int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **out,
@@ -913,7 +911,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
                 (int)f, (int)c->n_nodes);
         fflush(o->progress);
     }
-    if (sr_search(c, rs, cm, o, prefix, &counter, NULL, &best, res, err, errlen) < 0)
+    if (sr_search(c, rs, cm, o, prefix, &counter, &best, res, err, errlen) < 0)
         goto done;
     if (o->progress) {
         fprintf(o->progress, "optimize: search done: %lld graphs expanded in %.2f s%s\n", (long long)res->expanded,
