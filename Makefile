@@ -1,5 +1,5 @@
 # Convenience front end over CMake. The README's quick start:
-#   make demo   install what is missing, build, run the main job on the default model
+#   make demo   install what is missing, build, optimize the default model (with the numerical check)
 #   make test   build with ASan+UBSan and run the whole test suite
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -18,7 +18,8 @@ build: setup
 
 demo: build
 	./$(BUILD)/tasc info $(DEMO_MODEL)
-	./$(BUILD)/tasc run $(DEMO_MODEL) --seed 1 --out-dir $(BUILD)/demo-out
+	mkdir -p $(BUILD)/demo
+	./$(BUILD)/tasc optimize $(DEMO_MODEL) --out $(BUILD)/demo/optimized.json
 
 test: setup
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASC_SANITIZE=ON >/dev/null
