@@ -108,11 +108,11 @@
 ;; enlarging a kernel to its own size keeps it
 (assert (! (forall ((kh Int) (kw Int) (x T)) (! (=> (and (= (dim x 2) kh) (= (dim x 3) kw)) (= (enlarge kh kw x) x)) :pattern ((enlarge kh kw x)))) :named enlarge_same))
 ;; a conv2d with kernels one row high acts on rows separately: it distributes over a concat of rows
-(assert (! (forall ((sw Int) (pad Int) (g Int) (a Int) (x T) (y T) (w T)) (! (=> (= (dim w 2) 1) (= (conv2d 1 sw pad g a (concat 2 x y) w) (concat 2 (conv2d 1 sw pad g a x w) (conv2d 1 sw pad g a y w)))) :pattern ((conv2d 1 sw pad g a (concat 2 x y) w)) :pattern ((concat 2 (conv2d 1 sw pad g a x w) (conv2d 1 sw pad g a y w))))) :named conv_concat_rows))
+(assert (! (forall ((sw Int) (pad Int) (g Int) (a Int) (x T) (y T) (w T)) (! (=> (and (= (dim w 2) 1) (= (dim x 3) (dim y 3))) (= (conv2d 1 sw pad g a (concat 2 x y) w) (concat 2 (conv2d 1 sw pad g a x w) (conv2d 1 sw pad g a y w)))) :pattern ((conv2d 1 sw pad g a (concat 2 x y) w)) :pattern ((concat 2 (conv2d 1 sw pad g a x w) (conv2d 1 sw pad g a y w))))) :named conv_concat_rows))
 ;; a conv2d with kernels one column wide acts on columns separately: it distributes over a concat of columns
-(assert (! (forall ((sh Int) (pad Int) (g Int) (a Int) (x T) (y T) (w T)) (! (=> (= (dim w 3) 1) (= (conv2d sh 1 pad g a (concat 3 x y) w) (concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w)))) :pattern ((conv2d sh 1 pad g a (concat 3 x y) w)) :pattern ((concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w))))) :named conv_concat_cols))
-;; a 'same' conv2d with a kernel zero-padded (enlarge) equals the conv2d with the kernel
-(assert (! (forall ((sh Int) (sw Int) (g Int) (a Int) (kh Int) (kw Int) (x T) (y T)) (! (= (conv2d sh sw SAME g a x (enlarge kh kw y)) (conv2d sh sw SAME g a x y)) :pattern ((conv2d sh sw SAME g a x (enlarge kh kw y))))) :named conv_enlarge))
+(assert (! (forall ((sh Int) (pad Int) (g Int) (a Int) (x T) (y T) (w T)) (! (=> (and (= (dim w 3) 1) (= (dim x 2) (dim y 2))) (= (conv2d sh 1 pad g a (concat 3 x y) w) (concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w)))) :pattern ((conv2d sh 1 pad g a (concat 3 x y) w)) :pattern ((concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w))))) :named conv_concat_cols))
+;; a stride-1 'same' conv2d with a kernel zero-padded (enlarge) equals the conv2d with the kernel
+(assert (! (forall ((g Int) (a Int) (kh Int) (kw Int) (x T) (y T)) (! (= (conv2d 1 1 SAME g a x (enlarge kh kw y)) (conv2d 1 1 SAME g a x y)) :pattern ((conv2d 1 1 SAME g a x (enlarge kh kw y))))) :named conv_enlarge))
 ;; a stride-1 'same' conv2d with the identity kernel is the identity
 (assert (! (forall ((c Int) (kh Int) (kw Int) (x T)) (! (= (conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw)) x) :pattern ((conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw))))) :named conv_iconv))
 ;; a 1x1 conv2d (per-pixel channel mixing) commutes with avgpool2d
@@ -259,9 +259,9 @@
 ; enlarge: zero padding a kernel commutes with what maps zero to zero cell by cell
 
 ;; enlarge distributes over ewadd
-(assert (! (forall ((kh Int) (kw Int) (x T) (y T)) (! (= (enlarge kh kw (ewadd x y)) (ewadd (enlarge kh kw x) (enlarge kh kw y))) :pattern ((enlarge kh kw (ewadd x y))) :pattern ((ewadd (enlarge kh kw x) (enlarge kh kw y))))) :named enlarge_ewadd))
+(assert (! (forall ((kh Int) (kw Int) (x T) (y T)) (! (=> (and (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3))) (= (enlarge kh kw (ewadd x y)) (ewadd (enlarge kh kw x) (enlarge kh kw y)))) :pattern ((enlarge kh kw (ewadd x y))) :pattern ((ewadd (enlarge kh kw x) (enlarge kh kw y))))) :named enlarge_ewadd))
 ;; enlarge distributes over ewmul
-(assert (! (forall ((kh Int) (kw Int) (x T) (y T)) (! (= (enlarge kh kw (ewmul x y)) (ewmul (enlarge kh kw x) (enlarge kh kw y))) :pattern ((enlarge kh kw (ewmul x y))) :pattern ((ewmul (enlarge kh kw x) (enlarge kh kw y))))) :named enlarge_ewmul))
+(assert (! (forall ((kh Int) (kw Int) (x T) (y T)) (! (=> (and (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3))) (= (enlarge kh kw (ewmul x y)) (ewmul (enlarge kh kw x) (enlarge kh kw y)))) :pattern ((enlarge kh kw (ewmul x y))) :pattern ((ewmul (enlarge kh kw x) (enlarge kh kw y))))) :named enlarge_ewmul))
 ;; enlarge commutes with smul
 (assert (! (forall ((kh Int) (kw Int) (x T) (w T)) (! (= (enlarge kh kw (smul x w)) (smul (enlarge kh kw x) w)) :pattern ((enlarge kh kw (smul x w))) :pattern ((smul (enlarge kh kw x) w)))) :named enlarge_smul))
 ;; enlarge commutes with relu

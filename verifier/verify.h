@@ -167,10 +167,11 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
 
 /* --- export ------------------------------------------------------------------------------------- */
 
-/* The rule set as Tensat/egg rewrites, one "lhs=>rhs" line per mapped output of each rule (a rule
- * with several outputs gives several lines, each tagged with the rule id in a ';' comment), ops
- * written (name int-params... inputs...) with variables ?name. Caller frees; NULL with a message
- * when a rule uses an op the format has no name for. */
-char *verify_export_egg(const rules_set *rs, char *err, size_t errlen);
+/* The rule set as Tensat/egg rewrites: one "LHS=>RHS" line per mapped output of each rule, in rule
+ * order; terms use the functions of axioms.smt2 with integer parameters as literals and variables
+ * ?name. An output egg cannot take in either direction (a bare-variable left side, or a right-side
+ * variable missing on the left) is left out and counted in *skipped (may be NULL). Caller frees;
+ * NULL with a message when a rule uses an op outside the axioms' language. */
+char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t errlen);
 
 #endif

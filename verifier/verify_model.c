@@ -345,6 +345,13 @@ static int vm_num(const vparams *vp, ops_param_key key, int64_t *v, ops_type op,
 
 /* Output size of one window axis: 'same' is ceil(in/s), 'valid' is (in-k)/s + 1. */
 static vx vm_window(vsys *S, int64_t mode, vx in, vx k, int64_t s) {
+    int64_t ci, ck;
+    if (vx_is_num(&in, &ci) && vx_is_num(&k, &ck)) { /* concrete: the op table's arithmetic */
+        if (mode == OPS_PAD_SAME)
+            return vx_num(ci / s + (ci % s != 0));
+        vsys_require(S, VC_GE, vx_num(ci - ck));
+        return vx_num(ci >= ck ? (ci - ck) / s + 1 : 1);
+    }
     if (mode == OPS_PAD_SAME) {
         if (s == 1)
             return in;

@@ -24,7 +24,7 @@
 
 const char *const verify_outcome_names[VERIFY_OUTCOME_COUNT] = {"proved", "refuted", "unknown"};
 
-#define VERIFY_NUMERIC_TOL 1e-4
+#define VERIFY_NUMERIC_TOL 1e-3
 #define VERIFY_SOLVER_REFRESH 2000 /* queries before a worker's solver is rebuilt (bounds memory) */
 
 void verify_config_default(verify_config *cfg) {

@@ -683,7 +683,7 @@ static int vz_shape_search(vz_ctx *z, const rules_rule *r, char *why, size_t why
             continue;
         double rel;
         char m[VERIFY_REASON_LEN];
-        if (verify_eval_rule(c, UINT64_C(0x5ea4c4) + (uint64_t)tries, 1e-4, &rel, m, sizeof m) == 0) {
+        if (verify_eval_rule(c, UINT64_C(0x5ea4c4) + (uint64_t)tries, 1e-3, &rel, m, sizeof m) == 0) {
             char shapes[160] = "", sb[48];
             size_t n = 0;
             for (int32_t v = 0; v < c->n_vars && n < sizeof shapes - 40; v++)
