@@ -21,6 +21,8 @@ int cmd_import(int argc, char **argv);   /* src/cmd_import.c: .onnx -> .json + s
 int cmd_export(int argc, char **argv);   /* src/cmd_export.c: model -> .onnx */
 int cmd_generate(int argc, char **argv); /* src/cmd_generate.c: rule generation (enumerator/) */
 int cmd_verify(int argc, char **argv);   /* src/cmd_verify.c: Z3 proofs of candidate rules */
+int cmd_axioms(int argc, char **argv);   /* src/cmd_axioms.c: tasc axioms check|list */
+int cmd_rules(int argc, char **argv);    /* src/cmd_rules.c: tasc rules export --egg */
 int cmd_optimize(int argc, char **argv); /* src/cmd_optimize.c: search + numerical check */
 int cmd_bench(int argc, char **argv);    /* src/cmd_bench.c: GPU latency, original vs optimized */
 

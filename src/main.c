@@ -25,6 +25,8 @@ static const command commands[] = {
     {"export",  cmd_export,  "export a model to ONNX"},
     {"generate", cmd_generate, "enumerate operator graphs and write candidate substitutions"},
     {"verify",  cmd_verify,  "prove candidate substitutions with Z3; write the proved rules"},
+    {"axioms",  cmd_axioms,  "the verifier's operator axioms: check against the CPU reference, list"},
+    {"rules",   cmd_rules,   "rule sets: export to the Tensat/egg S-expression format"},
     {"optimize", cmd_optimize, "optimize a model with a rule set (cost-based backtracking search)"},
     {"bench",   cmd_bench,   "GPU latency of a model and its optimized version"},
     {"kernels", cmd_kernels, "GPU matmul kernels: bench, tune, list"},
