@@ -792,7 +792,8 @@ static void ct_enum_syms(ct_enum *E, int32_t s, int64_t *val) {
     while (s < S->n_sym && !(S->sub[s].n == 1 && S->sub[s].s[0] == s && S->sub[s].k[0] == 1 && S->sub[s].c == 0))
         s++;
     if (s < S->n_sym) {
-        int64_t lo = ct_sym_lo(S->kind[s]), hi = S->kind[s] == VS_AUX ? 2 * E->cfg->max_dim : E->cfg->max_dim;
+        int64_t lo = ct_sym_lo(S->kind[s]);
+        int64_t hi = S->kind[s] == VS_AUX ? 2 * E->cfg->max_dim : S->kind[s] == VS_KERNEL ? 3 : E->cfg->max_dim;
         /* bounds from the constraints in which s is the last symbol not yet given a value (the
          * free symbols are enumerated in index order, so those below s have theirs) */
         for (int32_t i = 0; i < S->n_cons && lo <= hi; i++) {
@@ -851,8 +852,8 @@ static void ct_enum_syms(ct_enum *E, int32_t s, int64_t *val) {
             memset(I->tshape[v].dims, 0, sizeof I->tshape[v].dims);
             for (int32_t d = 0; d < E->tsym[v].rank; d++) {
                 int64_t x = vsys_eval(S, vsys_apply(S, E->tsym[v].d[d]), val);
-                int kern = A->kernel[v] && d >= 2;
-                if (x < 1 || x > E->cfg->max_dim || (kern && x != 1 && x != 3))
+                int kern = A->kernel[v] && d >= 2; /* kernel sizes 1 and 3 whatever max_dim is */
+                if (kern ? (x != 1 && x != 3) : (x < 1 || x > E->cfg->max_dim))
                     return;
                 I->tshape[v].dims[d] = x;
             }

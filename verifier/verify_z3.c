@@ -751,7 +751,14 @@ void vz_prove(vz_ctx *z, const rules_rule *r, double timeout_s, const uint8_t *e
                 snprintf(res->reason, sizeof res->reason, "z3: sat (the axioms allow the sides to differ)");
             } else {
                 const char *ru = Z3_solver_get_reason_unknown(z->c, z->s);
-                snprintf(res->reason, sizeof res->reason, "z3: unknown (%s)", ru ? ru : "?");
+                char rb[96];
+                snprintf(rb, sizeof rb, "%s", ru ? ru : "?");
+                size_t rl = strlen(rb);
+                if (rl >= 2 && rb[0] == '(' && rb[rl - 1] == ')') { /* "(incomplete quantifiers)" */
+                    rb[rl - 1] = '\0';
+                    memmove(rb, rb + 1, rl - 1);
+                }
+                snprintf(res->reason, sizeof res->reason, "z3: unknown (%s)", rb);
                 char cex[VERIFY_REASON_LEN];
                 if (z->shape_search && vz_shape_search(z, r, cex, sizeof cex)) {
                     res->outcome = VERIFY_REFUTED;
