@@ -3,6 +3,7 @@
  * and a consistency probe (verifier/verify.h); or the axioms listed with their comments. The
  * report goes to stdout; the exit status says whether the check passed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,17 @@
 #include "cmd.h"
 #include "verify.h"
 
-/* Declared here until src/cmd.h lists it beside the other subcommands. */
-int cmd_axioms(int argc, char **argv);
-int cmd_parse_seconds(const char *cmd, const char *opt, const char *val, double *out); /* cmd_verify.c */
+static int axioms_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = (val && *val) ? strtod(val, &end) : 0;
+    if (!val || !*val || errno || !end || *end || !(v > 0) || v > 86400.0) {
+        cmd_error(cmd, "bad value for %s: '%s' (seconds, > 0 and <= 86400)", opt, val ? val : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
 
 static void axioms_usage(void) {
     printf("usage: tasc axioms check [--axioms FILE] [--max-dim N] [--max-instances N]\n"
@@ -84,7 +93,7 @@ int cmd_axioms(int argc, char **argv) {
                 return TASC_EXIT_USAGE;
             cfg.max_instances = v;
         } else if (!list && (r = cmd_opt_value(cmd, argc, argv, &i, "--redundancy-timeout", &val)) != 0) {
-            if (r < 0 || cmd_parse_seconds(cmd, "--redundancy-timeout", val, &cfg.redundancy_timeout_s) < 0)
+            if (r < 0 || axioms_parse_seconds(cmd, "--redundancy-timeout", val, &cfg.redundancy_timeout_s) < 0)
                 return TASC_EXIT_USAGE;
         } else if (!list && !strcmp(argv[i], "--no-redundancy")) {
             cfg.redundancy_timeout_s = 0;

@@ -10,9 +10,6 @@
 #include "rules.h"
 #include "verify.h"
 
-/* Declared here until src/cmd.h lists it beside the other subcommands. */
-int cmd_rules(int argc, char **argv);
-
 static void rules_usage(void) {
     printf("usage: tasc rules export --egg RULES [--out FILE]\n"
            "\n"

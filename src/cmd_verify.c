@@ -2,8 +2,7 @@
  * (verifier/verify.h) and write the proved ones; the others go to a quarantine file with the
  * reason. A summary table goes to stdout, a progress bar to stderr when it is a terminal. The
  * rule file does not depend on the thread count or the cache (only the proof times in it are
- * measurements, taken from the cache on a re-run). Also cmd_verify_cache_path, shared with the
- * other commands that verify.
+ * measurements, taken from the cache on a re-run).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,11 +16,6 @@
 #include "rules.h"
 #include "verify.h"
 
-/* Declared here until src/cmd.h lists them beside the other subcommands. */
-int cmd_verify(int argc, char **argv);
-const char *cmd_verify_cache_path(char *buf, size_t len);
-int cmd_parse_seconds(const char *cmd, const char *opt, const char *val, double *out);
-void cmd_verify_progress(void *ctx, const verify_progress *p);
 
 static void verify_usage(void) {
     printf("usage: tasc verify CANDIDATES --out RULES [--quarantine FILE] [--timeout S] [--threads T]\n"
@@ -54,7 +48,7 @@ static void verify_usage(void) {
            VERIFY_DEFAULT_TIMEOUT_S);
 }
 
-int cmd_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
+static int verify_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
     char *end = NULL;
     errno = 0;
     double v = (val && *val) ? strtod(val, &end) : 0;
@@ -81,7 +75,7 @@ static int verify_mkdirs(const char *file) {
     return 0;
 }
 
-const char *cmd_verify_cache_path(char *buf, size_t len) {
+static const char *verify_cache_path(char *buf, size_t len) {
     const char *d = getenv("TASC_CACHE_DIR");
     const char *x = getenv("XDG_CACHE_HOME");
     const char *h = getenv("HOME");
@@ -100,7 +94,7 @@ typedef struct {
     int tty, drawn;
 } verify_bar;
 
-void cmd_verify_progress(void *ctx, const verify_progress *p) {
+static void verify_progress_bar(void *ctx, const verify_progress *p) {
     verify_bar *b = ctx;
     if (!b || !b->tty)
         return;
@@ -159,7 +153,7 @@ int cmd_verify(int argc, char **argv) {
                 return TASC_EXIT_USAGE;
             quar = val;
         } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--timeout", &val)) != 0) {
-            if (r < 0 || cmd_parse_seconds(cmd, "--timeout", val, &cfg.timeout_s) < 0)
+            if (r < 0 || verify_parse_seconds(cmd, "--timeout", val, &cfg.timeout_s) < 0)
                 return TASC_EXIT_USAGE;
         } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--threads", &val)) != 0) {
             if (r < 0 || cmd_parse_i64(cmd, "--threads", val, 1, 1024, &threads) < 0)
@@ -221,7 +215,7 @@ int cmd_verify(int argc, char **argv) {
         return TASC_EXIT_RESOURCE;
     }
     if (!no_cache)
-        cfg.cache_path = cache ? cache : cmd_verify_cache_path(cbuf, sizeof cbuf);
+        cfg.cache_path = cache ? cache : verify_cache_path(cbuf, sizeof cbuf);
     verify_axioms *ax = verify_axioms_load(axp, err, sizeof err);
     if (!ax) {
         cmd_error(cmd, "%s", err);
@@ -234,7 +228,7 @@ int cmd_verify(int argc, char **argv) {
         return TASC_EXIT_INPUT;
     }
     verify_bar bar = {isatty(STDERR_FILENO), 0};
-    cfg.progress = cmd_verify_progress;
+    cfg.progress = verify_progress_bar;
     cfg.progress_ctx = &bar;
     rules_set *proved = NULL, *quarantine = NULL;
     verify_stats st;

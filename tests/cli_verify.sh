@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# cli_verify.sh TASC: `tasc verify`, `tasc axioms` and `tasc rules export` end to end: help,
+# command-line errors (one line, exit 2), bad and missing files (exit 1 / 3), the hand-written
+# true rules all proved and the planted wrong ones all quarantined with reasons, --require-all,
+# the cache (a second run takes everything from it and writes the same bytes), the same bytes with
+# 1 and 2 threads, the egg export, and `tasc axioms check` on small shapes. Skipped (77) while the
+# binary lacks the commands. Run from the source tree (CTest does).
+set -u
+tasc=${1:?usage: cli_verify.sh TASC}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+check() { # check DESCRIPTION CONDITION...
+    local what=$1
+    shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
+}
+
+"$tasc" verify --help >"$dir/help" 2>"$dir/err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "unknown command" "$dir/err"; then
+    echo "skip: this tasc has no verify command"
+    exit 77
+fi
+check "verify --help exits 0" test $rc -eq 0
+check "verify --help shows usage" grep -q "usage: tasc verify CANDIDATES --out RULES" "$dir/help"
+"$tasc" axioms --help >"$dir/help" 2>&1
+check "axioms --help" grep -q "usage: tasc axioms check" "$dir/help"
+"$tasc" rules --help >"$dir/help" 2>&1
+check "rules --help" grep -q "usage: tasc rules export --egg" "$dir/help"
+
+T=tests/data/verify/true.json
+P=tests/data/verify/planted.json
+
+expect() { # expect CODE MESSAGE CMD ARGS...: the exit code and one line naming the problem
+    local code=$1 msg=$2
+    shift 2
+    "$tasc" "$@" >/dev/null 2>"$dir/err"
+    local rc=$?
+    check "$* exits $code" test $rc -eq "$code"
+    check "$* says '$msg'" grep -q -- "$msg" "$dir/err"
+    check "$* writes one line" test "$(wc -l <"$dir/err")" -eq 1
+}
+expect 2 "missing CANDIDATES" verify --out "$dir/o.json"
+expect 2 "missing --out" verify "$T"
+expect 2 "bad value for --timeout" verify "$T" --out "$dir/o.json" --timeout 0
+expect 2 "bad value for --timeout" verify "$T" --out "$dir/o.json" --timeout abc
+expect 2 "bad value for --threads" verify "$T" --out "$dir/o.json" --threads 0
+expect 2 "unknown option" verify "$T" --out "$dir/o.json" --colour
+expect 2 "unexpected argument" verify "$T" "$P" --out "$dir/o.json"
+expect 2 "--cache and --no-cache" verify "$T" --out "$dir/o.json" --cache "$dir/c" --no-cache
+expect 1 "no-such.json" verify "$dir/no-such.json" --out "$dir/o.json" --no-cache
+expect 3 "nope.smt2" verify "$T" --out "$dir/o.json" --no-cache --axioms "$dir/nope.smt2"
+printf '(assert (forall ((x T)) (= x x)))\n' >"$dir/bad.smt2"
+expect 1 "bad.smt2" verify "$T" --out "$dir/o.json" --no-cache --axioms "$dir/bad.smt2"
+printf 'not json' >"$dir/bad.json"
+expect 1 "bad.json" verify "$dir/bad.json" --out "$dir/o.json" --no-cache
+expect 1 "o.json" verify "$T" --out "$dir/no-such-dir/o.json" --no-cache
+expect 2 "expected 'check' or 'list'" axioms frobnicate
+expect 2 "bad value for --max-dim" axioms check --max-dim 9
+expect 2 "missing the format" rules export "$T"
+expect 1 "no-such.json" rules export --egg "$dir/no-such.json"
+check "no output left behind by the failed runs" test ! -e "$dir/o.json"
+
+# the true rules: all proved, each with the axioms of its proof
+"$tasc" verify "$T" --out "$dir/true.json" --cache "$dir/cache" --require-all >"$dir/out" 2>"$dir/err"
+check "true rules: exit 0" test $? -eq 0
+check "true rules: summary" grep -q "11 of 11 candidates proved" "$dir/out"
+check "true rules: proofs recorded" test "$(grep -c '"proof":{"status":"proved","time_s":[0-9.]*,"axioms":\["' "$dir/true.json")" -eq 11
+"$tasc" verify "$dir/true.json" --out "$dir/true2.json" --no-cache --require-all >/dev/null 2>&1
+check "true rules: the proved file loads again as candidates, all proved" test $? -eq 0
+# the cache: nothing proved again, the same bytes
+"$tasc" verify "$T" --out "$dir/true-again.json" --cache "$dir/cache" >"$dir/out" 2>&1
+check "cache: everything from the cache" grep -Eq "from the cache +11" "$dir/out"
+check "cache: the same bytes" cmp -s "$dir/true.json" "$dir/true-again.json"
+
+# the planted wrong rules: none proved, all quarantined with a reason; --require-all fails
+"$tasc" verify "$P" --out "$dir/p.json" --quarantine "$dir/q.json" --no-cache >"$dir/out" 2>&1
+check "planted: exit 0" test $? -eq 0
+check "planted: none proved" grep -q "0 of 6 candidates proved" "$dir/out"
+check "planted: 6 quarantined" test "$(grep -c '"status":"refuted","reason":"counterexample' "$dir/q.json")" -eq 6
+"$tasc" verify "$P" --out "$dir/p.json" --no-cache --no-numeric >/dev/null 2>&1
+check "planted, Z3 alone: none proved" test "$(grep -c '"status":"proved"' "$dir/p.json")" -eq 0
+check "planted, default quarantine name" test -s "$dir/p.quarantine.json"
+"$tasc" verify "$P" --out "$dir/p.json" --no-cache --require-all >/dev/null 2>"$dir/err"
+check "planted: --require-all exits 1" test $? -eq 1
+check "planted: --require-all names the count" grep -q "6 of 6 candidates not proved" "$dir/err"
+
+# the same bytes whatever the thread count (proof times aside)
+"$tasc" verify rules/verified-3.json --out "$dir/t1.json" --no-cache --threads 1 >/dev/null 2>&1
+"$tasc" verify rules/verified-3.json --out "$dir/t2.json" --no-cache --threads 2 >/dev/null 2>&1
+sed 's/"time_s":[0-9.]*//g' "$dir/t1.json" >"$dir/t1s"
+sed 's/"time_s":[0-9.]*//g' "$dir/t2.json" >"$dir/t2s"
+check "threads 1 and 2: the same rules and proofs" cmp -s "$dir/t1s" "$dir/t2s"
+check "shipped 3-op rules all proved again" test "$(grep -c '"status":"proved"' "$dir/t1.json")" -eq "$(grep -c '"id":' rules/verified-3.json)"
+
+# egg export
+"$tasc" rules export --egg "$T" >"$dir/egg" 2>"$dir/err"
+check "egg: exit 0" test $? -eq 0
+check "egg: ewadd commutes" grep -qx "(ewadd ?x ?y)=>(ewadd ?y ?x)" "$dir/egg"
+check "egg: one rewrite a line" test "$(grep -c '=>' "$dir/egg")" -eq "$(wc -l <"$dir/egg")"
+"$tasc" rules export --egg "$T" --out "$dir/egg2" >/dev/null 2>&1
+check "egg: --out writes the same" cmp -s "$dir/egg" "$dir/egg2"
+
+# the axiom check on small shapes, and the list
+"$tasc" axioms check --max-dim 2 --max-instances 100 --redundancy-timeout 1 >"$dir/out" 2>"$dir/err"
+check "axioms check: exit 0" test $? -eq 0
+check "axioms check: no failure" grep -q " 0 of [0-9]* axioms failed" "$dir/out"
+check "axioms check: probes" grep -q "0 of [0-9]* probes proved" "$dir/out"
+"$tasc" axioms list >"$dir/out" 2>&1
+check "axioms list" grep -q "ewadd_comm .*commutative" "$dir/out"
+printf '%s\n;; false\n(assert (! (forall ((x T) (y T)) (! (= (ewadd x y) x) :pattern ((ewadd x y)))) :named absorb))\n' \
+    "$(cat verifier/axioms.smt2)" >"$dir/false.smt2"
+"$tasc" axioms check --axioms "$dir/false.smt2" --max-dim 2 --max-instances 20 --no-redundancy >"$dir/out" 2>"$dir/err"
+check "a false axiom: exit 1" test $? -eq 1
+check "a false axiom: reported" grep -q "absorb .*FAIL" "$dir/out"
+check "a false axiom: the probe proves a false equality" grep -q "ewadd(x,y) = x .*FAIL" "$dir/out"
+
+exit $fail
