@@ -14,12 +14,15 @@
 #include "gen.h"
 #include "rules.h"
 
+/* src/cmd_verify.c: the verification step of --verify (until src/cmd.h lists it). */
+int cmd_verify_generated(const char *cmd, rules_set **rs, const char *out);
+
 #ifndef TASC_VERSION
 #define TASC_VERSION "dev"
 #endif
 
 static void generate_usage(void) {
-    printf("usage: tasc generate --max-ops N [--ops LIST] [--threads T] --out FILE\n"
+    printf("usage: tasc generate --max-ops N [--ops LIST] [--threads T] [--verify] --out FILE\n"
            "\n"
            "Enumerate every graph of up to N operators over the op table's generation set and a\n"
            "fixed pool of small input tensors, pair graphs that compute the same values (exact\n"
@@ -32,6 +35,8 @@ static void generate_usage(void) {
            "  --ops LIST    comma-separated ops (default: every generation op; tasc ops lists them)\n"
            "  --threads T   worker threads, 1..1024 (default: all cores)\n"
            "  --out FILE    the rule file to write\n"
+           "  --verify      prove the candidates as tasc verify does and write only the proved rules;\n"
+           "                the others go to FILE's .quarantine.json (verifier/verify.h)\n"
            "  --fp-bits B   keep B bits of each fingerprint, 1..64 (default 64); fewer bits force\n"
            "                hash collisions, which the float re-test must remove (a testing aid)\n"
            "  -h, --help    this text\n"
@@ -85,9 +90,12 @@ int cmd_generate(int argc, char **argv) {
     gen_config_default(&cfg);
     const char *out = NULL, *ops = NULL, *val = NULL;
     long long max_ops = -1, threads = 0, bits = 64;
+    int verify = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--max-ops", &val)) != 0) {
+        if (!strcmp(argv[i], "--verify")) {
+            verify = 1;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--max-ops", &val)) != 0) {
             if (r < 0 || cmd_parse_i64(cmd, "--max-ops", val, 1, GEN_MAX_OPS, &max_ops) < 0)
                 return TASC_EXIT_USAGE;
         } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--threads", &val)) != 0) {
@@ -154,13 +162,21 @@ int cmd_generate(int argc, char **argv) {
     if (ops)
         n += snprintf(line + n, sizeof line - (size_t)n, " --ops %s", ops);
     if (bits != 64)
-        snprintf(line + n, sizeof line - (size_t)n, " --fp-bits %lld", bits);
+        n += snprintf(line + n, sizeof line - (size_t)n, " --fp-bits %lld", bits);
+    if (verify)
+        snprintf(line + n, sizeof line - (size_t)n, " --verify");
     rs->tool = malloc(strlen("tasc " TASC_VERSION) + 1);
     rs->generator = malloc(strlen(line) + 1);
     char *text = NULL;
     if (rs->tool && rs->generator) {
         strcpy(rs->tool, "tasc " TASC_VERSION);
         strcpy(rs->generator, line);
+        /* --verify: only the proved rules are written (src/cmd_verify.c) */
+        if (verify && (rc = cmd_verify_generated(cmd, &rs, out)) != 0) {
+            cmd_tmp_abort(&tf);
+            rules_set_free(rs);
+            return rc;
+        }
         text = rules_to_json_string(rs);
     }
     if (!text) {

@@ -2,7 +2,8 @@
  * (verifier/verify.h) and write the proved ones; the others go to a quarantine file with the
  * reason. A summary table goes to stdout, a progress bar to stderr when it is a terminal. The
  * rule file does not depend on the thread count or the cache (only the proof times in it are
- * measurements, taken from the cache on a re-run).
+ * measurements, taken from the cache on a re-run). Also the verification step of
+ * `tasc generate --verify` (cmd_verify_generated).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,11 @@
 #include "cmd.h"
 #include "rules.h"
 #include "verify.h"
+
+/* tasc generate --verify (src/cmd_generate.c): prove the generated set *rs, replace it by the proved
+ * rules, write the others to OUT's quarantine file, print the summary. Returns an exit code.
+ * Declared here and in cmd_generate.c until src/cmd.h lists it. */
+int cmd_verify_generated(const char *cmd, rules_set **rs, const char *out);
 
 
 static void verify_usage(void) {
@@ -131,6 +137,82 @@ static double verify_peak_mib(void) {
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : -1.0;
 }
 
+static void verify_summary(const verify_stats *st, const verify_config *cfg, const char *out, const char *quar,
+                           const char *axp, const verify_axioms *ax) {
+    printf("tasc verify: %lld of %lld candidates proved, written to %s; %lld quarantined in %s\n\n",
+           (long long)st->proved, (long long)st->candidates, out, (long long)(st->refuted + st->unknown), quar);
+    printf("  %-30s %12lld\n", "candidates", (long long)st->candidates);
+    printf("  %-30s %12lld\n", "from the cache", (long long)st->cached);
+    printf("  %-30s %12lld\n", "proved", (long long)st->proved);
+    printf("  %-30s %12lld\n", "refuted", (long long)st->refuted);
+    printf("  %-30s %12lld\n", "unknown", (long long)st->unknown);
+    printf("  %-30s %12lld\n", "  of which timeouts", (long long)st->timeouts);
+    printf("  %-30s %12.2f s\n", "wall time", st->wall_s);
+    printf("  %-30s %12.2f s\n", "solver time (sum)", st->solver_s);
+    printf("  %-30s %12.3f s\n", "slowest query", st->max_query_s);
+    printf("  %-30s %12d\n", "threads", (int)st->threads);
+    printf("  %-30s %12g s\n", "timeout per query", cfg->timeout_s);
+    printf("  %-30s %12.1f MiB\n", "peak memory (getrusage)", verify_peak_mib());
+    printf("  %-30s %s (%s)\n", "axioms", axp, verify_axioms_hash(ax));
+    if (cfg->cache_path)
+        printf("  %-30s %s\n", "cache", cfg->cache_path);
+}
+
+/* The quarantine file that goes with OUT: OUT without .json, plus .quarantine.json. */
+static int verify_quarantine_name(const char *out, char *buf, size_t len) {
+    size_t n = strlen(out);
+    if (n > 5 && !strcmp(out + n - 5, ".json"))
+        n -= 5;
+    return snprintf(buf, len, "%.*s.quarantine.json", (int)n, out) < (int)len ? 0 : -1;
+}
+
+int cmd_verify_generated(const char *cmd, rules_set **rs, const char *out) {
+    char apath[4096], cbuf[4096], qpath[4096], err[1024];
+    const char *axp = verify_axioms_default_path(apath, sizeof apath);
+    if (!axp) {
+        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS)");
+        return TASC_EXIT_RESOURCE;
+    }
+    if (verify_quarantine_name(out, qpath, sizeof qpath) < 0) {
+        cmd_error(cmd, "--out name too long");
+        return TASC_EXIT_USAGE;
+    }
+    verify_axioms *ax = verify_axioms_load(axp, err, sizeof err);
+    if (!ax) {
+        cmd_error(cmd, "%s", err);
+        return TASC_EXIT_INPUT;
+    }
+    verify_config cfg;
+    verify_config_default(&cfg);
+    cfg.cache_path = verify_cache_path(cbuf, sizeof cbuf);
+    verify_bar bar = {isatty(STDERR_FILENO), 0};
+    cfg.progress = verify_progress_bar;
+    cfg.progress_ctx = &bar;
+    rules_set *proved = NULL, *quarantine = NULL;
+    verify_stats st;
+    int rc = verify_run(ax, &cfg, *rs, &proved, &quarantine, &st, err, sizeof err);
+    if (bar.drawn)
+        fprintf(stderr, "\n");
+    if (rc < 0) {
+        cmd_error(cmd, "%s", err);
+        verify_axioms_free(ax);
+        return TASC_EXIT_INPUT;
+    }
+    if (verify_save(cmd, quarantine, qpath) < 0) {
+        rules_set_free(proved);
+        rules_set_free(quarantine);
+        verify_axioms_free(ax);
+        return TASC_EXIT_INPUT;
+    }
+    verify_summary(&st, &cfg, out, qpath, axp, ax);
+    printf("\n");
+    rules_set_free(quarantine);
+    rules_set_free(*rs);
+    *rs = proved;
+    verify_axioms_free(ax);
+    return TASC_EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv) {
     const char *cmd = "verify";
     if (cmd_wants_help(argc, argv)) {
@@ -199,10 +281,7 @@ int cmd_verify(int argc, char **argv) {
     }
     char qbuf[4096];
     if (!quar) {
-        size_t n = strlen(out);
-        if (n > 5 && !strcmp(out + n - 5, ".json"))
-            n -= 5;
-        if (snprintf(qbuf, sizeof qbuf, "%.*s.quarantine.json", (int)n, out) >= (int)sizeof qbuf) {
+        if (verify_quarantine_name(out, qbuf, sizeof qbuf) < 0) {
             cmd_error(cmd, "--out name too long");
             return TASC_EXIT_USAGE;
         }
@@ -265,23 +344,7 @@ int cmd_verify(int argc, char **argv) {
     if (rc == 0 && verify_save(cmd, quarantine, quar) < 0)
         rc = -1;
     if (rc == 0) {
-        printf("tasc verify: %lld of %lld candidates proved, written to %s; %lld quarantined in %s\n\n",
-               (long long)st.proved, (long long)st.candidates, out, (long long)(st.refuted + st.unknown), quar);
-        printf("  %-30s %12lld\n", "candidates", (long long)st.candidates);
-        printf("  %-30s %12lld\n", "from the cache", (long long)st.cached);
-        printf("  %-30s %12lld\n", "proved", (long long)st.proved);
-        printf("  %-30s %12lld\n", "refuted", (long long)st.refuted);
-        printf("  %-30s %12lld\n", "unknown", (long long)st.unknown);
-        printf("  %-30s %12lld\n", "  of which timeouts", (long long)st.timeouts);
-        printf("  %-30s %12.2f s\n", "wall time", st.wall_s);
-        printf("  %-30s %12.2f s\n", "solver time (sum)", st.solver_s);
-        printf("  %-30s %12.3f s\n", "slowest query", st.max_query_s);
-        printf("  %-30s %12d\n", "threads", (int)st.threads);
-        printf("  %-30s %12g s\n", "timeout per query", cfg.timeout_s);
-        printf("  %-30s %12.1f MiB\n", "peak memory (getrusage)", verify_peak_mib());
-        printf("  %-30s %s (%s)\n", "axioms", axp, verify_axioms_hash(ax));
-        if (cfg.cache_path)
-            printf("  %-30s %s\n", "cache", cfg.cache_path);
+        verify_summary(&st, &cfg, out, quar, axp, ax);
     }
     int code = rc < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
     if (rc == 0 && require_all && st.proved != st.candidates) {

@@ -94,6 +94,16 @@ sed 's/"time_s":[0-9.]*//g' "$dir/t2.json" >"$dir/t2s"
 check "threads 1 and 2: the same rules and proofs" cmp -s "$dir/t1s" "$dir/t2s"
 check "shipped 3-op rules all proved again" test "$(grep -c '"status":"proved"' "$dir/t1.json")" -eq "$(grep -c '"id":' rules/verified-3.json)"
 
+# tasc generate --verify: generation and verification in one step, through a cache
+TASC_CACHE_DIR="$dir/gc" "$tasc" generate --max-ops 2 --verify --out "$dir/g2.json" >"$dir/out" 2>&1
+check "generate --verify: exit 0" test $? -eq 0
+check "generate --verify: every kept rule proved" test "$(grep -c '"status":"proved"' "$dir/g2.json")" -eq "$(grep -c '"id":' "$dir/g2.json")"
+check "generate --verify: quarantine file" test -s "$dir/g2.quarantine.json"
+check "generate --verify: recorded in the file" grep -q '"generator": "tasc generate --max-ops 2 --verify"' "$dir/g2.json"
+TASC_CACHE_DIR="$dir/gc" "$tasc" generate --max-ops 2 --verify --out "$dir/g2b.json" >"$dir/out" 2>&1
+check "generate --verify again: nothing proved again" grep -Eq "from the cache +[1-9]" "$dir/out"
+check "generate --verify again: the same bytes" cmp -s "$dir/g2.json" "$dir/g2b.json"
+
 # egg export
 "$tasc" rules export --egg "$T" >"$dir/egg" 2>"$dir/err"
 check "egg: exit 0" test $? -eq 0
