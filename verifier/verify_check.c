@@ -147,7 +147,7 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
 }
 
 static void ct_note_domains(ct_axiom *A) {
-    int seen_size[CT_MAX_BOUND] = {0}, seen_other[CT_MAX_BOUND] = {0};
+    int seen_other[CT_MAX_BOUND] = {0}; /* used somewhere that is not a size: enumerated */
     for (int32_t i = 0; i < A->n_nodes; i++) {
         const ct_node *nd = &A->nodes[i];
         if (nd->k == CT_APP) {
@@ -156,9 +156,7 @@ static void ct_note_domains(ct_axiom *A) {
                 const ct_node *ar = &A->nodes[nd->a[k]];
                 if (ar->k != CT_VAR)
                     continue;
-                if (g->iarg[k].dom == VD_SIZE) {
-                    seen_size[ar->var] = 1;
-                } else if (!seen_other[ar->var]) {
+                if (g->iarg[k].dom != VD_SIZE && !seen_other[ar->var]) {
                     seen_other[ar->var] = 1;
                     A->dom[ar->var] = g->iarg[k].dom;
                 }
@@ -181,7 +179,6 @@ static void ct_note_domains(ct_axiom *A) {
             A->symbolic[v] = !seen_other[v];
             if (!seen_other[v])
                 A->dom[v] = VD_SIZE;
-            (void)seen_size;
         }
 }
 

@@ -473,6 +473,11 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                         if (vz_reset(z, m, sizeof m) < 0) {
                             vz_free(z);
                             z = NULL;
+#pragma omp critical(verify_err)
+                            {
+                                failed = 1;
+                                snprintf(ferr, sizeof ferr, "%s", m);
+                            }
                         }
                     }
                 }
