@@ -130,6 +130,36 @@ static void test_axiom_file(void) {
     expect_axioms_error(AX_HEAD ";; c\n(assert (! (forall ((x T)) (! (= (relu x) x) :pattern ((relu x)))) :named r)\n",
                         "unbalanced");
     expect_axioms_error("", "no axioms");
+    /* every prefix of the real file (in steps) and a byte flipped here and there: a message or a
+     * load, never a crash */
+    char *full = read_file("verifier/axioms.smt2");
+    CHECK(full != NULL);
+    if (full) {
+        size_t len = strlen(full);
+        int loaded = 0, refused = 0, tried = 0;
+        for (size_t cut = 0; cut < len; cut += len / 37 + 1) {
+            tried++;
+            char *t = malloc(cut + 1);
+            memcpy(t, full, cut);
+            t[cut] = '\0';
+            verify_axioms *a = verify_axioms_from_string(t, "cut.smt2", err, sizeof err);
+            loaded += a != NULL;
+            refused += a == NULL && strstr(err, "cut.smt2") != NULL && !strchr(err, '\n');
+            verify_axioms_free(a);
+            free(t);
+        }
+        CHECK_EQ_INT(loaded + refused, tried);
+        CHECK(refused >= tried - 1); /* only a cut right after an axiom could load */
+        for (size_t at = 7; at < len; at += len / 23 + 1) {
+            char *t = strdup(full);
+            t[at] = t[at] == ')' ? '(' : ')';
+            verify_axioms *a = verify_axioms_from_string(t, "flip.smt2", err, sizeof err);
+            CHECK(a != NULL || (strstr(err, "flip.smt2") && !strchr(err, '\n')));
+            verify_axioms_free(a);
+            free(t);
+        }
+        free(full);
+    }
     CHECK(verify_axioms_load("/nonexistent/axioms.smt2", err, sizeof err) == NULL);
     CHECK_STR_CONTAINS(err, "/nonexistent/axioms.smt2");
 }
