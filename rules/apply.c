@@ -159,6 +159,16 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
     }
     if (rules_apply_infer(g, pl, err, errlen) < 0)
         return -1;
+    for (int32_t j = 0; j < pl->n_nodes; j++) {
+        const rules_apply_node *nd = &pl->nodes[j];
+        if (!rules_match_broadcasts(nd->op))
+            continue;
+        for (int32_t k = 0; k < nd->n_in; k++)
+            if (!ops_shape_eq(ra_shape(g, pl, nd->in[k]), &nd->out[0]))
+                return ra_msg(err, errlen, "rule '%s': %s would broadcast, outside the model the rule was proved in",
+                              r->id, ops_table[nd->op].name),
+                       -1;
+    }
     pl->n_removed = m->n_nodes;
     for (int32_t i = 0; i < m->n_nodes; i++)
         pl->removed[i] = m->node[i];

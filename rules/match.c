@@ -219,6 +219,27 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
     return 1;
 }
 
+int rules_match_broadcasts(ops_type op) {
+    static int8_t known[OP_COUNT]; /* 0 unknown, 1 yes, -1 no: the op table never changes */
+    if ((int)op < 0 || op >= OP_COUNT)
+        return 0;
+    if (!known[op]) {
+        const int64_t a[2] = {2, 3}, r[2] = {1, 3}, c[2] = {2, 1};
+        ops_shape in[2], out[OPS_MAX_OUTPUTS];
+        ops_params p;
+        ops_params_default(op, &p);
+        int yes = ops_table[op].min_in == 2 && ops_table[op].max_in == 2;
+        for (int k = 0; k < 2 && yes; k++) {
+            in[0] = ops_shape_make(2, a);
+            in[1] = ops_shape_make(2, k ? c : r);
+            int32_t n = 0;
+            yes = ops_infer(op, &p, 2, in, &n, out, NULL, 0) == 0 && n == 1 && ops_shape_eq(&out[0], &in[0]);
+        }
+        known[op] = yes ? 1 : -1;
+    }
+    return known[op] > 0;
+}
+
 /* --- matching -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -279,6 +300,15 @@ static void rm_finish(rm_state *s) {
             if (c->eq[e].dim >= sh->rank || sh->dims[c->eq[e].dim] != val)
                 return;
         }
+    }
+    /* no broadcasting instance: outside the model the rule was proved in */
+    for (int32_t i = 0; i < np; i++) {
+        const graph_node *nd = &g->nodes[s->m.node[i]];
+        if (!rules_match_broadcasts(nd->op))
+            continue;
+        for (int32_t k = 0; k < nd->n_in; k++)
+            if (!ops_shape_eq(&g->tensors[nd->in[k]].shape, &g->tensors[nd->out[0]].shape))
+                return;
     }
     /* no variable may be an output of a matched node: that node is going away */
     for (int32_t v = 0; v < r->n_vars; v++) {

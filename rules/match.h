@@ -17,6 +17,9 @@
  * Parameters match exactly, except where the value does not change what the op computes on these
  * inputs: conv2d and the 2-D pools compare their resolved windows (ops_window2d: pad mode "same"
  * equals the explicit pads it resolves to), split compares the sizes it resolves to.
+ * Rules are used only inside the model they were proved in (verifier/README.md): no broadcasting
+ * instance -- every broadcasting op of the pattern (matched nodes) and of the target (new nodes)
+ * reads operands of its output's shape.
  * Nothing here keeps pointers into the graph beyond the index's lifetime; the index borrows g.
  */
 #ifndef TASC_RULES_MATCH_H
@@ -80,6 +83,10 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
  * skip_key[k] for scalar keys, skip_list[i] for entries of the list parameter. */
 int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, int32_t n_in, const ops_shape *in,
                        const uint8_t *skip_key, const uint8_t *skip_list);
+
+/* 1 if op is a two-operand op that broadcasts (numpy rules), as its shape inference says: it
+ * gives (2,3) for (2,3) with (1,3) and for (2,3) with (2,1). */
+int rules_match_broadcasts(ops_type op);
 
 /* --- applying --------------------------------------------------------------------------------- */
 

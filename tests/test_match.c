@@ -363,6 +363,28 @@ static void test_constraint(const rules_set *rs) {
     graph_free(g);
 }
 
+/* No broadcasting instance: the rules are proved for elementwise operands of equal shapes. */
+static void test_broadcast(const rules_set *rs) {
+    CHECK(rules_match_broadcasts(OP_EWADD));
+    CHECK(rules_match_broadcasts(OP_EWMUL));
+    CHECK(rules_match_broadcasts(OP_EWSUB));
+    CHECK(!rules_match_broadcasts(OP_MATMUL));
+    CHECK(!rules_match_broadcasts(OP_CONCAT));
+    CHECK(!rules_match_broadcasts(OP_SMUL));
+    CHECK(!rules_match_broadcasts(OP_RELU));
+    graph *g = graph_new("bcast");
+    const int64_t ad[2] = {4, 5}, bd[2] = {1, 5};
+    int32_t a = graph_input(g, "a", 2, ad), a2 = graph_input(g, "a2", 2, ad), b = graph_input(g, "b", 2, bd);
+    graph_mark_output(g, graph_ewadd(g, a, b));  /* broadcasts: not matched */
+    graph_mark_output(g, graph_ewadd(g, a, a2)); /* equal shapes: matched */
+    CHECK(graph_ok(g));
+    found_list f = find_all(rs, "ewadd_comm", RULES_DIR_FWD, g);
+    CHECK_EQ_INT(f.n, 1);
+    if (f.n == 1)
+        CHECK_EQ_INT(f.m[0].var[1], a); /* ewadd(x1, x0): x1 = a, x0 = a2 */
+    graph_free(g);
+}
+
 /* Parameter equivalence on its own. */
 static void test_params(void) {
     ops_params a, b;
@@ -408,6 +430,7 @@ int main(void) {
     test_outside_use(rs);
     test_requires(rs);
     test_constraint(rs);
+    test_broadcast(rs);
     test_params();
     rules_set_free(rs);
     return TEST_REPORT();
