@@ -3,11 +3,12 @@
 # (default settings: alpha 1.05, budget 1000, analytic H100 cost model, numerical check on 3
 # seeds) and print one table row per model -- nodes before/after, predicted cost before/after,
 # predicted speedup, optimize time (greedy rewrites + search + folding), check time, total --
-# then write the table, the machine and the exact commands to bench/optimize/results.md.
+# then write the table, the machine and the exact commands to bench/optimize/results.md (or to
+# $RESULTS_MD).
 #
-# RULES: a rule file. Without it the script makes the rule generator's 3-op candidates
-# (`tasc generate --max-ops 3`, unverified: every result still passes the numerical check) and
-# says so in the results. Models come from `tasc model NAME` (batch 1). --keep DIR also keeps the
+# RULES: a rule file; default the shipped verified 3-op set rules/verified-3.json, or where that is
+# missing the rule generator's 3-op candidates (`tasc generate --max-ops 3`, unverified: every
+# result still passes the numerical check), as the results then say. Models come from `tasc model NAME` (batch 1). --keep DIR also keeps the
 # optimized models there as DIR/<model>.json with their sidecars (for `tasc bench MODEL OPTIMIZED`).
 # Times are wall clock on this machine; run it on an otherwise idle machine for numbers worth quoting.
 set -u
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT_MD="$HERE/results.md"
+OUT_MD=${RESULTS_MD:-$HERE/results.md}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -35,6 +36,7 @@ if ! "$TASC" --help 2>/dev/null | grep -q "^  optimize "; then
     exit 1
 fi
 rules_note=""
+[ -z "$RULES" ] && [ -f "$HERE/../../rules/verified-3.json" ] && RULES="$HERE/../../rules/verified-3.json"
 if [ -z "$RULES" ]; then
     RULES="$work/candidates3.json"
     "$TASC" generate --max-ops 3 --out "$RULES" >"$work/generate.log" 2>&1 || {
@@ -43,7 +45,7 @@ if [ -z "$RULES" ]; then
     }
     rules_note="the rule generator's 3-op candidates (\`tasc generate --max-ops 3\`, not verified by Z3; every optimized model passed the numerical check)"
 else
-    rules_note="\`$RULES\`"
+    rules_note="\`$(realpath --relative-to="$HERE/../.." "$RULES" 2>/dev/null || echo "$RULES")\`"
 fi
 n_rules=$(grep -c '"id":' "$RULES")
 check_opt=""
