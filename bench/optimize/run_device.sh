@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/optimize/run_device.sh OUT: on the GPU machine, from the repository root -- optimize each zoo
-# model with `tasc optimize` (defaults, the generator's 3-op candidates, as bench/optimize/run.sh
-# does) and time the original against the optimized model with `tasc bench` (median of 200 CUDA
+# model with `tasc optimize` (defaults; rules/verified-3.json, or the generator's 3-op candidates
+# where it is missing, as bench/optimize/run.sh does) and time the original against the optimized model with `tasc bench` (median of 200 CUDA
 # graph replays, alternating), so the analytic model's predicted speedup stands next to a measured one.
 # Binaries: TASC_OPT (a tasc with `optimize`, default .device/opt/tasc-opt) and TASC_GPU (a CUDA
 # build with `bench`, default .device/rt/bin/tasc, its libraries in .device/rt/lib); the matmul
@@ -34,7 +34,11 @@ if ldd "$GPU" "$OPT" | grep -q "not found"; then
     echo "missing shared libraries"
     exit 1
 fi
-"$OPT" generate --max-ops 3 --out "$TMP/g3.json" >/dev/null || exit 1
+if [ -f "$ROOT/rules/verified-3.json" ]; then
+    cp "$ROOT/rules/verified-3.json" "$TMP/g3.json"
+else
+    "$OPT" generate --max-ops 3 --out "$TMP/g3.json" >/dev/null || exit 1
+fi
 : >"$OUT/optimize.log"
 : >"$OUT/bench.log"
 : >"$OUT/bench.jsonl"
