@@ -802,6 +802,14 @@ static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
     return 0;
 }
 
+/* FNV-1a over a rule id. */
+static uint64_t rl_hash(const char *s) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
 static rules_set *rl_set(rl_ctx *c, json_t *root) {
     static const char *const keys[] = {"format", "version", "tool", "generator", "op_set", "max_ops", "counts",
                                        "extra", "rules", NULL};
@@ -823,6 +831,8 @@ static rules_set *rl_set(rl_ctx *c, json_t *root) {
     if (rl_keys(c, root, "top level", keys) < 0)
         return NULL;
     rules_set *rs = rules_set_new();
+    int32_t *ids = NULL; /* open addressing over rule ids: index into rs->rules, -1 empty */
+    size_t ids_cap = 0;
     json_t *v;
     if ((v = json_object_get(root, "tool"))) {
         if (rl_str(c, v, "\"tool\"", &s) < 0)
@@ -887,37 +897,49 @@ static rules_set *rl_set(rl_ctx *c, json_t *root) {
         rl_fail(c, "\"rules\" must be an array, got %s", rules ? rl_type(rules) : "nothing");
         goto fail;
     }
+    if (json_array_size(rules) > (size_t)INT32_MAX / 2) {
+        rl_fail(c, "\"rules\" has too many entries");
+        goto fail;
+    }
+    /* the whole array at once (a rule is ~10 KB: growing by doubling copies hundreds of MB), and
+     * ids through an open-addressing table of rule indexes (a pairwise check is quadratic) */
+    int32_t n_json = (int32_t)json_array_size(rules);
+    ids_cap = 16;
+    while (ids_cap < 2 * (size_t)n_json)
+        ids_cap *= 2;
+    ids = malloc(ids_cap * sizeof *ids);
+    rs->rules = malloc(((size_t)n_json + 1) * sizeof *rs->rules);
+    if (!ids || !rs->rules) {
+        rl_fail(c, "out of memory");
+        goto fail;
+    }
+    rs->cap_rules = n_json + 1;
+    for (size_t k = 0; k < ids_cap; k++)
+        ids[k] = -1;
     size_t i;
     json_t *e;
     json_array_foreach(rules, i, e) {
-        rules_rule r;
+        rules_rule *r = &rs->rules[rs->n_rules];
         c->rule_index = (int32_t)i;
         c->rule_id = NULL;
-        if (rl_rule(c, e, &r) < 0) {
-            rules_rule_clear(&r);
+        if (rl_rule(c, e, r) < 0) {
+            rules_rule_clear(r);
             goto fail;
         }
-        for (int32_t j = 0; j < rs->n_rules; j++)
-            if (!strcmp(rs->rules[j].id, r.id)) {
-                rl_fail(c, "id used twice (also rule %d)", (int)j);
-                rules_rule_clear(&r);
-                goto fail;
-            }
-        if (rs->n_rules == rs->cap_rules) {
-            int32_t cap = rs->cap_rules ? rs->cap_rules * 2 : 64;
-            rules_rule *nr = realloc(rs->rules, (size_t)cap * sizeof *nr);
-            if (!nr) {
-                rl_fail(c, "out of memory");
-                rules_rule_clear(&r);
-                goto fail;
-            }
-            rs->rules = nr;
-            rs->cap_rules = cap;
+        size_t slot = rl_hash(r->id) & (ids_cap - 1);
+        while (ids[slot] >= 0 && strcmp(rs->rules[ids[slot]].id, r->id))
+            slot = (slot + 1) & (ids_cap - 1);
+        if (ids[slot] >= 0) {
+            rl_fail(c, "id used twice (also rule %d)", (int)ids[slot]);
+            rules_rule_clear(r);
+            goto fail;
         }
-        rs->rules[rs->n_rules++] = r; /* takes the strings */
+        ids[slot] = rs->n_rules++; /* the set takes the strings */
     }
+    free(ids);
     return rs;
 fail:
+    free(ids);
     rules_set_free(rs);
     return NULL;
 }
