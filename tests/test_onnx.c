@@ -3,7 +3,8 @@
  * Real models (../shared/models/onnx, skipped with a note when absent): squeezenet1_1 and
  * bert_mini against their onnxruntime reference outputs (relative L2 < 1e-4, the measured errors
  * are printed), the graph-only resnet50 and bert_base refused without their weights and run with
- * --random-weights (finite outputs, deterministic values). Crafted models (tests/data/onnx, see
+ * --random-weights (finite outputs, deterministic values); squeezenet1_1 and bert_mini optimized
+ * (built-in rewrites + rules/verified-3.json) still match the reference. Crafted models (tests/data/onnx, see
  * gen_onnx.py): the one-line unsupported-operator report, Pad folding and refusal, typed and
  * external data, missing data, symbolic dims, bad files (truncation and corruption sweeps),
  * in-memory DATA weights (shared by clones, no file paths), sidecar files written by
@@ -23,6 +24,8 @@
 #include "exec.h"
 #include "graph.h"
 #include "onnx.h"
+#include "rules.h"
+#include "search.h"
 #include "test.h"
 
 #define DATA "tests/data/onnx/"
@@ -171,6 +174,34 @@ static int64_t nonfinite(const graph *g) {
     return bad;
 }
 
+/* g optimized the way `tasc optimize` does it (built-in rewrites, the shipped 3-op rules, the
+ * analytic cost model, a short search); the result must still match the onnxruntime reference and
+ * cost less. Returns the optimized graph (caller frees) or NULL. */
+static graph *optimized(const graph *g) {
+    char err[512];
+    rules_set *rs = rules_load("rules/verified-3.json", err, sizeof err);
+    CHECK(rs != NULL);
+    cost_model *cm = cost_analytic_new(NULL);
+    search_opts o;
+    search_opts_default(&o);
+    o.budget = 50;
+    o.time_limit_s = 0;
+    graph *best = NULL;
+    search_result res;
+    memset(&res, 0, sizeof res);
+    int rc = search_optimize(g, rs, cm, &o, &best, &res, err, sizeof err);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        printf("  %s optimized: %d -> %d nodes, cost %.1f -> %.1f us\n", g->name, (int)res.nodes_before,
+               (int)res.nodes_after, res.cost_before, res.cost_after);
+        CHECK(res.cost_after < res.cost_before);
+    }
+    search_result_free(&res);
+    cost_model_free(cm);
+    rules_set_free(rs);
+    return best;
+}
+
 static void test_real_models(void) {
     char err[1024];
     if (!exists(SHARED "squeezenet1_1.onnx")) {
@@ -190,6 +221,12 @@ static void test_real_models(void) {
         CHECK(!strcmp(g->tensors[g->outputs[0]].name, "117"));
         const char *in[1] = {SHARED "squeezenet1_1.in.input.npy"};
         CHECK(ref_err(g, in, SHARED "squeezenet1_1.out.117.npy") < 1e-4);
+        graph *opt = optimized(g);
+        if (opt) {
+            CHECK(opt->n_nodes < g->n_nodes);
+            CHECK(ref_err(opt, in, SHARED "squeezenet1_1.out.117.npy") < 1e-4);
+            graph_free(opt);
+        }
         graph_free(g);
     }
     g = imp(SHARED "bert_mini.onnx", 0, err, sizeof err);
@@ -201,6 +238,11 @@ static void test_real_models(void) {
         CHECK_EQ_INT(count_op(g, OP_GATHER), 1); /* the token type and position lookups are folded */
         const char *in[1] = {SHARED "bert_mini.in.input_ids.npy"};
         CHECK(ref_err(g, in, SHARED "bert_mini.out.layer_norm_4.npy") < 1e-4);
+        graph *opt = optimized(g);
+        if (opt) {
+            CHECK(ref_err(opt, in, SHARED "bert_mini.out.layer_norm_4.npy") < 1e-4);
+            graph_free(opt);
+        }
         graph_free(g);
     }
     /* graph-only models: a clear error without their weights, seeded random weights on request */
