@@ -278,7 +278,7 @@ static int jl_init(jl_ctx *c, const char *label, json_t *o, graph_init *init) {
         jl_fail(c, label, "\"init\" must be an object, got %s", jl_type(v));
         return -1;
     }
-    char il[GRAPH_ERR_LEN];
+    char il[GRAPH_ERR_LEN + 8]; /* label (< GRAPH_ERR_LEN) + ": init" */
     snprintf(il, sizeof il, "%s: init", label);
     const char *kind;
     if (jl_string(c, il, v, "kind", 1, &kind) < 0)

@@ -330,7 +330,7 @@ static int pp_var(pparse *p, const char *name) {
     for (int32_t v = 0; v < p->r->n_vars; v++)
         if (!strcmp(p->r->vars[v].name, name))
             return v;
-    snprintf(p->r->vars[p->r->n_vars].name, RULES_NAME_LEN, "%s", name);
+    snprintf(p->r->vars[p->r->n_vars].name, RULES_NAME_LEN, "%.*s", RULES_NAME_LEN - 1, name);
     return p->r->n_vars++;
 }
 
