@@ -97,6 +97,42 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
             ix->op_node[at[g->nodes[n].op]++] = n;
+    /* live nodes by class */
+    ix->cls_start = calloc(RULES_N_CLASSES + 1, sizeof *ix->cls_start);
+    ix->cls_node = rm_alloc((size_t)n_live * sizeof *ix->cls_node);
+    if (!ix->cls_start) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t n = 0; n < nn; n++)
+        if (ix->live[n])
+            ix->cls_start[RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in) + 1]++;
+    for (int32_t k = 0; k < RULES_N_CLASSES; k++)
+        ix->cls_start[k + 1] += ix->cls_start[k];
+    int32_t *cat = rm_alloc(RULES_N_CLASSES * sizeof *cat);
+    memcpy(cat, ix->cls_start, RULES_N_CLASSES * sizeof *cat);
+    for (int32_t n = 0; n < nn; n++)
+        if (ix->live[n])
+            ix->cls_node[cat[RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in)]++] = n;
+    free(cat);
+    /* op-to-class edges among live readers, for rules_match_possible */
+    ix->edges = calloc(RULES_EDGE_WORDS, sizeof *ix->edges);
+    if (!ix->edges) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t n = 0; n < nn; n++) {
+        const graph_node *nd = &g->nodes[n];
+        if (!ix->live[n])
+            continue;
+        for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++) {
+            const graph_tensor *ts = &g->tensors[nd->in[k]];
+            if (ts->producer < 0 || ts->out_index < 0 || ts->out_index >= OPS_MAX_OUTPUTS)
+                continue;
+            uint32_t key = RULES_EDGE_KEY(g->nodes[ts->producer].op, ts->out_index, RULES_NODE_CLASS(nd->op, nd->n_in), k);
+            ix->edges[key / 64] |= UINT64_C(1) << (key % 64);
+        }
+    }
     /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
     ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
     ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
@@ -113,6 +149,9 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->topo_pos);
     free(ix->op_start);
     free(ix->op_node);
+    free(ix->cls_start);
+    free(ix->cls_node);
+    free(ix->edges);
     free(ix->stamp);
     free(ix->stack);
     free(ix->uses_left);
@@ -161,6 +200,44 @@ int rules_match_usable(const rules_rule *r, rules_dir dir) {
     return (tv & ~bound) == 0;
 }
 
+_Static_assert(RULES_N_CLASSES <= 256, "node classes are stored in uint8_t");
+
+void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs *nd) {
+    const rules_graph *pat = rm_side(r, dir, 1);
+    memset(nd, 0, sizeof *nd);
+    for (int32_t i = 0; i < pat->n_ops; i++) {
+        const rules_op *po = &pat->ops[i];
+        int32_t cls = RULES_NODE_CLASS(po->op, po->n_in), j = 0;
+        while (j < nd->n_cls && nd->cls[j] != cls)
+            j++;
+        if (j == nd->n_cls)
+            nd->cls[nd->n_cls++] = (uint8_t)cls;
+        nd->count[j]++;
+        for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++) {
+            rules_ref ref = po->in[k];
+            if (ref.kind != RULES_REF_OP || ref.idx < 0 || ref.idx >= pat->n_ops || ref.out < 0 ||
+                ref.out >= OPS_MAX_OUTPUTS)
+                continue;
+            uint32_t key = RULES_EDGE_KEY(pat->ops[ref.idx].op, ref.out, cls, k);
+            int32_t e = 0;
+            while (e < nd->n_edges && nd->edge[e] != key)
+                e++;
+            if (e == nd->n_edges && e < RULES_NEEDS_EDGES)
+                nd->edge[nd->n_edges++] = key;
+        }
+    }
+}
+
+int rules_match_possible(const rules_match_needs *nd, const rules_match_index *ix) {
+    for (int32_t i = 0; i < nd->n_cls; i++)
+        if (ix->cls_start[nd->cls[i] + 1] - ix->cls_start[nd->cls[i]] < nd->count[i])
+            return 0;
+    for (int32_t e = 0; e < nd->n_edges; e++)
+        if (!(ix->edges[nd->edge[e] / 64] >> (nd->edge[e] % 64) & 1))
+            return 0;
+    return 1;
+}
+
 /* --- parameters ------------------------------------------------------------------------------ */
 
 static int rm_is_window_key(ops_param_key k) {
@@ -199,6 +276,12 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
     if (windowed) {
         if (n_in < 1 || (op == OP_CONV2D && n_in < 2))
             return 0;
+        int same = 1; /* equal window parameters give equal windows */
+        for (int32_t i = 0; i < d->n_params && same; i++)
+            if (rm_is_window_key(d->params[i].key))
+                same = p->v[d->params[i].key] == q->v[d->params[i].key];
+        if (same)
+            return 1;
         ops_window a, b;
         const ops_shape *w = op == OP_CONV2D ? &in[1] : NULL;
         if (ops_window2d(op, p, &in[0], w, &a, NULL, 0) < 0 || ops_window2d(op, q, &in[0], w, &b, NULL, 0) < 0)
@@ -358,9 +441,10 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
     for (int32_t j = 0; j < i; j++) /* fixed by a reader already: must be distinct too */
         if (s->m.node[j] == n)
             return;
-    ops_shape in[RULES_MAX_IN];
-    for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
-        in[k] = g->tensors[nd->in[k]].shape;
+    ops_shape in[RULES_MAX_IN]; /* only the windowed ops and split look at their input shapes */
+    if (po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D || po->op == OP_SPLIT)
+        for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
+            in[k] = g->tensors[nd->in[k]].shape;
     if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
         return;
     /* inputs: bind variables, fix producers of earlier pattern ops */
@@ -436,8 +520,9 @@ static void rm_op(rm_state *s, int32_t i) {
         }
         return;
     }
-    for (int32_t u = ix->op_start[po->op]; u < ix->op_start[po->op + 1] && !s->stop; u++)
-        rm_try(s, i, ix->op_node[u]);
+    int32_t cls = RULES_NODE_CLASS(po->op, po->n_in); /* rm_try wants the same op and input count */
+    for (int32_t u = ix->cls_start[cls]; u < ix->cls_start[cls + 1] && !s->stop; u++)
+        rm_try(s, i, ix->cls_node[u]);
 }
 
 int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const rules_match_index *ix,

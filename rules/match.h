@@ -43,6 +43,10 @@ typedef struct {
     int32_t *topo_pos;       /* [n_nodes]: position in graph_topo_order */
     int32_t *op_start;       /* [OP_COUNT + 1]: live nodes of op o are op_node[op_start[o] .. op_start[o+1]) */
     int32_t *op_node;
+    int32_t *cls_start;      /* [RULES_N_CLASSES + 1]: live nodes of class c (RULES_NODE_CLASS) are */
+    int32_t *cls_node;       /*   cls_node[cls_start[c] .. cls_start[c+1]), ascending */
+    uint64_t *edges;         /* bit set of RULES_EDGE_KEY(producer op, output, reader class, input slot)
+                                over the live readers' first RULES_MAX_IN inputs (rules_match_possible) */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
     uint32_t cur;
@@ -67,6 +71,31 @@ typedef struct {
 /* 1 if rule r can be applied in direction dir: its pattern side has an op, and every variable the
  * target side reads appears in the pattern side (so a match binds it). */
 int rules_match_usable(const rules_rule *r, rules_dir dir);
+
+/* What a pattern side needs of a graph for any match to exist: live nodes of each of its classes
+ * (op and input count; as many as it has ops of that class: matched nodes are distinct), and for
+ * each pattern op that reads output o of pattern op j in input slot k, a live node of its class
+ * reading output o of a node of j's op in slot k. A cheap filter on the index run before rules_match_find: a rule it
+ * rules out has no match (tests/test_match.c compares it with the matcher). */
+#define RULES_NODE_CLASS(op, n_in) ((int32_t)(op) * (RULES_MAX_IN + 2) + ((n_in) <= RULES_MAX_IN ? (n_in) : RULES_MAX_IN + 1))
+#define RULES_N_CLASSES (OP_COUNT * (RULES_MAX_IN + 2)) /* a node's op and input count (more than 4: one class) */
+#define RULES_EDGE_KEY(pop, out, rcls, slot) \
+    ((((uint32_t)(pop) * OPS_MAX_OUTPUTS + (uint32_t)(out)) * RULES_N_CLASSES + (uint32_t)(rcls)) * RULES_MAX_IN + \
+     (uint32_t)(slot))
+#define RULES_EDGE_WORDS ((OP_COUNT * OPS_MAX_OUTPUTS * RULES_N_CLASSES * RULES_MAX_IN + 63) / 64)
+#define RULES_NEEDS_EDGES 12 /* edges kept (more would only make the filter stricter) */
+typedef struct {
+    uint8_t n_cls;                  /* distinct node classes of the pattern */
+    uint8_t n_edges;
+    uint8_t cls[RULES_MAX_OPS];     /* RULES_NODE_CLASS values */
+    uint8_t count[RULES_MAX_OPS];   /* pattern ops of class cls[i] */
+    uint32_t edge[RULES_NEEDS_EDGES]; /* RULES_EDGE_KEY values */
+} rules_match_needs;
+
+/* The needs of rule r's pattern side in direction dir. */
+void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs *nd);
+/* 0 if the indexed graph cannot hold a match of a pattern with these needs; 1 if it may. */
+int rules_match_possible(const rules_match_needs *nd, const rules_match_index *ix);
 
 /* Called for each match; return nonzero to stop the search. */
 typedef int (*rules_match_fn)(const rules_match *m, void *user);

@@ -100,55 +100,17 @@ static uint64_t sr_shape(uint64_t h, const ops_shape *s) {
     return h;
 }
 
-/* Hashing a graph as it would be after a plan, without building it: tensor hashes are computed
- * on demand from the outputs back (memoised per tensor with a stamp), mapped tensors standing
- * for their replacements and the plan's new nodes and weights for themselves. With no plan it
- * is the graph's own hash, so hashes of built and of planned graphs compare. */
+/* The canonical hash of a graph: tensor hashes from the outputs back (memoised), a node's from its
+ * op, declared parameters and input hashes (a set for commutative ops), inputs by position and
+ * shape, weights by name and shape (constant ones by value). Node names and order do not count. */
 typedef struct {
     const graph *g;
     const uint8_t *comm;
-    const rules_apply_plan *pl;       /* may be NULL */
-    uint64_t *leaf;                   /* [n_tensors]: hashes of inputs and weights */
     uint64_t *th;                     /* [n_tensors]: memo */
-    uint32_t *stamp, cur;             /* [n_tensors] */
-    uint64_t nh[RULES_APPLY_MAX_NODES][OPS_MAX_OUTPUTS];
-    uint8_t nh_done[RULES_APPLY_MAX_NODES];
+    uint8_t *done;                    /* [n_tensors] */
 } sr_hasher;
 
-static uint64_t sr_const_weight(const ops_shape *shape, float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    return sr_step(sr_shape(0x22, shape), bits);
-}
-
-static void sr_hasher_init(sr_hasher *h, const graph *g, const uint8_t *comm) {
-    memset(h, 0, sizeof *h);
-    h->g = g;
-    h->comm = comm;
-    h->leaf = sr_alloc(sizeof(uint64_t) * (size_t)(g->n_tensors + 1));
-    h->th = sr_alloc(sizeof(uint64_t) * (size_t)(g->n_tensors + 1));
-    h->stamp = sr_alloc(sizeof(uint32_t) * (size_t)(g->n_tensors + 1));
-    for (int32_t i = 0; i < g->n_inputs; i++)
-        h->leaf[g->inputs[i]] = sr_shape(sr_step(sr_step(0x11, (uint64_t)i), g->tensors[g->inputs[i]].dtype),
-                                         &g->tensors[g->inputs[i]].shape);
-    for (int32_t i = 0; i < g->n_weights; i++) {
-        const graph_tensor *ts = &g->tensors[g->weights[i]];
-        h->leaf[g->weights[i]] = ts->init.kind == GRAPH_INIT_CONSTANT
-                                     ? sr_const_weight(&ts->shape, ts->init.value)
-                                     : sr_step(sr_shape(0x23, &ts->shape), sr_str(ts->name));
-    }
-}
-
-static void sr_hasher_free(sr_hasher *h) {
-    free(h->leaf);
-    free(h->th);
-    free(h->stamp);
-}
-
-static uint64_t sr_ref_hash(sr_hasher *h, rules_aref r);
-
-/* One node's hash from its op, declared parameters and input hashes (a set for commutative ops). */
-static uint64_t sr_node_hash(sr_hasher *h, ops_type op, const ops_params *p, int32_t n_in, const uint64_t *in) {
+static uint64_t sr_node_hash(const sr_hasher *h, ops_type op, const ops_params *p, int32_t n_in, const uint64_t *in) {
     const ops_desc *d = &ops_table[op];
     uint64_t x = sr_step(0x33, (uint64_t)op);
     for (int32_t k = 0; k < d->n_params; k++) {
@@ -172,15 +134,13 @@ static uint64_t sr_node_hash(sr_hasher *h, ops_type op, const ops_params *p, int
 }
 
 static uint64_t sr_tensor_hash(sr_hasher *h, int32_t t) {
-    if (h->pl)
-        for (int32_t i = 0; i < h->pl->n_map; i++)
-            if (h->pl->old_t[i] == t)
-                return sr_ref_hash(h, h->pl->new_t[i]);
-    if (h->stamp[t] == h->cur)
+    if (h->done[t])
         return h->th[t];
     const graph_tensor *ts = &h->g->tensors[t];
-    if (ts->producer < 0)
-        return h->leaf[t];
+    if (ts->producer < 0) {
+        h->done[t] = 1;
+        return h->th[t];
+    }
     const graph_node *nd = &h->g->nodes[ts->producer];
     uint64_t in[OPS_MAX_INPUTS];
     for (int32_t k = 0; k < nd->n_in; k++)
@@ -188,56 +148,30 @@ static uint64_t sr_tensor_hash(sr_hasher *h, int32_t t) {
     uint64_t x = sr_node_hash(h, nd->op, &nd->p, nd->n_in, in);
     for (int32_t k = 0; k < nd->n_out; k++) {
         h->th[nd->out[k]] = sr_step(x, (uint64_t)k);
-        h->stamp[nd->out[k]] = h->cur;
+        h->done[nd->out[k]] = 1;
     }
     return h->th[t];
 }
 
-static uint64_t sr_ref_hash(sr_hasher *h, rules_aref r) {
-    switch (r.kind) {
-    case RULES_AREF_TENSOR:
-        return sr_tensor_hash(h, r.idx);
-    case RULES_AREF_WEIGHT:
-        return sr_const_weight(&h->pl->weights[r.idx].shape, h->pl->weights[r.idx].value);
-    case RULES_AREF_NODE:
-        if (!h->nh_done[r.idx]) {
-            const rules_apply_node *nd = &h->pl->nodes[r.idx];
-            uint64_t in[RULES_APPLY_MAX_IN];
-            for (int32_t k = 0; k < nd->n_in; k++)
-                in[k] = sr_ref_hash(h, nd->in[k]);
-            uint64_t x = sr_node_hash(h, nd->op, &nd->p, nd->n_in, in);
-            for (int32_t k = 0; k < nd->n_out; k++)
-                h->nh[r.idx][k] = sr_step(x, (uint64_t)k);
-            h->nh_done[r.idx] = 1;
-        }
-        return h->nh[r.idx][r.out];
-    case RULES_AREF_COUNT:
-        break;
-    }
-    return 0;
-}
-
-/* The hash of h->g with plan pl applied (NULL: as it is). */
-static uint64_t sr_hash_plan(sr_hasher *h, const rules_apply_plan *pl) {
-    if (++h->cur == 0) {
-        memset(h->stamp, 0, sizeof(uint32_t) * (size_t)h->g->n_tensors);
-        h->cur = 1;
-    }
-    h->pl = pl;
-    memset(h->nh_done, 0, sizeof h->nh_done);
-    uint64_t x = sr_step(0x44, (uint64_t)h->g->n_outputs);
-    for (int32_t i = 0; i < h->g->n_outputs; i++)
-        x = sr_step(x, sr_tensor_hash(h, h->g->outputs[i]));
-    h->pl = NULL;
-    return x ? x : 1;
-}
-
 static uint64_t sr_hash(const graph *g, const uint8_t *comm) {
-    sr_hasher h;
-    sr_hasher_init(&h, g, comm);
-    uint64_t x = sr_hash_plan(&h, NULL);
-    sr_hasher_free(&h);
-    return x;
+    sr_hasher h = {g, comm, sr_alloc(sizeof(uint64_t) * (size_t)(g->n_tensors + 1)),
+                   sr_alloc((size_t)g->n_tensors + 1)};
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        h.th[g->inputs[i]] = sr_shape(sr_step(sr_step(0x11, (uint64_t)i), g->tensors[g->inputs[i]].dtype),
+                                      &g->tensors[g->inputs[i]].shape);
+    for (int32_t i = 0; i < g->n_weights; i++) {
+        const graph_tensor *ts = &g->tensors[g->weights[i]];
+        uint32_t bits;
+        memcpy(&bits, &ts->init.value, sizeof bits);
+        h.th[g->weights[i]] = ts->init.kind == GRAPH_INIT_CONSTANT ? sr_step(sr_shape(0x22, &ts->shape), bits)
+                                                                    : sr_step(sr_shape(0x23, &ts->shape), sr_str(ts->name));
+    }
+    uint64_t x = sr_step(0x44, (uint64_t)g->n_outputs);
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        x = sr_step(x, sr_tensor_hash(&h, g->outputs[i]));
+    free(h.th);
+    free(h.done);
+    return x ? x : 1;
 }
 
 /* A rule op(b, a) = op(a, b) over two distinct variables, nothing else. */
@@ -352,8 +286,6 @@ static int32_t sr_mark_duplicate_rules(const rules_set *rs, uint8_t *skip) {
 
 /* --- search state ---------------------------------------------------------------------------- */
 
-_Static_assert(OP_COUNT <= 64, "op-type sets are 64-bit masks");
-
 typedef struct {
     graph *g;             /* while needed, else NULL */
     int32_t parent;       /* -1 for the root */
@@ -376,7 +308,7 @@ typedef struct {
     uint8_t comm[OP_COUNT];
     uint8_t *skip_rule;          /* [n_rules]: commutativity rules and repeats */
     uint8_t *src_ok;             /* [n_rule_src]: usable direction of a rule not skipped */
-    uint64_t *src_ops;           /* [n_rule_src]: bit per op type of the pattern side */
+    rules_match_needs *needs;    /* [n_rule_src]: what the pattern side needs of a graph */
     int32_t n_rule_src;          /* 2 * n_rules */
     const char *prefix;
     sr_state *st;
@@ -500,8 +432,6 @@ typedef struct {
     graph *built;
     int stop;
     int32_t n_live;              /* live nodes of the parent */
-    uint64_t ops_present;        /* bit per op type with a live node */
-    sr_hasher h;                 /* over the parent graph */
     rules_apply_plan pl;
 } sr_exp;
 
@@ -585,13 +515,10 @@ static void sr_consider(sr_exp *e, rules_apply_plan *pl) {
         c->res->dropped_cost++;
         return;
     }
-    /* the child is not built: its size and hash come from the parent and the plan */
+    /* the child is not built: its size comes from the parent and the plan; duplicates are
+     * dropped when taken from the queue (hashing every candidate cost more than the rest) */
     if (e->n_live - pl->n_dead + pl->n_nodes > c->max_nodes) {
         c->res->dropped_size++;
-        return;
-    }
-    if (!sr_seen_add(c, sr_hash_plan(&e->h, pl))) {
-        c->res->dropped_dup++;
         return;
     }
     int32_t s = sr_new_state(c);
@@ -636,8 +563,8 @@ static void sr_run_source(sr_exp *e, int32_t src) {
     if (src < c->n_rule_src) {
         int32_t r = src / 2;
         rules_dir dir = (rules_dir)(src % 2);
-        /* only rules whose pattern ops all occur among the graph's live nodes */
-        if (!c->src_ok[src] || (c->src_ops[src] & ~e->ops_present))
+        /* only rules whose pattern's op types (with counts) and op-to-op edges occur in the graph */
+        if (!c->src_ok[src] || !rules_match_possible(&c->needs[src], &e->ix))
             return;
         rules_match_find(c->rs, r, dir, &e->ix, sr_on_match, e);
     } else {
@@ -657,10 +584,6 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent) {
     e->wo = sr_alloc((size_t)g->n_tensors + 1);
     e->nc = sr_alloc(sizeof(double) * (size_t)(g->n_nodes + 1));
     cost_weight_only(g, e->wo);
-    sr_hasher_init(&e->h, g, c->comm);
-    for (int32_t op = 0; op < OP_COUNT; op++)
-        if (e->ix.op_start[op + 1] > e->ix.op_start[op])
-            e->ops_present |= UINT64_C(1) << op;
     e->cost = 0.0;
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
@@ -676,7 +599,6 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent) {
 
 static void sr_exp_free(sr_exp *e) {
     rules_match_index_free(&e->ix);
-    sr_hasher_free(&e->h);
     rules_apply_plan_clear(&e->pl);
     free(e->wo);
     free(e->nc);
@@ -785,14 +707,12 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
             c.comm[c.rs->rules[r].src.ops[0].op] = 1;
         }
     c.src_ok = sr_alloc((size_t)c.n_rule_src + 1);
-    c.src_ops = sr_alloc(sizeof(uint64_t) * (size_t)(c.n_rule_src + 1));
+    c.needs = sr_alloc(sizeof(rules_match_needs) * (size_t)(c.n_rule_src + 1));
     for (int32_t src = 0; src < c.n_rule_src; src++) {
         const rules_rule *r = &c.rs->rules[src / 2];
         rules_dir dir = (rules_dir)(src % 2);
         c.src_ok[src] = !c.skip_rule[src / 2] && rules_match_usable(r, dir);
-        const rules_graph *pat = dir == RULES_DIR_FWD ? &r->src : &r->dst;
-        for (int32_t i = 0; i < pat->n_ops; i++)
-            c.src_ops[src] |= UINT64_C(1) << pat->ops[i].op;
+        rules_match_needs_of(r, dir, &c.needs[src]);
     }
     double t0 = sr_now();
     c.deadline = o->time_limit_s > 0 ? t0 + o->time_limit_s : 0.0;
@@ -817,12 +737,18 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
         int32_t p = c.st[s].parent;
         if (sr_materialize(&c, s) < 0)
             goto done;
-        if (p >= 0 && cost_graph(cm, c.st[s].g, &c.st[s].cost, NULL, err, errlen) < 0)
-            goto done; /* the exact cost (the queue held the plan's estimate) */
         if (p >= 0) {
             c.st[p].pending--;
             sr_release(&c, p);
         }
+        if (p >= 0 && !sr_seen_add(&c, sr_hash(c.st[s].g, c.comm))) {
+            res->dropped_dup++; /* a graph taken before */
+            c.st[s].expanded = 1;
+            sr_release(&c, s);
+            continue;
+        }
+        if (p >= 0 && cost_graph(cm, c.st[s].g, &c.st[s].cost, NULL, err, errlen) < 0)
+            goto done; /* the exact cost (the queue held the plan's estimate) */
         if (c.st[s].cost < c.st[c.best].cost) {
             int32_t old = c.best;
             c.best = s;
@@ -860,7 +786,7 @@ done:
     free(c.heap);
     free(c.skip_rule);
     free(c.src_ok);
-    free(c.src_ops);
+    free(c.needs);
     sr_seen_free(&c);
     return rc;
 }
