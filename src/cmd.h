@@ -52,6 +52,11 @@ typedef struct {
 int cmd_model_opt(const char *cmd, int argc, char **argv, int *i, cmd_model_opts *o);
 /* cmd_load_model_as with model options (o NULL: defaults). */
 struct graph *cmd_load_model_opts(const char *cmd, const char *path, const cmd_model_opts *o);
+/* The arguments of a command of the form `tasc CMD MODEL [model options] --out FILE`: 0, or
+ * TASC_EXIT_USAGE after printing the one-line error ("usage: USAGE (tasc CMD --help)" when MODEL or
+ * --out is missing). */
+int cmd_model_out_args(const char *cmd, int argc, char **argv, const char *usage, const char **model,
+                       const char **out, cmd_model_opts *mo);
 /* The help lines of the model options, for the subcommands' --help. */
 #define CMD_MODEL_OPTS_HELP \
     "  --random-weights      .onnx: seeded random values for weights whose external data is missing\n" \

@@ -31,35 +31,11 @@ int cmd_export(int argc, char **argv) {
         export_usage();
         return TASC_EXIT_OK;
     }
-    const char *model = NULL, *out = NULL;
+    const char *model, *out;
     cmd_model_opts mo;
-    memset(&mo, 0, sizeof mo);
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        int r = cmd_model_opt("export", argc, argv, &i, &mo);
-        if (r < 0)
-            return TASC_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        r = cmd_opt_value("export", argc, argv, &i, "--out", &val);
-        if (r < 0)
-            return TASC_EXIT_USAGE;
-        if (r > 0) {
-            out = val;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1])
-            return cmd_bad_option("export", argv[i]);
-        if (model) {
-            cmd_error("export", "more than one model given ('%s' and '%s')", model, argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-        model = argv[i];
-    }
-    if (!model || !out) {
-        cmd_error("export", "usage: tasc export MODEL --out FILE.onnx (tasc export --help)");
-        return TASC_EXIT_USAGE;
-    }
+    int ar = cmd_model_out_args("export", argc, argv, "tasc export MODEL --out FILE.onnx", &model, &out, &mo);
+    if (ar != TASC_EXIT_OK)
+        return ar;
     graph *g = cmd_load_model_opts("export", model, &mo);
     if (!g)
         return TASC_EXIT_INPUT;

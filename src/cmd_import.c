@@ -37,35 +37,11 @@ int cmd_import(int argc, char **argv) {
         import_usage();
         return TASC_EXIT_OK;
     }
-    const char *model = NULL, *out = NULL;
+    const char *model, *out;
     cmd_model_opts mo;
-    memset(&mo, 0, sizeof mo);
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        int r = cmd_model_opt("import", argc, argv, &i, &mo);
-        if (r < 0)
-            return TASC_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        r = cmd_opt_value("import", argc, argv, &i, "--out", &val);
-        if (r < 0)
-            return TASC_EXIT_USAGE;
-        if (r > 0) {
-            out = val;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1])
-            return cmd_bad_option("import", argv[i]);
-        if (model) {
-            cmd_error("import", "more than one model given ('%s' and '%s')", model, argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-        model = argv[i];
-    }
-    if (!model || !out) {
-        cmd_error("import", "usage: tasc import MODEL.onnx --out MODEL.json (tasc import --help)");
-        return TASC_EXIT_USAGE;
-    }
+    int ar = cmd_model_out_args("import", argc, argv, "tasc import MODEL.onnx --out MODEL.json", &model, &out, &mo);
+    if (ar != TASC_EXIT_OK)
+        return ar;
     size_t n = strlen(model);
     if (n < 5 || strcmp(model + n - 5, ".onnx") != 0) {
         cmd_error("import", "%s: not an .onnx file", model);

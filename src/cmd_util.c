@@ -172,6 +172,39 @@ int cmd_bad_option(const char *cmd, const char *arg) {
     return TASC_EXIT_USAGE;
 }
 
+int cmd_model_out_args(const char *cmd, int argc, char **argv, const char *usage, const char **model,
+                       const char **out, cmd_model_opts *mo) {
+    *model = *out = NULL;
+    memset(mo, 0, sizeof *mo);
+    for (int i = 1; i < argc; i++) {
+        const char *val = NULL;
+        int r = cmd_model_opt(cmd, argc, argv, &i, mo);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val);
+        if (r < 0)
+            return TASC_EXIT_USAGE;
+        if (r > 0) {
+            *out = val;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cmd_bad_option(cmd, argv[i]);
+        if (*model) {
+            cmd_error(cmd, "more than one model given ('%s' and '%s')", *model, argv[i]);
+            return TASC_EXIT_USAGE;
+        }
+        *model = argv[i];
+    }
+    if (!*model || !*out) {
+        cmd_error(cmd, "usage: %s (tasc %s --help)", usage, cmd);
+        return TASC_EXIT_USAGE;
+    }
+    return TASC_EXIT_OK;
+}
+
 int cmd_tmp_open(const char *cmd, const char *path, cmd_tmpfile *t) {
     memset(t, 0, sizeof *t);
     size_t n = strlen(path);
