@@ -1,4 +1,4 @@
-/* cmd_optimize.c: `tasc optimize MODEL --rules FILE --out OUT` -- the optimizer's command: greedy
+/* cmd_optimize.c: `tasc optimize MODEL [--rules FILE] --out OUT` -- the optimizer's command: greedy
  * built-in rewrites, cost-based backtracking search over the rule set and the built-in merges,
  * constant folding (src/search.h), then the numerical check, and only if it passes the optimized
  * model is written (JSON, plus a sidecar of the folded weights' values).
@@ -7,6 +7,7 @@
  * search statistics, the check per output, what was written, times). stderr: progress lines and
  * errors. Predicted costs come from the cost model named by --cost: the analytic H100 roofline
  * (src/cost.h) or, in a CUDA build on a GPU, the measured times of src/../ops/cuda/rt_cost.h.
+ * Without --rules the shipped rule set is used (opt_default_rules says where it is looked for).
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "cost.h"
@@ -32,16 +34,21 @@ int cmd_optimize(int argc, char **argv); /* listed in main.c's command table */
 #define OPT_ERR_LEN 1024
 #define OPT_DEFAULT_SEEDS 3
 #define OPT_DEFAULT_TOL 1e-4
+#define OPT_RULES_FILE "verified-4.json" /* the shipped rule set (rules/MANIFEST) */
+#ifndef TASC_RULES_DIR
+#define TASC_RULES_DIR "" /* the source tree's rules/, set by CMake */
+#endif
 
 static void opt_usage(void) {
     search_opts d;
     search_opts_default(&d);
-    printf("usage: tasc optimize MODEL [--rules FILE] --out OUT [--alpha A] [--budget B] [--time-limit S]\n"
+    printf("usage: tasc optimize MODEL [--rules FILE|none] --out OUT [--alpha A] [--budget B] [--time-limit S]\n"
            "                          [--cost analytic|measured] [--no-check] [--seeds N] [--tol T]\n"
            "                          [--dot FILE] [--quiet] [ONNX options]\n"
            "\n"
-           "Optimize MODEL with the substitution rules in FILE and the built-in rewrites, and write\n"
-           "the result to OUT (JSON; folded weights go to the sidecar OUT.weights.bin). Steps:\n"
+           "Optimize MODEL with the substitution rules in FILE (default: the shipped, Z3-verified set\n"
+           "rules/" OPT_RULES_FILE ") and the built-in rewrites, and write the result to OUT (JSON;\n"
+           "folded weights go to the sidecar OUT.weights.bin). Steps:\n"
            "greedy built-in rewrites (common subexpressions, conv+batchnorm folding, bias and relu/gelu\n"
            "fused into conv2d and matmul, a concat of a whole split undone), folding of weight-only\n"
            "nodes into weights, TASO's cost-based\n"
@@ -52,7 +59,11 @@ static void opt_usage(void) {
            "are printed, and an error above --tol or any NaN/Inf fails the command: nothing is written.\n"
            "\n"
            "options:\n"
-           "  --rules FILE       rule file (rules/README.md); without it, built-in rewrites only\n"
+           "  --rules FILE       rule file (rules/README.md). Default: $TASC_RULES if set, else\n"
+           "                     rules/" OPT_RULES_FILE " of the source tree tasc was built from, else\n"
+           "                     rules/" OPT_RULES_FILE " beside the executable or one folder up\n"
+           "  --rules none, --no-rules\n"
+           "                     no rule file: built-in rewrites only\n"
            "  --out OUT          the optimized model (required)\n"
            "  --alpha A          keep graphs costing up to A times the best found (default %.2f; 1..10)\n"
            "  --budget B         expand at most B graphs (default %lld)\n"
@@ -70,7 +81,8 @@ static void opt_usage(void) {
            "  -h, --help         this text\n"
            "\n"
            "exit codes: 0 ok, 1 bad model or rule file, or the check failed (nothing written),\n"
-           "            2 bad command line, 3 --cost measured without CUDA or a GPU, 4 internal error\n",
+           "            2 bad command line, 3 --cost measured without CUDA or a GPU, or no default\n"
+           "            rule file found, 4 internal error\n",
            d.alpha, (long long)d.budget, d.time_limit_s, OPT_DEFAULT_SEEDS, OPT_DEFAULT_TOL);
 }
 
@@ -78,6 +90,44 @@ static double opt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The default rule file into path: $TASC_RULES (as given: a missing file is reported by the
+ * loader; "none": no rules, path set to ""), else the first readable of TASC_RULES_DIR/FILE (the
+ * source tree, known at build time), <exe dir>/rules/FILE and <exe dir>/../rules/FILE. Returns 0,
+ * or -1 after a one-line message when none is found. */
+static int opt_default_rules(char *path, size_t len) {
+    const char *env = getenv("TASC_RULES");
+    if (env && *env) {
+        snprintf(path, len, "%s", strcmp(env, "none") ? env : "");
+        return 0;
+    }
+    char tried[3][1024];
+    int n = 0;
+    if (TASC_RULES_DIR[0])
+        snprintf(tried[n++], sizeof tried[0], "%s/%s", TASC_RULES_DIR, OPT_RULES_FILE);
+    char exe[800];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(tried[n++], sizeof tried[0], "%s/rules/%s", exe, OPT_RULES_FILE);
+            snprintf(tried[n++], sizeof tried[0], "%s/../rules/%s", exe, OPT_RULES_FILE);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (access(tried[i], R_OK) == 0) {
+            snprintf(path, len, "%s", tried[i]);
+            return 0;
+        }
+    char list[3200] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", tried[i]);
+    cmd_error("optimize", "the shipped rule file %s was not found (tried: %s); give --rules FILE or --rules none, "
+              "or set TASC_RULES", OPT_RULES_FILE, n ? list : "nothing");
+    return -1;
 }
 
 static int opt_parse_double(const char *opt, const char *val, double lo, double hi, double *out) {
@@ -162,7 +212,13 @@ int cmd_optimize(int argc, char **argv) {
         } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--rules", &val)) != 0) {
             if (r < 0)
                 return TASC_EXIT_USAGE;
+            if (!*val) {
+                cmd_error("optimize", "bad value for --rules: '' (a file, or none)");
+                return TASC_EXIT_USAGE;
+            }
             rules_path = val;
+        } else if (!strcmp(argv[i], "--no-rules")) {
+            rules_path = "none";
         } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--out", &val)) != 0) {
             if (r < 0)
                 return TASC_EXIT_USAGE;
@@ -225,6 +281,15 @@ int cmd_optimize(int argc, char **argv) {
         return TASC_EXIT_USAGE;
     }
     so.progress = quiet ? NULL : stderr;
+    char default_rules[4096];
+    int rules_default = !rules_path;
+    if (rules_default) {
+        if (opt_default_rules(default_rules, sizeof default_rules) < 0)
+            return TASC_EXIT_RESOURCE;
+        rules_path = default_rules;
+    }
+    if (!strcmp(rules_path, "none") || !*rules_path)
+        rules_path = NULL; /* built-in rewrites only */
 
     int rc = TASC_EXIT_INPUT;
     char err[OPT_ERR_LEN];
@@ -270,7 +335,10 @@ int cmd_optimize(int argc, char **argv) {
     double t_opt = opt_now();
 
     printf("model: %s (%s)\n", g->name, model);
-    printf("rules: %s\n", rules_path ? rules_path : "(none: built-in rewrites only)");
+    if (rules_path)
+        printf("rules: %s%s\n", rules_path, rules_default ? " (default)" : "");
+    else
+        printf("rules: (none: built-in rewrites only)\n");
     if (rs)
         printf("  %d rules\n", (int)rs->n_rules);
     printf("cost model: %s\n", cost_model_name(cm));

@@ -2,9 +2,10 @@
 # cli_optimize.sh TASC: `tasc optimize` end to end. A zoo model optimized with the hand-written
 # rules of tests/data/opt/ is cheaper, passes the numerical check, is written with its sidecar,
 # runs, is byte-identical when made again, and --dot marks the rewritten nodes. A false rule
-# (relu(x) = x) fails the check: exit 1, one line, nothing written. Bad command lines exit 2, bad
-# files exit 1, each with one line on stderr. Skipped (77) while the tasc binary does not list
-# `optimize` (src/main.c).
+# (relu(x) = x) fails the check: exit 1, one line, nothing written. Without --rules the default
+# rule set is used ($TASC_RULES, else the shipped rules/verified-4.json); --rules none: none.
+# Bad command lines exit 2, bad files exit 1, each with one line on stderr. Skipped (77) while
+# the tasc binary does not list `optimize` (src/main.c).
 set -u
 TASC=${1:?usage: cli_optimize.sh TASC}
 fail=0
@@ -67,8 +68,28 @@ expect 2 "bad value for --dot" optimize "$tmp/sq.json" --out "$tmp/x.json" --dot
 # optimizing the optimized model again keeps working (its names already use the prefix)
 expect 0 "" optimize "$tmp/a/o.json" --rules $R --out "$tmp/o3.json" --quiet
 # built-in rewrites only, search options
-expect 0 "" optimize "$tmp/sq.json" --out "$tmp/o4.json" --quiet --budget 5 --alpha 1.0 --time-limit 30 --seeds 1
+expect 0 "" optimize "$tmp/sq.json" --rules none --out "$tmp/o4.json" --quiet --budget 5 --alpha 1.0 --time-limit 30 --seeds 1
 grep -q "built-in rewrites only" "$tmp/out" || { echo "FAIL: no note about running without rules"; fail=1; }
+expect 0 "" optimize "$tmp/sq.json" --no-rules --out "$tmp/o4.json" --quiet --budget 5 --no-check
+grep -q "^rules: (none: built-in rewrites only)" "$tmp/out" || { echo "FAIL: --no-rules still used rules"; fail=1; }
+
+# the default rule set: $TASC_RULES, else the shipped rules/verified-4.json of the source tree
+TASC_RULES=$R expect 0 "" optimize tests/data/opt/mlp.json --out "$tmp/d1.json" --quiet --no-check
+grep -q "^rules: $R (default)" "$tmp/out" || { echo "FAIL: \$TASC_RULES not used: $(head -3 "$tmp/out")"; fail=1; }
+grep -q "^  $(grep -c '"id":' $R) rules" "$tmp/out" || { echo "FAIL: \$TASC_RULES: wrong rule count"; fail=1; }
+TASC_RULES=none expect 0 "" optimize tests/data/opt/mlp.json --out "$tmp/d2.json" --quiet --no-check
+grep -q "built-in rewrites only" "$tmp/out" || { echo "FAIL: TASC_RULES=none still used rules"; fail=1; }
+TASC_RULES="$tmp/missing.json" expect 1 "missing.json: No such file" optimize tests/data/opt/mlp.json --out "$tmp/d3.json"
+[ ! -e "$tmp/d3.json" ] || { echo "FAIL: output written without its rule file"; fail=1; }
+expect 2 "bad value for --rules" optimize tests/data/opt/mlp.json --rules "" --out "$tmp/d3.json"
+if [ -f rules/verified-4.json ]; then
+    (unset TASC_RULES; "$TASC" optimize tests/data/opt/mlp.json --out "$tmp/d4.json" --quiet --budget 5 --no-check \
+        >"$tmp/out" 2>"$tmp/err") || { echo "FAIL: the default rule set: $(cat "$tmp/err")"; fail=1; }
+    grep -q "^rules: .*rules/verified-4.json (default)$" "$tmp/out" ||
+        { echo "FAIL: the default is not the shipped set: $(head -3 "$tmp/out")"; fail=1; }
+    grep -q "^  $(grep -c '"id":' rules/verified-4.json) rules$" "$tmp/out" ||
+        { echo "FAIL: the shipped set not loaded whole: $(head -3 "$tmp/out")"; fail=1; }
+fi
 
 # a false rule: the check fails, nothing is written
 expect 1 "numerical check failed" optimize tests/data/opt/mlp.json --rules tests/data/opt/rules_wrong.json \
@@ -79,7 +100,7 @@ grep -q "^check: FAILED" "$tmp/out" || { echo "FAIL: the summary does not say th
 ls "$tmp" | grep -q "bad.json.tmp" && { echo "FAIL: a temporary was left behind"; fail=1; }
 
 # an original that is not finite cannot pass the check
-expect 1 "original model has" optimize tests/data/cli/nan.json --out "$tmp/nan.json" --quiet
+expect 1 "original model has" optimize tests/data/cli/nan.json --rules none --out "$tmp/nan.json" --quiet
 [ ! -e "$tmp/nan.json" ] || { echo "FAIL: output written for a model with NaN outputs"; fail=1; }
 
 # bad command lines: exit 2
@@ -99,12 +120,12 @@ expect 2 "unexpected argument" optimize "$tmp/sq.json" "$tmp/sq.json" --out "$tm
 expect 1 "nope.json" optimize "$tmp/nope.json" --out "$tmp/x.json"
 echo '{"format": "tasc-rules", "version": 1, "rules": [{"id": "r"}]}' >"$tmp/badrules.json"
 expect 1 "badrules.json" optimize "$tmp/sq.json" --rules "$tmp/badrules.json" --out "$tmp/x.json"
-expect 1 "cycle.json" optimize tests/data/cli/cycle.json --out "$tmp/x.json"
-expect 1 "" optimize "$tmp/sq.json" --out "$tmp/no/such/dir/x.json" --quiet --no-check
+expect 1 "cycle.json" optimize tests/data/cli/cycle.json --rules none --out "$tmp/x.json"
+expect 1 "" optimize "$tmp/sq.json" --rules none --out "$tmp/no/such/dir/x.json" --quiet --no-check
 [ ! -e "$tmp/x.json" ] || { echo "FAIL: output written for a failed command"; fail=1; }
 
 # the measured cost model needs the GPU runtime
-"$TASC" optimize "$tmp/sq.json" --out "$tmp/m.json" --cost measured --quiet >"$tmp/out" 2>"$tmp/err"
+"$TASC" optimize "$tmp/sq.json" --rules none --out "$tmp/m.json" --cost measured --quiet >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
     echo "FAIL: --cost measured exited $rc (0 with a GPU, 3 without): $(cat "$tmp/err")"
