@@ -1,10 +1,12 @@
 # Convenience front end over CMake. The README's quick start:
-#   make demo   install what is missing, build, optimize the default model (with the numerical check)
+#   make demo   install what is missing, build, optimize the default model with the shipped rule set
+#               (then the numerical check) and print the before/after summary
 #   make test   build with ASan+UBSan and run the whole test suite
 JOBS ?= $(shell nproc)
 BUILD ?= build
 TEST_BUILD ?= build-test
 DEMO_MODEL ?= models/resnet50.json
+DEMO_RULES ?= rules/verified-4.json
 
 .PHONY: all setup build demo test clean
 all: build
@@ -19,7 +21,7 @@ build: setup
 demo: build
 	./$(BUILD)/tasc info $(DEMO_MODEL)
 	mkdir -p $(BUILD)/demo
-	./$(BUILD)/tasc optimize $(DEMO_MODEL) --out $(BUILD)/demo/optimized.json
+	./$(BUILD)/tasc optimize $(DEMO_MODEL) --rules $(DEMO_RULES) --out $(BUILD)/demo/optimized.json
 
 test: setup
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASC_SANITIZE=ON >/dev/null
