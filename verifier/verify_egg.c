@@ -16,48 +16,12 @@
 
 #include "verify_impl.h"
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int oom;
-} eg_buf;
-
-VERIFY_PRINTF(2, 3)
-static void eg_printf(eg_buf *b, const char *fmt, ...) {
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->n + (size_t)k + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
 /* Output sizes of an op along its split axis, computed from the rule's recorded shapes. */
-static int eg_term(eg_buf *b, const rules_rule *r, const rules_graph *g, rules_ref ref,
+static int eg_term(verify_buf *b, const rules_rule *r, const rules_graph *g, rules_ref ref,
                    ops_shape shapes[RULES_MAX_OPS][OPS_MAX_OUTPUTS], uint32_t *vars, char *err, size_t errlen);
 
 /* split output `out` of op k: the pieces split0/split1 of the remaining tensor, as in verify_z3.c. */
-static int eg_split(eg_buf *b, const rules_rule *r, const rules_graph *g, int32_t k, int32_t out,
+static int eg_split(verify_buf *b, const rules_rule *r, const rules_graph *g, int32_t k, int32_t out,
                     ops_shape shapes[RULES_MAX_OPS][OPS_MAX_OUTPUTS], uint32_t *vars, char *err, size_t errlen) {
     const rules_op *o = &g->ops[k];
     int64_t ax = o->p.v[PM_AXIS];
@@ -65,24 +29,24 @@ static int eg_split(eg_buf *b, const rules_rule *r, const rules_graph *g, int32_
     /* out j < n-1: split0(ax, size_j, rest_j); rest_{j+1} = split1(ax, size_j, rest_j) */
     int32_t opens = 0;
     if (out < n_out - 1) {
-        eg_printf(b, "(split0 %lld %lld ", (long long)ax, (long long)shapes[k][out].dims[ax]);
+        verify_buf_printf(b, "(split0 %lld %lld ", (long long)ax, (long long)shapes[k][out].dims[ax]);
         opens++;
     }
     for (int32_t j = (out < n_out - 1 ? out : n_out - 1) - 1; j >= 0; j--) {
-        eg_printf(b, "(split1 %lld %lld ", (long long)ax, (long long)shapes[k][j].dims[ax]);
+        verify_buf_printf(b, "(split1 %lld %lld ", (long long)ax, (long long)shapes[k][j].dims[ax]);
         opens++;
     }
     if (eg_term(b, r, g, o->in[0], shapes, vars, err, errlen) < 0)
         return -1;
     for (int32_t i = 0; i < opens; i++)
-        eg_printf(b, ")");
+        verify_buf_printf(b, ")");
     return 0;
 }
 
-static int eg_term(eg_buf *b, const rules_rule *r, const rules_graph *g, rules_ref ref,
+static int eg_term(verify_buf *b, const rules_rule *r, const rules_graph *g, rules_ref ref,
                    ops_shape shapes[RULES_MAX_OPS][OPS_MAX_OUTPUTS], uint32_t *vars, char *err, size_t errlen) {
     if (ref.kind == RULES_REF_VAR) {
-        eg_printf(b, "?%s", r->vars[ref.idx].name);
+        verify_buf_printf(b, "?%s", r->vars[ref.idx].name);
         *vars |= 1u << ref.idx;
         return 0;
     }
@@ -91,13 +55,13 @@ static int eg_term(eg_buf *b, const rules_rule *r, const rules_graph *g, rules_r
         return eg_split(b, r, g, ref.idx, ref.out, shapes, vars, err, errlen);
     if (o->op == OP_CONCAT) {
         for (int32_t i = 1; i < o->n_in; i++)
-            eg_printf(b, "(concat %lld ", (long long)o->p.v[PM_AXIS]);
+            verify_buf_printf(b, "(concat %lld ", (long long)o->p.v[PM_AXIS]);
         for (int32_t i = 0; i < o->n_in; i++) {
             if (eg_term(b, r, g, o->in[i], shapes, vars, err, errlen) < 0)
                 return -1;
-            eg_printf(b, i ? ")" : " ");
+            verify_buf_printf(b, i ? ")" : " ");
             if (i && i + 1 < o->n_in)
-                eg_printf(b, " ");
+                verify_buf_printf(b, " ");
         }
         return 0;
     }
@@ -108,7 +72,7 @@ static int eg_term(eg_buf *b, const rules_rule *r, const rules_graph *g, rules_r
         return verify_fail(err, errlen, "rule '%s': %s has no rewrite-language name", r->id, ops_table[o->op].name);
     const vsig *s = &vsig_table[sig];
     char nm[64];
-    eg_printf(b, "(%s", vsig_name(sig, nm, sizeof nm));
+    verify_buf_printf(b, "(%s", vsig_name(sig, nm, sizeof nm));
     for (int32_t k = 0; k < s->n_int; k++) {
         int64_t v = 0;
         switch (s->iarg[k].kind) {
@@ -130,19 +94,19 @@ static int eg_term(eg_buf *b, const rules_rule *r, const rules_graph *g, rules_r
         if (v < 0)
             return verify_fail(err, errlen, "rule '%s': %s parameters outside the rewrite language", r->id,
                                ops_table[o->op].name);
-        eg_printf(b, " %lld", (long long)v);
+        verify_buf_printf(b, " %lld", (long long)v);
     }
     for (int32_t i = 0; i < o->n_in; i++) {
-        eg_printf(b, " ");
+        verify_buf_printf(b, " ");
         if (eg_term(b, r, g, o->in[i], shapes, vars, err, errlen) < 0)
             return -1;
     }
-    eg_printf(b, ")");
+    verify_buf_printf(b, ")");
     return 0;
 }
 
 char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t errlen) {
-    eg_buf out = {0};
+    verify_buf out = {0};
     int64_t skip = 0;
     ops_shape sh[RULES_SIDE_COUNT][RULES_MAX_OPS][OPS_MAX_OUTPUTS];
     for (int32_t i = 0; i < rs->n_rules; i++) {
@@ -155,7 +119,7 @@ char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t
                 return NULL;
             }
         for (int32_t k = 0; k < r->n_outputs; k++) {
-            eg_buf t[2] = {{0}, {0}};
+            verify_buf t[2] = {{0}, {0}};
             uint32_t vars[2] = {0, 0};
             int bare[2];
             for (int s = 0; s < 2; s++) {
@@ -176,7 +140,7 @@ char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t
             else if (!same && !bare[1] && (vars[0] & ~vars[1]) == 0)
                 l = 1;
             if (!oom && l >= 0)
-                eg_printf(&out, "%s=>%s\n", t[l].s, t[1 - l].s);
+                verify_buf_printf(&out, "%s=>%s\n", t[l].s, t[1 - l].s);
             else if (!oom)
                 skip++;
             out.oom |= oom;

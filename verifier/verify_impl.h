@@ -30,6 +30,15 @@
 /* "..." into err (one line: newlines become spaces); returns -1. err may be NULL. */
 int verify_fail(char *err, size_t errlen, const char *fmt, ...) VERIFY_PRINTF(3, 4);
 uint64_t verify_hash64(const void *data, size_t n, uint64_t seed);
+
+/* A growing string (JSON and S-expression output): printf appends; oom is set, and later appends
+ * are ignored, when memory runs out. Zero-initialise; free(b.s). */
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} verify_buf;
+void verify_buf_printf(verify_buf *b, const char *fmt, ...) VERIFY_PRINTF(2, 3);
 double verify_now(void);
 
 /* --- linear dim expressions ------------------------------------------------------------------- */

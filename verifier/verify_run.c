@@ -35,14 +35,7 @@ void verify_config_default(verify_config *cfg) {
 
 /* --- JSON helpers -------------------------------------------------------------------------------- */
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int oom;
-} vb_buf;
-
-VERIFY_PRINTF(2, 3)
-static void vb_printf(vb_buf *b, const char *fmt, ...) {
+void verify_buf_printf(verify_buf *b, const char *fmt, ...) {
     if (b->oom)
         return;
     for (;;) {
@@ -58,7 +51,7 @@ static void vb_printf(vb_buf *b, const char *fmt, ...) {
             b->n += (size_t)k;
             return;
         }
-        size_t cap = b->cap ? b->cap * 2 : 256;
+        size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->n + (size_t)k + 1)
             cap *= 2;
         char *s = realloc(b->s, cap);
@@ -71,36 +64,36 @@ static void vb_printf(vb_buf *b, const char *fmt, ...) {
     }
 }
 
-static void vb_str(vb_buf *b, const char *s) {
-    vb_printf(b, "\"");
+static void vb_str(verify_buf *b, const char *s) {
+    verify_buf_printf(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
-            vb_printf(b, "\\%c", *p);
+            verify_buf_printf(b, "\\%c", *p);
         else if (*p < 0x20)
-            vb_printf(b, "\\u%04x", *p);
+            verify_buf_printf(b, "\\u%04x", *p);
         else
-            vb_printf(b, "%c", *p);
+            verify_buf_printf(b, "%c", *p);
     }
-    vb_printf(b, "\"");
+    verify_buf_printf(b, "\"");
 }
 
 char *verify_proof_json(const verify_axioms *ax, const verify_result *res) {
-    vb_buf b = {0};
-    vb_printf(&b, "{\"status\":\"%s\"", verify_outcome_names[res->outcome]);
+    verify_buf b = {0};
+    verify_buf_printf(&b, "{\"status\":\"%s\"", verify_outcome_names[res->outcome]);
     if (res->outcome == VERIFY_PROVED) {
-        vb_printf(&b, ",\"time_s\":%.3f,\"axioms\":[", res->time_s);
+        verify_buf_printf(&b, ",\"time_s\":%.3f,\"axioms\":[", res->time_s);
         for (int32_t i = 0; i < res->n_core; i++) {
-            vb_printf(&b, "%s", i ? "," : "");
+            verify_buf_printf(&b, "%s", i ? "," : "");
             vb_str(&b, verify_axiom_name(ax, res->core[i]));
         }
-        vb_printf(&b, "]");
+        verify_buf_printf(&b, "]");
     } else {
         if (res->time_s > 0)
-            vb_printf(&b, ",\"time_s\":%.3f", res->time_s);
-        vb_printf(&b, ",\"reason\":");
+            verify_buf_printf(&b, ",\"time_s\":%.3f", res->time_s);
+        verify_buf_printf(&b, ",\"reason\":");
         vb_str(&b, res->reason);
     }
-    vb_printf(&b, "}");
+    verify_buf_printf(&b, "}");
     if (b.oom) {
         free(b.s);
         return NULL;
@@ -114,53 +107,53 @@ typedef struct {
     uint64_t a, b;
 } vc_key;
 
-static void vk_put(vb_buf *b, const rules_graph *g) {
-    vb_printf(b, "[");
+static void vk_put(verify_buf *b, const rules_graph *g) {
+    verify_buf_printf(b, "[");
     for (int32_t k = 0; k < g->n_ops; k++) {
         const rules_op *o = &g->ops[k];
-        vb_printf(b, "(%s", ops_table[o->op].name);
+        verify_buf_printf(b, "(%s", ops_table[o->op].name);
         for (int32_t i = 0; i < ops_table[o->op].n_params; i++) {
             ops_param_key key = ops_table[o->op].params[i].key;
             if (key == PM_LIST) {
-                vb_printf(b, " L");
+                verify_buf_printf(b, " L");
                 for (int32_t j = 0; j < o->p.n_list; j++)
-                    vb_printf(b, ",%lld", (long long)o->p.list[j]);
+                    verify_buf_printf(b, ",%lld", (long long)o->p.list[j]);
             } else {
-                vb_printf(b, " %lld", (long long)o->p.v[key]);
+                verify_buf_printf(b, " %lld", (long long)o->p.v[key]);
             }
         }
         for (int32_t i = 0; i < o->n_in; i++)
-            vb_printf(b, " %c%d.%d", o->in[i].kind == RULES_REF_VAR ? 'v' : 'o', (int)o->in[i].idx, (int)o->in[i].out);
-        vb_printf(b, ")");
+            verify_buf_printf(b, " %c%d.%d", o->in[i].kind == RULES_REF_VAR ? 'v' : 'o', (int)o->in[i].idx, (int)o->in[i].out);
+        verify_buf_printf(b, ")");
     }
-    vb_printf(b, "]");
+    verify_buf_printf(b, "]");
 }
 
 /* The key of a candidate: everything that decides its outcome, nothing of its provenance. */
 static vc_key vk_of(const rules_rule *r, const char *axhash, const char *ophash, int numeric, uint64_t seed) {
-    vb_buf b = {0};
-    vb_printf(&b, "%s|%s|%d|%" PRIu64 "|", axhash, ophash, numeric, seed);
+    verify_buf b = {0};
+    verify_buf_printf(&b, "%s|%s|%d|%" PRIu64 "|", axhash, ophash, numeric, seed);
     for (int32_t v = 0; v < r->n_vars; v++) {
-        vb_printf(&b, "%s(", r->vars[v].name);
+        verify_buf_printf(&b, "%s(", r->vars[v].name);
         for (int32_t d = 0; d < r->vars[v].shape.rank; d++)
-            vb_printf(&b, "%lld,", (long long)r->vars[v].shape.dims[d]);
-        vb_printf(&b, ")");
+            verify_buf_printf(&b, "%lld,", (long long)r->vars[v].shape.dims[d]);
+        verify_buf_printf(&b, ")");
     }
     vk_put(&b, &r->src);
     vk_put(&b, &r->dst);
     for (int32_t i = 0; i < r->n_outputs; i++)
-        vb_printf(&b, "<%c%d.%d=%c%d.%d>", r->outputs[i].src.kind == RULES_REF_VAR ? 'v' : 'o', (int)r->outputs[i].src.idx,
+        verify_buf_printf(&b, "<%c%d.%d=%c%d.%d>", r->outputs[i].src.kind == RULES_REF_VAR ? 'v' : 'o', (int)r->outputs[i].src.idx,
                   (int)r->outputs[i].src.out, r->outputs[i].dst.kind == RULES_REF_VAR ? 'v' : 'o',
                   (int)r->outputs[i].dst.idx, (int)r->outputs[i].dst.out);
     for (int32_t i = 0; i < r->n_constraints; i++) {
         const rules_constraint *c = &r->constraints[i];
-        vb_printf(&b, "{%d %d %d %d %lld", (int)c->side, (int)c->op, (int)c->key, (int)c->list_index, (long long)c->value);
+        verify_buf_printf(&b, "{%d %d %d %d %lld", (int)c->side, (int)c->op, (int)c->key, (int)c->list_index, (long long)c->value);
         for (int32_t e = 0; e < c->n_eq; e++)
-            vb_printf(&b, " %d.%d", (int)c->eq[e].var, (int)c->eq[e].dim);
-        vb_printf(&b, "}");
+            verify_buf_printf(&b, " %d.%d", (int)c->eq[e].var, (int)c->eq[e].dim);
+        verify_buf_printf(&b, "}");
     }
     for (int32_t i = 0; i < r->n_requires; i++)
-        vb_printf(&b, "[%d.%d=%lld]", (int)r->requires[i].var, (int)r->requires[i].dim, (long long)r->requires[i].value);
+        verify_buf_printf(&b, "[%d.%d=%lld]", (int)r->requires[i].var, (int)r->requires[i].dim, (long long)r->requires[i].value);
     vc_key k = {0, 0};
     if (!b.oom) {
         k.a = verify_hash64(b.s, b.n, UINT64_C(0x1));
@@ -564,17 +557,17 @@ static rules_set *vr_manifest(const verify_axioms *ax, const verify_config *cfg,
     bad |= rules_set_count(rs, "proved", (uint64_t)s->proved) < 0;
     bad |= rules_set_count(rs, "refuted", (uint64_t)s->refuted) < 0;
     bad |= rules_set_count(rs, "unknown", (uint64_t)s->unknown) < 0;
-    vb_buf b = {0};
-    vb_printf(&b, "{\"axioms\":\"verifier/axioms.smt2\",\"axioms_hash\":\"%s\",\"opset_hash\":\"%s\",\"z3\":",
+    verify_buf b = {0};
+    verify_buf_printf(&b, "{\"axioms\":\"verifier/axioms.smt2\",\"axioms_hash\":\"%s\",\"opset_hash\":\"%s\",\"z3\":",
               verify_axioms_hash(ax), verify_opset_hash());
     vb_str(&b, Z3_get_full_version());
-    vb_printf(&b,
+    verify_buf_printf(&b,
               ",\"timeout_s\":%g,\"model\":\"elementwise operands of equal shape (no broadcasting), matmul and "
               "transpose of matrices, conv2d and pools without dilation or explicit non-zero padding\"",
               cfg->timeout_s);
     if (cands->extra_json)
-        vb_printf(&b, ",\"candidates_extra\":%s", cands->extra_json);
-    vb_printf(&b, "}");
+        verify_buf_printf(&b, ",\"candidates_extra\":%s", cands->extra_json);
+    verify_buf_printf(&b, "}");
     rs->extra_json = b.s;
     if (bad || b.oom) {
         rules_set_free(rs);
