@@ -9,7 +9,6 @@
  * side on the left and a left side that is not a bare variable: an output that cannot be written
  * that way in either direction is left out (counted in *skipped). The text is owned by the caller.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
