@@ -97,7 +97,10 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
             ix->op_node[at[g->nodes[n].op]++] = n;
-    /* live nodes by class */
+    /* every node's class, and live nodes by class */
+    ix->node_cls = rm_alloc((size_t)nn + 1);
+    for (int32_t n = 0; n < nn; n++)
+        ix->node_cls[n] = (uint8_t)RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in);
     ix->cls_start = calloc(RULES_N_CLASSES + 1, sizeof *ix->cls_start);
     ix->cls_node = rm_alloc((size_t)n_live * sizeof *ix->cls_node);
     if (!ix->cls_start) {
@@ -149,6 +152,7 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->topo_pos);
     free(ix->op_start);
     free(ix->op_node);
+    free(ix->node_cls);
     free(ix->cls_start);
     free(ix->cls_node);
     free(ix->edges);
@@ -339,6 +343,11 @@ typedef struct {
     uint8_t skip_list[RULES_MAX_OPS][OPS_MAX_LIST];
     uint8_t consumed[RULES_MAX_OPS];                   /* a later pattern op reads this op */
     uint8_t mapped[RULES_MAX_OPS][OPS_MAX_OUTPUTS];    /* pattern output is a mapped output */
+    int32_t cls[RULES_MAX_OPS];                        /* RULES_NODE_CLASS of each pattern op */
+    /* scalar parameters compared exactly (not constrained, not a window key): a quick reject
+     * before rules_match_params */
+    int32_t n_quick[RULES_MAX_OPS];
+    ops_param_key quick_key[RULES_MAX_OPS][OPS_MAX_OP_PARAMS];
     rules_match m;
 } rm_state;
 
@@ -432,9 +441,14 @@ static void rm_op(rm_state *s, int32_t i);
 static void rm_try(rm_state *s, int32_t i, int32_t n) {
     const graph *g = s->ix->g;
     const rules_op *po = &s->pat->ops[i];
-    const graph_node *nd = &g->nodes[n];
-    if (nd->op != po->op || nd->n_in != po->n_in || nd->n_out != po->n_out || !s->ix->live[n])
+    if (s->ix->node_cls[n] != s->cls[i]) /* op and input count, without touching the node */
         return;
+    const graph_node *nd = &g->nodes[n];
+    if (nd->n_out != po->n_out || !s->ix->live[n])
+        return;
+    for (int32_t q = 0; q < s->n_quick[i]; q++)
+        if (nd->p.v[s->quick_key[i][q]] != po->p.v[s->quick_key[i][q]])
+            return;
     for (int32_t j = i + 1; j < s->pat->n_ops; j++)
         if (s->m.node[j] == n)
             return;
@@ -562,10 +576,20 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
             s->skip_key[c->op][c->key] = 1;
         }
     }
-    for (int32_t i = 0; i < s->pat->n_ops; i++)
-        for (int32_t k = 0; k < s->pat->ops[i].n_in; k++)
-            if (s->pat->ops[i].in[k].kind == RULES_REF_OP)
-                s->consumed[s->pat->ops[i].in[k].idx] = 1;
+    for (int32_t i = 0; i < s->pat->n_ops; i++) {
+        const rules_op *po = &s->pat->ops[i];
+        for (int32_t k = 0; k < po->n_in; k++)
+            if (po->in[k].kind == RULES_REF_OP)
+                s->consumed[po->in[k].idx] = 1;
+        s->cls[i] = RULES_NODE_CLASS(po->op, po->n_in);
+        int windowed = po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D;
+        const ops_desc *d = &ops_table[po->op];
+        for (int32_t k = 0; k < d->n_params; k++) {
+            ops_param_key key = d->params[k].key;
+            if (key != PM_LIST && !s->skip_key[i][key] && !(windowed && rm_is_window_key(key)))
+                s->quick_key[i][s->n_quick[i]++] = key;
+        }
+    }
     for (int32_t i = 0; i < r->n_outputs; i++) {
         rules_ref ref = s->pside == RULES_SIDE_SRC ? r->outputs[i].src : r->outputs[i].dst;
         if (ref.kind == RULES_REF_OP && ref.out >= 0 && ref.out < OPS_MAX_OUTPUTS)

@@ -43,6 +43,7 @@ typedef struct {
     int32_t *topo_pos;       /* [n_nodes]: position in graph_topo_order */
     int32_t *op_start;       /* [OP_COUNT + 1]: live nodes of op o are op_node[op_start[o] .. op_start[o+1]) */
     int32_t *op_node;
+    uint8_t *node_cls;       /* [n_nodes]: RULES_NODE_CLASS of each node */
     int32_t *cls_start;      /* [RULES_N_CLASSES + 1]: live nodes of class c (RULES_NODE_CLASS) are */
     int32_t *cls_node;       /*   cls_node[cls_start[c] .. cls_start[c+1]), ascending */
     uint64_t *edges;         /* bit set of RULES_EDGE_KEY(producer op, output, reader class, input slot)
