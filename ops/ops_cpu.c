@@ -36,36 +36,6 @@ static int64_t cpu_numel(const ops_shape *s) {
     return n;
 }
 
-/* --- the shared multiply-add block of conv2d and matmul ------------------------------------- */
-
-#define CPU_RB 8   /* output rows (filters, matrix rows) per block */
-#define CPU_TW 128 /* output columns (positions, matrix columns) per tile */
-
-/* acc[q][j] += w[q] * x[j] for q < 8, j < n: each x loaded once for 8 accumulators. */
-static inline void cpu_madd8(float (*restrict acc)[CPU_TW], const float *restrict w, const float *restrict x,
-                             int64_t n) {
-    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7];
-#pragma omp simd
-    for (int64_t j = 0; j < n; j++) {
-        float xv = x[j];
-        acc[0][j] += w0 * xv;
-        acc[1][j] += w1 * xv;
-        acc[2][j] += w2 * xv;
-        acc[3][j] += w3 * xv;
-        acc[4][j] += w4 * xv;
-        acc[5][j] += w5 * xv;
-        acc[6][j] += w6 * xv;
-        acc[7][j] += w7 * xv;
-    }
-}
-
-/* acc[j] += w * x[j]; the same arithmetic per element as cpu_madd8. */
-static inline void cpu_madd1(float *restrict acc, float w, const float *restrict x, int64_t n) {
-#pragma omp simd
-    for (int64_t j = 0; j < n; j++)
-        acc[j] += w * x[j];
-}
-
 /* --- conv2d --------------------------------------------------------------------------------- */
 
 /* x (N,C,H,W) into xp (N,C,HP,WP) with zero borders pt, pl (and the rest at the end). */
@@ -86,26 +56,10 @@ static void cpu_pad_input(const float *x, float *xp, int64_t NC, int64_t H, int6
     }
 }
 
-/* Write one block of results: acc[q][j] for filters f0..f0+nf at output positions given by pos(j). */
-static void cpu_conv_store(float *y, float (*acc)[CPU_TW], const float *bias, ops_act act, int64_t f0, int64_t nf,
-                           int64_t ostride, int64_t n, const int64_t *pos) {
-    for (int64_t q = 0; q < nf; q++) {
-        float *yf = y + (f0 + q) * ostride;
-        for (int64_t j = 0; j < n; j++) {
-            if (pos[j] < 0)
-                continue;
-            float v = bias ? acc[q][j] + bias[f0 + q] : acc[q][j];
-            yf[pos[j]] = ops_act_apply(act, v);
-        }
-    }
-}
-
-/* Direct convolution, no im2col. With stride 1 each (filter block, channel, kernel tap) step is
- * one contiguous multiply-add over a tile of the output plane flattened with the padded input's
- * row pitch WP: output (oh, ow) sits at q = oh*WP + ow and reads x at q + kh*dh*WP + kw*dw, so
- * a tile covers several short rows at once; the WP-OW columns per row that are not outputs are
- * computed and dropped. With a larger stride, tiles run along one output row and each tap's
- * strided inputs are first gathered into a contiguous scratch row. */
+/* The input is zero-padded once; then a depthwise conv (one channel per group, one filter per
+ * group) runs as direct multiply-adds over output rows, and every other conv as a GEMM per
+ * (image, group): W_g (FG, CG*KH*KW) times the implicit im2col of the padded input
+ * (CG*KH*KW, OH*OW), summed over (c, kh, kw) in ascending order. */
 void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0], *ws = &s->in[1];
     ops_window win;
@@ -114,7 +68,7 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
     const int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3];
     const int64_t F = ws->dims[0], CG = ws->dims[1], KH = ws->dims[2], KW = ws->dims[3];
     const int64_t G = s->p->v[PM_GROUPS], FG = F / G, KK = CG * KH * KW;
-    const int64_t OH = win.oh, OW = win.ow, sh = win.sh, sw = win.sw, dh = win.dh, dw = win.dw;
+    const int64_t OH = win.oh, OW = win.ow;
     const int64_t HP = H + win.pt + win.pb, WP = W + win.pl + win.pr;
     const float *x = in[0];                         /* (N, C, H, W) */
     const float *w = in[1];                         /* (F, CG, KH, KW) */
@@ -129,89 +83,21 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
         cpu_pad_input(x, xbuf, N * C, H, W, HP, WP, win.pt, win.pl);
         xp = xbuf;
     }
-    const int64_t nfb = (FG + CPU_RB - 1) / CPU_RB;
-    const int64_t work = N * F * OH * OW * KK;
-
-    if (sh == 1 && sw == 1) {
-        const int64_t Q = (OH - 1) * WP + OW; /* flattened positions up to the last output */
-        const int64_t nqt = (Q + CPU_TW - 1) / CPU_TW, total = N * G * nqt * nfb;
-#pragma omp parallel for schedule(static) if (work > CPU_PAR_MIN)
-        for (int64_t t = 0; t < total; t++) {
-            int64_t fb = t % nfb, r = t / nfb, qt = r % nqt;
-            r /= nqt;
-            int64_t g = r % G, n = r / G;
-            int64_t q0 = qt * CPU_TW, tw = CPU_MIN(CPU_TW, Q - q0);
-            int64_t f0 = g * FG + fb * CPU_RB, nf = CPU_MIN(CPU_RB, FG - fb * CPU_RB);
-            float acc[CPU_RB][CPU_TW];
-            int64_t pos[CPU_TW];
-            for (int64_t q = 0; q < nf; q++)
-                memset(acc[q], 0, sizeof(float) * (size_t)tw);
-            for (int64_t c = 0; c < CG; c++) {
-                const float *plane = xp + (n * C + g * CG + c) * HP * WP + q0;
-                for (int64_t kh = 0; kh < KH; kh++)
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float *xk = plane + kh * dh * WP + kw * dw;
-                        const float *wk = w + f0 * KK + (c * KH + kh) * KW + kw;
-                        if (nf == CPU_RB) {
-                            float w8[CPU_RB];
-                            for (int q = 0; q < CPU_RB; q++)
-                                w8[q] = wk[q * KK];
-                            cpu_madd8(acc, w8, xk, tw);
-                        } else {
-                            for (int64_t q = 0; q < nf; q++)
-                                cpu_madd1(acc[q], wk[q * KK], xk, tw);
-                        }
-                    }
-            }
-            for (int64_t j = 0; j < tw; j++) {
-                int64_t oh = (q0 + j) / WP, ow = (q0 + j) % WP;
-                pos[j] = ow < OW ? oh * OW + ow : -1;
-            }
-            cpu_conv_store(y + n * F * OH * OW, acc, bias, act, f0, nf, OH * OW, tw, pos);
-        }
+    const ops_gemm_conv cv = {.kh = KH, .kw = KW, .sh = win.sh, .sw = win.sw, .dh = win.dh, .dw = win.dw,
+                              .hp = HP, .wp = WP, .ow = OW};
+    if (CG == 1 && FG == 1) {
+        ops_cpu_dwconv(&cv, N * C, OH, xp, w, bias, C, act, y);
     } else {
-        const int64_t nwt = (OW + CPU_TW - 1) / CPU_TW, total = N * G * OH * nwt * nfb;
-#pragma omp parallel for schedule(static) if (work > CPU_PAR_MIN)
-        for (int64_t t = 0; t < total; t++) {
-            int64_t fb = t % nfb, r = t / nfb, wt = r % nwt;
-            r /= nwt;
-            int64_t oh = r % OH;
-            r /= OH;
-            int64_t g = r % G, n = r / G;
-            int64_t ow0 = wt * CPU_TW, tw = CPU_MIN(CPU_TW, OW - ow0);
-            int64_t f0 = g * FG + fb * CPU_RB, nf = CPU_MIN(CPU_RB, FG - fb * CPU_RB);
-            float acc[CPU_RB][CPU_TW], tmp[CPU_TW];
-            int64_t pos[CPU_TW];
-            for (int64_t q = 0; q < nf; q++)
-                memset(acc[q], 0, sizeof(float) * (size_t)tw);
-            for (int64_t c = 0; c < CG; c++) {
-                const float *plane = xp + (n * C + g * CG + c) * HP * WP;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const float *row = plane + (oh * sh + kh * dh) * WP + ow0 * sw;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float *xk = row + kw * dw;
-                        if (sw != 1) {
-                            for (int64_t j = 0; j < tw; j++)
-                                tmp[j] = xk[j * sw];
-                            xk = tmp;
-                        }
-                        const float *wk = w + f0 * KK + (c * KH + kh) * KW + kw;
-                        if (nf == CPU_RB) {
-                            float w8[CPU_RB];
-                            for (int q = 0; q < CPU_RB; q++)
-                                w8[q] = wk[q * KK];
-                            cpu_madd8(acc, w8, xk, tw);
-                        } else {
-                            for (int64_t q = 0; q < nf; q++)
-                                cpu_madd1(acc[q], wk[q * KK], xk, tw);
-                        }
-                    }
-                }
-            }
-            for (int64_t j = 0; j < tw; j++)
-                pos[j] = oh * OW + ow0 + j;
-            cpu_conv_store(y + n * F * OH * OW, acc, bias, act, f0, nf, OH * OW, tw, pos);
-        }
+        ops_gemm_prob *pr = cpu_xmalloc(sizeof *pr * (size_t)(N * G));
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t g = 0; g < G; g++)
+                pr[n * G + g] = (ops_gemm_prob){.a = w + g * FG * KK, .a_rs = KK, .a_cs = 1,
+                                                .b = xp + (n * C + g * CG) * HP * WP,
+                                                .c = y + (n * F + g * FG) * OH * OW, .c_rs = OH * OW,
+                                                .bias_m = bias ? bias + g * FG : NULL};
+        const ops_gemm_dims d = {.m = FG, .n = OH * OW, .k = KK, .act = act, .conv = &cv};
+        ops_cpu_gemm(&d, pr, N * G);
+        free(pr);
     }
     free(xbuf);
 }
@@ -246,7 +132,7 @@ static void cpu_bcast_strides(const ops_shape *src, int32_t src_rank, int32_t r,
     }
 }
 
-/* C = A B per batch element, in 8-row x 128-column blocks of C, each summed over k in order. */
+/* C = A B per batch element: one GEMM problem each, every element summed over k in order. */
 void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *as = &s->in[0], *bs = &s->in[1], *os = &s->out[0];
     const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
@@ -261,36 +147,14 @@ void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out)
     const float *B = in[1];                         /* (..., k, n) */
     const float *bias = s->n_in > 2 ? in[2] : NULL; /* (n) */
     float *Cm = out[0];                             /* (..., m, n) */
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
-    const int64_t nib = (m + CPU_RB - 1) / CPU_RB, njt = (n + CPU_TW - 1) / CPU_TW, total = nb * njt * nib;
-#pragma omp parallel for schedule(static) if (nb * m * n * k > CPU_PAR_MIN)
-    for (int64_t t = 0; t < total; t++) {
-        int64_t ib = t % nib, r = t / nib, jt = r % njt, bi = r / njt;
-        const float *a = A + cpu_bcast_off(bi, rb, os->dims, ast); /* (m, k) */
-        const float *b = B + cpu_bcast_off(bi, rb, os->dims, bst); /* (k, n) */
-        float *c = Cm + bi * m * n;                                /* (m, n) */
-        int64_t i0 = ib * CPU_RB, mi = CPU_MIN(CPU_RB, m - i0), j0 = jt * CPU_TW, tw = CPU_MIN(CPU_TW, n - j0);
-        float acc[CPU_RB][CPU_TW];
-        for (int64_t q = 0; q < mi; q++)
-            memset(acc[q], 0, sizeof(float) * (size_t)tw);
-        for (int64_t p = 0; p < k; p++) {
-            const float *brow = b + p * n + j0;
-            if (mi == CPU_RB) {
-                float a8[CPU_RB];
-                for (int q = 0; q < CPU_RB; q++)
-                    a8[q] = a[(i0 + q) * k + p];
-                cpu_madd8(acc, a8, brow, tw);
-            } else {
-                for (int64_t q = 0; q < mi; q++)
-                    cpu_madd1(acc[q], a[(i0 + q) * k + p], brow, tw);
-            }
-        }
-        for (int64_t q = 0; q < mi; q++) {
-            float *crow = c + (i0 + q) * n + j0;
-            for (int64_t j = 0; j < tw; j++)
-                crow[j] = ops_act_apply(act, bias ? acc[q][j] + bias[j0 + j] : acc[q][j]);
-        }
-    }
+    ops_gemm_prob *pr = cpu_xmalloc(sizeof *pr * (size_t)nb);
+    for (int64_t bi = 0; bi < nb; bi++)
+        pr[bi] = (ops_gemm_prob){.a = A + cpu_bcast_off(bi, rb, os->dims, ast), .a_rs = k, .a_cs = 1,
+                                 .b = B + cpu_bcast_off(bi, rb, os->dims, bst), .b_rs = n, .b_cs = 1,
+                                 .c = Cm + bi * m * n, .c_rs = n, .bias_n = bias};
+    const ops_gemm_dims d = {.m = m, .n = n, .k = k, .act = (ops_act)s->p->v[PM_ACT], .conv = NULL};
+    ops_cpu_gemm(&d, pr, nb);
+    free(pr);
 }
 
 /* --- elementwise ---------------------------------------------------------------------------- */

@@ -13,6 +13,33 @@
 /* Row-major strides of s into st[rank] (elements). */
 void ops_impl_strides(const ops_shape *s, int64_t *st);
 
+/* The CPU GEMM (ops_cpu_gemm.c): C = A B, then + bias, then act, for nprob independent problems of
+ * one size (m, n, k), each C element summed over k in ascending order from 0 in float (the naive
+ * loop's result, bit for bit, for any thread count). Parallel over blocks of C (OpenMP). */
+typedef struct {
+    const float *a; int64_t a_rs, a_cs; /* A (m, k): element (i, p) at a[i*a_rs + p*a_cs] */
+    const float *b; int64_t b_rs, b_cs; /* B (k, n): (p, j) at b[p*b_rs + j*b_cs]; conv: the padded input */
+    float *c; int64_t c_rs;             /* C (m, n): (i, j) at c[i*c_rs + j] */
+    const float *bias_m;                /* (m) added to row i, or NULL */
+    const float *bias_n;                /* (n) added to column j, or NULL (not both) */
+} ops_gemm_prob;
+/* B as the implicit im2col of a convolution: b points at padded input planes (CG, hp, wp);
+ * B(p, j) = b[c][oh*sh + kh*dh][ow*sw + kw*dw] with p = (c*kh_n + kh)*kw_n + kw, j = oh*ow_n + ow. */
+typedef struct {
+    int64_t kh, kw, sh, sw, dh, dw, hp, wp, ow;
+} ops_gemm_conv;
+typedef struct {
+    int64_t m, n, k;
+    ops_act act;
+    const ops_gemm_conv *conv; /* NULL: B strided */
+} ops_gemm_dims;
+void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t nprob);
+/* Depthwise conv (one input channel and one filter per group) on padded planes xp (planes, hp, wp),
+ * plane i of channel i % C, w (C, 1, kh, kw), bias (C) or NULL, into y (planes, oh, ow): sum over
+ * (kh, kw) in ascending order from 0, then + bias, then act. Parallel over output rows. */
+void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
+                    const float *bias, int64_t C, ops_act act, float *y);
+
 /* CPU references, one per operator (ops_cpu.c). */
 void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out);
 void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out);

@@ -11,8 +11,14 @@
  * a gather that reads them, so generated ids are always in range.
  * Results do not depend on the thread count: the executor is sequential and the CPU references
  * are deterministic.
+ * Weight values are not copied where they already exist: DATA weights are read from their blob,
+ * and RANDOM weights, a pure function of (seed, mean, std, numel), are generated once per process
+ * into a cache shared by all runs and graphs (insert-only, so its buffers stay valid until
+ * exec_cache_clear; at most EXEC_CACHE_MAX bytes, beyond which weights are generated per run).
+ * Such borrowed buffers count in the run's statistics as if they had been allocated.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,9 +30,73 @@
 #define EXEC_MAX_GEN_ID 100           /* generated ids lie in [0, 100) */
 #define EXEC_MAX_EXACT_ID (1 << 24)   /* int64 values are held as exact floats */
 
+#define EXEC_CACHE_MAX (INT64_C(1) << 30) /* bytes of cached random weights */
+
+/* The cache of RANDOM weight values: a list, searched linearly (a model has at most a few
+ * thousand weights), guarded by one mutex; entries live until exec_cache_clear. */
+typedef struct exec_cached {
+    uint64_t seed;
+    float mean, std;
+    int64_t numel;
+    float *values; /* [numel] */
+    struct exec_cached *next;
+} exec_cached;
+static exec_cached *exec_cache_head;
+static int64_t exec_cache_bytes;
+static pthread_mutex_t exec_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The values of a RANDOM weight of n elements, from the cache (generated on first use); NULL
+ * when the cache is full or out of memory (the caller then generates them itself). */
+static const float *exec_cache_get(const graph_init *in, int64_t n) {
+    const float *v = NULL;
+    pthread_mutex_lock(&exec_cache_mu);
+    for (exec_cached *e = exec_cache_head; e && !v; e = e->next)
+        if (e->seed == in->seed && e->numel == n && !memcmp(&e->mean, &in->mean, sizeof(float)) &&
+            !memcmp(&e->std, &in->std, sizeof(float)))
+            v = e->values;
+    int64_t b = n * (int64_t)sizeof(float);
+    if (!v && n > 0 && b <= EXEC_CACHE_MAX - exec_cache_bytes) {
+        exec_cached *e = malloc(sizeof *e);
+        float *p = malloc((size_t)b);
+        if (e && p) {
+            graph_fill_normal(p, n, in->seed, in->mean, in->std);
+            *e = (exec_cached){.seed = in->seed, .mean = in->mean, .std = in->std, .numel = n, .values = p,
+                               .next = exec_cache_head};
+            exec_cache_head = e;
+            exec_cache_bytes += b;
+            v = p;
+        } else {
+            free(e);
+            free(p);
+        }
+    }
+    pthread_mutex_unlock(&exec_cache_mu);
+    return v;
+}
+
+void exec_cache_clear(void) {
+    pthread_mutex_lock(&exec_cache_mu);
+    while (exec_cache_head) {
+        exec_cached *e = exec_cache_head;
+        exec_cache_head = e->next;
+        free(e->values);
+        free(e);
+    }
+    exec_cache_bytes = 0;
+    pthread_mutex_unlock(&exec_cache_mu);
+}
+
+int64_t exec_cache_size(void) {
+    pthread_mutex_lock(&exec_cache_mu);
+    int64_t b = exec_cache_bytes;
+    pthread_mutex_unlock(&exec_cache_mu);
+    return b;
+}
+
 typedef struct {
     float **buf;        /* [n_tensors]: the tensor's values, numel floats, or NULL */
-    uint8_t *owned;     /* [n_tensors]: 1 if buf was allocated here (0: borrowed input) */
+    uint8_t *owned;     /* [n_tensors]: 1 if buf was allocated here, 2 if borrowed from a weight's
+                           blob or the cache (counted, not freed), 0 a borrowed input */
     int32_t *uses;      /* [n_tensors]: consuming input slots still to run, plus output pins */
     int64_t live, peak, total;
 } exec_state;
@@ -79,7 +149,8 @@ static void exec_release(exec_state *s, const graph *g, int32_t t) {
     if (!s->buf[t])
         return;
     if (s->owned[t]) {
-        free(s->buf[t]);
+        if (s->owned[t] == 1)
+            free(s->buf[t]);
         s->live -= exec_bytes(g, t);
     }
     s->buf[t] = NULL;
@@ -166,6 +237,31 @@ static int exec_check_ids(const graph *g, const graph_node *nd, const float *ids
     return 0;
 }
 
+/* Materialise weight t: borrowed from its blob or the cache where possible, else computed into a
+ * buffer of its own. */
+static int exec_weight(exec_state *s, const graph *g, int32_t t, char *err, size_t errlen) {
+    const graph_tensor *ts = &g->tensors[t];
+    int64_t n = ops_shape_numel(&ts->shape), b = exec_bytes(g, t);
+    const float *v = NULL;
+    if (b >= 0 && ts->init.kind == GRAPH_INIT_DATA && ts->init.blob && graph_blob_numel(ts->init.blob) == n)
+        v = graph_blob_data(ts->init.blob);
+    else if (b >= 0 && ts->init.kind == GRAPH_INIT_RANDOM)
+        v = exec_cache_get(&ts->init, n);
+    if (v && n > 0) {
+        s->buf[t] = (float *)v; /* read-only: the CPU references never write their inputs */
+        s->owned[t] = 2;
+        s->live += b;
+        s->total += b;
+        if (s->live > s->peak)
+            s->peak = s->live;
+        return 0;
+    }
+    float *p = exec_alloc(s, g, t, err, errlen);
+    if (!p)
+        return -1;
+    return graph_weight_values(g, t, p, err, errlen);
+}
+
 static int exec_node(exec_state *s, const graph *g, const graph_node *nd, char *err, size_t errlen) {
     ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];
     const float *in[OPS_MAX_INPUTS];
@@ -179,10 +275,7 @@ static int exec_node(exec_state *s, const graph *g, const graph_node *nd, char *
                          nd->name, g->tensors[t].name);
                 return -1;
             }
-            float *p = exec_alloc(s, g, t, err, errlen);
-            if (!p)
-                return -1;
-            if (graph_weight_values(g, t, p, err, errlen) < 0)
+            if (exec_weight(s, g, t, err, errlen) < 0)
                 return -1;
         }
         in[k] = s->buf[t];
@@ -265,10 +358,8 @@ int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float
 
     for (int32_t j = 0; j < g->n_outputs; j++) {
         int32_t t = g->outputs[j];
-        if (!s.buf[t]) { /* a weight that is itself an output */
-            if (!exec_alloc(&s, g, t, err, errlen) || graph_weight_values(g, t, s.buf[t], err, errlen) < 0)
-                goto done;
-        }
+        if (!s.buf[t] && exec_weight(&s, g, t, err, errlen) < 0) /* a weight that is itself an output */
+            goto done;
         int64_t b = exec_bytes(g, t);
         out[j] = malloc(b ? (size_t)b : 1);
         if (!out[j]) {

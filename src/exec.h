@@ -31,6 +31,11 @@ typedef struct {
 int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float **out,
                     exec_stats *st, char *err, size_t errlen);
 
+/* The process-wide cache of RANDOM weight values that runs share (see exec.c): its size in bytes,
+ * and freeing it (only while no run is in progress). */
+int64_t exec_cache_size(void);
+void exec_cache_clear(void);
+
 /* Relative L2 error ||a-b|| / max(||b||, tiny) and max |a-b|; nan_count counts NaN/Inf in a. */
 typedef struct { double rel_l2, max_abs; int64_t nan_count; } exec_diff;
 exec_diff exec_compare(const float *a, const float *b, int64_t n);

@@ -1,0 +1,309 @@
+/* ops_cpu_gemm.c: the packed, register-blocked SGEMM behind the CPU references of matmul and
+ * conv2d (conv2d reads B as an implicit im2col of its padded input, never materialised), and
+ * the direct depthwise conv.
+ *
+ * C = A B, then + bias, then the activation, for a list of independent problems of one size
+ * (batch elements, conv groups). C is cut into blocks of at most GEMM_MC x GEMM_NC, the unit of
+ * parallel work; per block, K runs in chunks of GEMM_KC in ascending order, the chunks of A and
+ * B are packed into zero-padded strips of GEMM_MR rows / GEMM_NR columns, and a GEMM_MR x
+ * GEMM_NR micro-kernel keeps its tile of C in registers (plain C the compiler vectorises; the
+ * block routine is compiled per instruction set and picked at run time).
+ * Invariant, the oracle's: every C element is summed over k in ascending order starting from
+ * 0.0f, one rounded product and one rounded add per step (no FMA: ISO C mode keeps contraction
+ * off), then + bias, then the activation. Results therefore equal the naive triple loop bit for
+ * bit, whatever the thread count, the block sizes or the instruction set. Packing buffers are
+ * per thread and freed before returning; A, B and C belong to the caller.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_impl.h"
+
+#define GEMM_MR 6    /* rows of the register tile */
+#define GEMM_NR 16   /* columns of the register tile: one AVX-512 or two AVX2 vectors */
+#define GEMM_KC 256  /* k per packed chunk: a B strip (KC x NR) fits L1 */
+#define GEMM_MC 144  /* most rows per block (a multiple of MR): the packed A chunk stays in L2 */
+#define GEMM_NC 256  /* most columns per block (a multiple of NR): the packed B chunk stays in L2 */
+
+#define GEMM_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* Function multi-versioning: x86-64 builds get AVX-512 and AVX2 copies of the block routine,
+ * chosen once at load time; other targets (and compilers without it) the portable one. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define GEMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define GEMM_CLONES
+#endif
+
+static void *gemm_xalloc(size_t n) {
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "tasc: out of memory (%zu bytes) in the CPU GEMM\n", n);
+        abort();
+    }
+    return p;
+}
+
+/* A (i0.., p0..) of pr into dst: strips of MR rows, (p, r) of strip s at dst[s*kc*MR + p*MR + r];
+ * rows past mc are zeros. */
+static inline __attribute__((always_inline)) void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc,
+                                                              int64_t p0, int64_t kc, float *restrict dst) {
+    for (int64_t s = 0; s < mc; s += GEMM_MR) {
+        int64_t rows = GEMM_MIN(GEMM_MR, mc - s);
+        float *d = dst + s * kc;
+        for (int64_t r = 0; r < GEMM_MR; r++) {
+            if (r >= rows) {
+                for (int64_t p = 0; p < kc; p++)
+                    d[p * GEMM_MR + r] = 0.0f;
+                continue;
+            }
+            const float *a = pr->a + (i0 + s + r) * pr->a_rs + p0 * pr->a_cs;
+            const int64_t cs = pr->a_cs;
+            for (int64_t p = 0; p < kc; p++)
+                d[p * GEMM_MR + r] = a[p * cs];
+        }
+    }
+}
+
+/* B (p0.., j0..) of pr, strided, into dst: strips of NR columns, (p, q) of strip s at
+ * dst[s*kc*NR + p*NR + q]; columns past nc are zeros. Rows of B are read in order. */
+static inline __attribute__((always_inline)) void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0,
+                                                                      int64_t kc, int64_t j0, int64_t nc,
+                                                                      float *restrict dst) {
+    const int64_t full = nc / GEMM_NR * GEMM_NR, cs = pr->b_cs;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *restrict b = pr->b + (p0 + p) * pr->b_rs + j0 * cs;
+        for (int64_t s = 0; s < full; s += GEMM_NR) {
+            float *restrict dp = dst + s * kc + p * GEMM_NR;
+            if (cs == 1)
+                for (int q = 0; q < GEMM_NR; q++)
+                    dp[q] = b[s + q];
+            else
+                for (int q = 0; q < GEMM_NR; q++)
+                    dp[q] = b[(s + q) * cs];
+        }
+        if (full < nc) {
+            float *restrict dp = dst + full * kc + p * GEMM_NR;
+            for (int64_t q = 0; q < GEMM_NR; q++)
+                dp[q] = full + q < nc ? b[(full + q) * cs] : 0.0f;
+        }
+    }
+}
+
+/* B of a conv problem: B(p, j) = xp[c][oh*sh + kh*dh][ow*sw + kw*dw] for p = (c*KH + kh)*KW + kw
+ * and j = oh*OW + ow, xp the padded input planes (CG, HP, WP) at pr->b. Same layout as above. */
+static inline __attribute__((always_inline)) void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *pr,
+                                                                   int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                                                   float *restrict dst) {
+    const int64_t khw = cv->kh * cv->kw;
+    for (int64_t s = 0; s < nc; s += GEMM_NR) {
+        int64_t cols = GEMM_MIN(GEMM_NR, nc - s);
+        int64_t off[GEMM_NR] = {0}; /* input offset of each column's window origin */
+        int64_t oh = (j0 + s) / cv->ow, ow = (j0 + s) % cv->ow;
+        for (int64_t q = 0; q < cols; q++) {
+            off[q] = oh * cv->sh * cv->wp + ow * cv->sw;
+            if (++ow == cv->ow) {
+                ow = 0;
+                oh++;
+            }
+        }
+        /* one contiguous run of inputs: a stride-1 tile within one output row */
+        const int run = cols == GEMM_NR && cv->sw == 1 && off[GEMM_NR - 1] - off[0] == GEMM_NR - 1;
+        float *d = dst + s * kc;
+        int64_t c = p0 / khw, r = p0 % khw, kh = r / cv->kw, kw = r % cv->kw;
+        for (int64_t p = 0; p < kc; p++) {
+            const float *restrict x = pr->b + c * cv->hp * cv->wp + kh * cv->dh * cv->wp + kw * cv->dw;
+            float *restrict dp = d + p * GEMM_NR;
+            if (run) {
+                const float *restrict xr = x + off[0];
+                for (int q = 0; q < GEMM_NR; q++)
+                    dp[q] = xr[q];
+            } else {
+                for (int64_t q = 0; q < GEMM_NR; q++)
+                    dp[q] = q < cols ? x[off[q]] : 0.0f;
+            }
+            if (++kw == cv->kw) {
+                kw = 0;
+                if (++kh == cv->kh) {
+                    kh = 0;
+                    c++;
+                }
+            }
+        }
+    }
+}
+
+/* c (MR x NR tile, row pitch ldc) = (first ? 0 : c) + sum over p < kc of a[p] (x) b[p]. */
+static inline __attribute__((always_inline)) void gemm_micro(int64_t kc, const float *restrict a,
+                                                             const float *restrict b, float *restrict c,
+                                                             int64_t ldc, int first) {
+    float acc[GEMM_MR][GEMM_NR];
+    for (int i = 0; i < GEMM_MR; i++)
+        for (int j = 0; j < GEMM_NR; j++)
+            acc[i][j] = first ? 0.0f : c[i * ldc + j];
+    for (int64_t p = 0; p < kc; p++) {
+        for (int i = 0; i < GEMM_MR; i++) {
+            const float av = a[p * GEMM_MR + i];
+#pragma omp simd
+            for (int j = 0; j < GEMM_NR; j++)
+                acc[i][j] += av * b[p * GEMM_NR + j];
+        }
+    }
+    for (int i = 0; i < GEMM_MR; i++)
+        for (int j = 0; j < GEMM_NR; j++)
+            c[i * ldc + j] = acc[i][j];
+}
+
+/* All tiles of one packed (mc x kc) by (kc x nc) chunk into C (row pitch ldc); edge tiles go
+ * through a scratch tile so that only the mc x nc elements are read and written. */
+static inline __attribute__((always_inline)) void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
+                                                             const float *pb, float *c, int64_t ldc, int first) {
+    for (int64_t j = 0; j < nc; j += GEMM_NR) {
+        int64_t cols = GEMM_MIN(GEMM_NR, nc - j);
+        for (int64_t i = 0; i < mc; i += GEMM_MR) {
+            int64_t rows = GEMM_MIN(GEMM_MR, mc - i);
+            float *ct = c + i * ldc + j;
+            if (rows == GEMM_MR && cols == GEMM_NR) {
+                gemm_micro(kc, pa + i * kc, pb + j * kc, ct, ldc, first);
+                continue;
+            }
+            float tile[GEMM_MR * GEMM_NR] = {0};
+            if (!first)
+                for (int64_t r = 0; r < rows; r++)
+                    memcpy(tile + r * GEMM_NR, ct + r * ldc, sizeof(float) * (size_t)cols);
+            gemm_micro(kc, pa + i * kc, pb + j * kc, tile, GEMM_NR, first);
+            for (int64_t r = 0; r < rows; r++)
+                memcpy(ct + r * ldc, tile + r * GEMM_NR, sizeof(float) * (size_t)cols);
+        }
+    }
+}
+
+/* One block of C: rows i0..i0+mc, columns j0..j0+nc of problem pr, K in chunks, then the
+ * epilogue (bias, activation). pa, pb: packing buffers of mc x KC and KC x nc floats. */
+GEMM_CLONES
+static void gemm_block_run(const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
+                           int64_t nc, float *pa, float *pb) {
+    const int64_t k = d->k;
+    float *c = pr->c + i0 * pr->c_rs + j0;
+    if (k == 0)
+        for (int64_t i = 0; i < mc; i++)
+            memset(c + i * pr->c_rs, 0, sizeof(float) * (size_t)nc);
+    for (int64_t p0 = 0; p0 < k; p0 += GEMM_KC) {
+        const int64_t kc = GEMM_MIN(GEMM_KC, k - p0);
+        gemm_pack_a(pr, i0, mc, p0, kc, pa);
+        if (d->conv)
+            gemm_pack_b_conv(d->conv, pr, p0, kc, j0, nc, pb);
+        else
+            gemm_pack_b_strided(pr, p0, kc, j0, nc, pb);
+        gemm_chunk(mc, nc, kc, pa, pb, c, pr->c_rs, p0 == 0);
+    }
+    if (!pr->bias_m && !pr->bias_n && d->act == OPS_ACT_NONE)
+        return;
+    for (int64_t i = 0; i < mc; i++) {
+        float *restrict ci = c + i * pr->c_rs;
+        if (pr->bias_m) {
+            const float bm = pr->bias_m[i0 + i];
+            for (int64_t j = 0; j < nc; j++)
+                ci[j] = ci[j] + bm;
+        } else if (pr->bias_n) {
+            const float *restrict bn = pr->bias_n + j0;
+            for (int64_t j = 0; j < nc; j++)
+                ci[j] = ci[j] + bn[j];
+        }
+        if (d->act == OPS_ACT_RELU) {
+            for (int64_t j = 0; j < nc; j++)
+                ci[j] = ci[j] < 0.0f ? 0.0f : ci[j]; /* as ops_act_apply: NaN passes through */
+        } else if (d->act != OPS_ACT_NONE) {
+            for (int64_t j = 0; j < nc; j++)
+                ci[j] = ops_act_apply(d->act, ci[j]);
+        }
+    }
+}
+
+/* Block sizes: the fewest blocks of at most max, of near-equal size rounded up to unit. */
+static int64_t gemm_block(int64_t len, int64_t max, int64_t unit, int64_t *count) {
+    int64_t nb = (len + max - 1) / max;
+    if (nb < 1)
+        nb = 1;
+    int64_t sz = (len + nb - 1) / nb;
+    sz = (sz + unit - 1) / unit * unit;
+    *count = (len + sz - 1) / sz;
+    return sz;
+}
+
+void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t nprob) {
+    const int64_t m = d->m, n = d->n, k = d->k;
+    if (m <= 0 || n <= 0 || nprob <= 0)
+        return;
+    int64_t nmb, nnb;
+    const int64_t mcb = gemm_block(m, GEMM_MC, GEMM_MR, &nmb), ncb = gemm_block(n, GEMM_NC, GEMM_NR, &nnb);
+    const int64_t kcb = k < 1 ? 1 : GEMM_MIN(k, GEMM_KC), total = nprob * nmb * nnb;
+    const int64_t work = nprob * m * n * (k + 1);
+#pragma omp parallel if (work > 65536 && total > 1)
+    {
+        float *pa = gemm_xalloc(sizeof(float) * (size_t)(mcb * kcb));
+        float *pb = gemm_xalloc(sizeof(float) * (size_t)(ncb * kcb));
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < total; t++) {
+            const int64_t jb = t % nnb, ib = (t / nnb) % nmb;
+            const int64_t i0 = ib * mcb, j0 = jb * ncb;
+            gemm_block_run(d, &probs[t / (nnb * nmb)], i0, GEMM_MIN(mcb, m - i0), j0, GEMM_MIN(ncb, n - j0), pa, pb);
+        }
+        free(pa);
+        free(pb);
+    }
+}
+
+/* --- depthwise conv --------------------------------------------------------------------------- */
+
+#define DW_TW 512 /* output columns per row chunk */
+
+/* acc[j] += wv * x[j*sw] for j < n. */
+static inline __attribute__((always_inline)) void dw_madd(float *restrict acc, float wv, const float *restrict x,
+                                                          int64_t sw, int64_t n) {
+    if (sw == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            acc[j] += wv * x[j];
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++)
+            acc[j] += wv * x[j * sw];
+    }
+}
+
+/* Output rows [r0, r1) of the flattened (planes * oh) rows. */
+GEMM_CLONES
+static void dw_rows(const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp, const float *w,
+                    const float *bias, int64_t C, ops_act act, float *y) {
+    const int64_t khw = cv->kh * cv->kw;
+    float acc[DW_TW];
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t pl = r / oh, h = r % oh, c = pl % C;
+        const float *xpl = xp + pl * cv->hp * cv->wp, *wc = w + c * khw;
+        for (int64_t j0 = 0; j0 < cv->ow; j0 += DW_TW) {
+            const int64_t n = GEMM_MIN(DW_TW, cv->ow - j0);
+            for (int64_t j = 0; j < n; j++)
+                acc[j] = 0.0f;
+            for (int64_t kh = 0; kh < cv->kh; kh++) {
+                const float *xr = xpl + (h * cv->sh + kh * cv->dh) * cv->wp + j0 * cv->sw;
+                for (int64_t kw = 0; kw < cv->kw; kw++)
+                    dw_madd(acc, wc[kh * cv->kw + kw], xr + kw * cv->dw, cv->sw, n);
+            }
+            float *yr = y + r * cv->ow + j0;
+            const float b = bias ? bias[c] : 0.0f;
+            for (int64_t j = 0; j < n; j++)
+                yr[j] = ops_act_apply(act, bias ? acc[j] + b : acc[j]);
+        }
+    }
+}
+
+void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
+                    const float *bias, int64_t C, ops_act act, float *y) {
+    const int64_t rows = planes * oh, chunk = 8, nch = (rows + chunk - 1) / chunk;
+    const int64_t work = rows * cv->ow * cv->kh * cv->kw;
+#pragma omp parallel for schedule(dynamic, 4) if (work > 65536)
+    for (int64_t t = 0; t < nch; t++)
+        dw_rows(cv, oh, t * chunk, GEMM_MIN(rows, (t + 1) * chunk), xp, w, bias, C, act, y);
+}
