@@ -16,6 +16,7 @@ static void kernels_usage(void) {
            "       tasc kernels bench [--sizes LIST] [--versions LIST] [--reps N] [--warmup N]\n"
            "                          [--out FILE] [--table FILE] [--max-cell-s S] [--fused LIST|none]\n"
            "       tasc kernels tune  [--sizes LIST] [--epilogue LIST] [--reps N] [--table FILE]\n"
+           "       tasc kernels probe [--sizes LIST] [--reps N] [--table FILE]\n"
            "\n"
            "The hand-written FP32 CUDA matmul: a ladder of kernel versions (v1 .. v8) and a tuned\n"
            "kernel whose tile configuration and split-K come from a tuning table per shape.\n"
@@ -26,6 +27,9 @@ static void kernels_usage(void) {
            "             same numbers as JSON beside it (FILE without .md, plus .json)\n"
            "  tune       time every legal configuration for each size and record the fastest in the\n"
            "             tuning table (entries of other shapes are kept)\n"
+           "  probe      time the tuned kernel and cuBLAS after different predecessor kernels and\n"
+           "             L2 flushes (what a timed kernel pays for what ran before it; default\n"
+           "             sizes 1024,128x768x768,128x128x64x12)\n"
            "\n"
            "options:\n"
            "  --sizes LIST      comma-separated MxNxK or MxNxKxB (B: batch) or N (NxNxN); default: the\n"
@@ -391,13 +395,61 @@ static int kernels_tune(int argc, char **argv) {
     return failed ? TASC_EXIT_INPUT : TASC_EXIT_OK;
 }
 
+static int kernels_probe(int argc, char **argv) {
+    const char *cmd = "kernels probe";
+    const char *sizes = "1024,128x768x768,128x128x64x12", *table = NULL;
+    long long reps = 30;
+    for (int i = 2; i < argc; i++) {
+        const char *val = NULL;
+        int r;
+        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            sizes = val;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
+            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
+                return TASC_EXIT_USAGE;
+        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            table = val;
+        } else {
+            return cmd_bad_option(cmd, argv[i]);
+        }
+    }
+    static mm_problem sz[KERNELS_MAX_SIZES];
+    int nsz = 0;
+    if (kernels_parse_sizes(cmd, sizes, sz, &nsz))
+        return TASC_EXIT_USAGE;
+    int rc = kernels_need_device(cmd);
+    if (rc)
+        return rc;
+    char path[4096];
+    if (table)
+        snprintf(path, sizeof path, "%s", table);
+    else
+        mm_table_default_path(path, sizeof path);
+    mm_table *t = mm_table_new();
+    int bad = kernels_load_table(cmd, t, path);
+    mm_table_free(t);
+    if (bad)
+        return TASC_EXIT_INPUT;
+    mm_table_use(path);
+    char why[512];
+    if (mm_bench_probe(sz, nsz, (int32_t)reps, why, sizeof why)) {
+        cmd_error(cmd, "%s", why);
+        return TASC_EXIT_INPUT;
+    }
+    return TASC_EXIT_OK;
+}
+
 int cmd_kernels(int argc, char **argv) {
     if (cmd_wants_help(argc, argv)) {
         kernels_usage();
         return TASC_EXIT_OK;
     }
     if (argc < 2) {
-        cmd_error("kernels", "missing subcommand: list, bench or tune (tasc kernels --help)");
+        cmd_error("kernels", "missing subcommand: list, bench, tune or probe (tasc kernels --help)");
         return TASC_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "list")) {
@@ -409,7 +461,9 @@ int cmd_kernels(int argc, char **argv) {
         return kernels_bench(argc, argv);
     if (!strcmp(argv[1], "tune"))
         return kernels_tune(argc, argv);
-    cmd_error("kernels", "unknown subcommand '%s' (list, bench, tune)", argv[1]);
+    if (!strcmp(argv[1], "probe"))
+        return kernels_probe(argc, argv);
+    cmd_error("kernels", "unknown subcommand '%s' (list, bench, tune, probe)", argv[1]);
     return TASC_EXIT_USAGE;
 }
 

@@ -35,10 +35,12 @@ if [ $? = 3 ] && grep -q "built without CUDA" "$tmp/err"; then
     # CPU-only build: every subcommand says so, one line, exit 3
     expect 3 "built without CUDA" kernels bench --sizes 1024
     expect 3 "built without CUDA" kernels tune
+    expect 3 "built without CUDA" kernels probe
 else
     grep -q "^  v1.5 " "$tmp/out" || { echo "FAIL: kernels list has no v1.5"; fail=1; }
     grep -q "tuned" "$tmp/out" || { echo "FAIL: kernels list has no tuned version"; fail=1; }
     grep -Eq "^ +0 128x128x8_w64x32_t8x8_s3_u8_b2 " "$tmp/out" || { echo "FAIL: kernels list has no configuration 0"; fail=1; }
+    grep -Eq "_c +[0-9]+ threads" "$tmp/out" || { echo "FAIL: kernels list has no cluster configuration"; fail=1; }
     expect 2 "missing subcommand" kernels
     expect 2 "unknown subcommand 'frobnicate'" kernels frobnicate
     expect 2 "unknown option '--bogus'" kernels bench --bogus
@@ -57,12 +59,15 @@ else
     expect 2 "bad size 'x'" kernels bench --fused x
     expect 2 "bad epilogue 'tanh'" kernels tune --epilogue none,tanh
     expect 2 "bad size '-5'" kernels tune --sizes -5
+    expect 2 "bad size '1x'" kernels probe --sizes 1x
+    expect 2 "unknown option '--fused'" kernels probe --fused 64
     # with valid arguments and no GPU: a missing resource, exit 3 (with a GPU the run is too long here)
     if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
         echo "GPU present: bench/tune runs not attempted here"
     else
         expect 3 "no CUDA device" kernels bench --sizes 64 --reps 1
         expect 3 "no CUDA device" kernels tune --sizes 64
+        expect 3 "no CUDA device" kernels probe --sizes 64 --reps 1
     fi
 fi
 [ $fail = 0 ] && echo "cli_kernels: ok"

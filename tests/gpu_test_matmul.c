@@ -321,16 +321,33 @@ static void test_configs(void) {
     }
 }
 
+/* split-K through the workspace and through a cluster: bitwise reproducible, and the two
+ * reductions (same tile, same slices, same order) give the same bits */
 static void test_split_deterministic(void) {
     mcase c = {192, 320, 2000, 2, "bias_relu", 0};
     size_t n = (size_t)(c.batch * c.m * c.n);
-    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
-    mm_choice ch = {mm_config_count() - 1, 7, 8};
-    check_err(run_case(&c, 0, &ch, 500, o1), "split-K run 1", &c);
-    check_err(run_case(&c, 0, &ch, 500, o2), "split-K run 2", &c);
-    CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float)), *o3 = malloc(n * sizeof(float));
+    int32_t ws = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4"), cl = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4_c");
+    CHECK(ws >= 0 && cl >= 0 && mm_config_get(cl)->cluster == 1 && mm_config_get(ws)->cluster == 0);
+    for (int split = 7; split <= 8; split++) {
+        mm_choice chw = {ws, split, 8}, chc = {cl, split, 8};
+        check_err(run_case(&c, 0, &chw, 500, o1), "split-K run 1", &c);
+        check_err(run_case(&c, 0, &chw, 500, o2), "split-K run 2", &c);
+        CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+        check_err(run_case(&c, 0, &chc, 500, o3), "cluster split-K", &c);
+        CHECK(memcmp(o1, o3, n * sizeof(float)) == 0);
+        check_err(run_case(&c, 0, &chc, 500, o2), "cluster split-K run 2", &c);
+        CHECK(memcmp(o2, o3, n * sizeof(float)) == 0);
+    }
+    mm_problem p;
+    mm_problem_init(&p, c.m, c.n, c.k, c.batch);
+    mm_choice bad = {cl, 9, 1};
+    char err[256];
+    CHECK_EQ_INT(mm_choice_check(&p, &bad, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "at most 8");
     free(o1);
     free(o2);
+    free(o3);
 }
 
 static void test_run_api(const char *dir) {

@@ -182,8 +182,8 @@ const char *mm_config_name(int32_t i, char *buf, size_t len) {
     if (!c)
         snprintf(buf, len, "?");
     else
-        snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d", c->bm, c->bn, c->bk, c->wm, c->wn,
-                 c->tm, c->tn, "srdh"[c->pipe], c->stages, c->kunroll, c->minb);
+        snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d%s", c->bm, c->bn, c->bk, c->wm, c->wn,
+                 c->tm, c->tn, "srdh"[c->pipe], c->stages, c->kunroll, c->minb, c->cluster ? "_c" : "");
     return buf;
 }
 
@@ -208,6 +208,8 @@ int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t e
         return mm_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
                        mm_config_name(c->cfg, buf, sizeof buf), cfg->smem_bytes, mm_device()->max_smem_optin);
     }
+    if (cfg->cluster && c->split_k > 8)
+        return mm_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 8 ways", c->split_k);
     if (c->split_k > 1 && p->k < (int64_t)c->split_k * cfg->bk)
         return mm_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
                        c->split_k, cfg->bk, (long long)p->k);
@@ -236,6 +238,16 @@ mm_args mm_args_make(const mm_problem *p, const float *A, const float *B, const 
     a.k_chunk = a.K;
     a.group_m = 1;
     return a;
+}
+
+/* ---- kernel attributes ----------------------------------------------------------------------- */
+
+int mm_attr_carveout = -1; /* cudaSharedmemCarveoutDefault */
+int mm_attr_gen = 0;
+
+void mm_set_carveout(int percent) {
+    mm_attr_carveout = percent;
+    mm_attr_gen++;
 }
 
 /* ---- split-K workspace ----------------------------------------------------------------------- */
@@ -287,12 +299,15 @@ static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const floa
         long long chunk = (per + bk - 1) / bk * bk;
         int splits = (int)((p->k + chunk - 1) / chunk); /* slices that are not empty */
         if (splits > 1) {
-            long long tiles = (long long)((p->m + e->cfg.bm - 1) / e->cfg.bm) * ((p->n + e->cfg.bn - 1) / e->cfg.bn);
-            mm_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);
             a.split_k = splits;
             a.k_chunk = (int)chunk;
-            a.ws = mm_ws;
-            a.counters = mm_counters;
+            if (!e->cfg.cluster) {
+                long long tiles =
+                    (long long)((p->m + e->cfg.bm - 1) / e->cfg.bm) * ((p->n + e->cfg.bn - 1) / e->cfg.bn);
+                mm_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);
+                a.ws = mm_ws;
+                a.counters = mm_counters;
+            }
         }
     }
     e->launch(a, p->batch, s);

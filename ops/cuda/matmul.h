@@ -85,6 +85,8 @@ typedef struct {
                              2: 1 with double-buffered fragments (d), 3: 2 with B by cp.async (h) */
     int32_t threads;
     int32_t smem_bytes;   /* dynamic shared memory per block */
+    int32_t cluster;      /* 1: split-K reduced inside a thread-block cluster (name suffix _c,
+                             split_k <= 8); 0: through a global workspace */
 } mm_tile_config;
 
 /* How one problem is run by the tuned kernel. */
@@ -96,7 +98,8 @@ typedef struct {
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
-/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2, h2: register-staged); returns buf. */
+/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2, h2: register-staged; a suffix
+ * _c: cluster split-K); returns buf. */
 const char *mm_config_name(int32_t i, char *buf, size_t len);
 int32_t mm_config_find(const char *name);                  /* -1 if unknown */
 /* 0 if the choice can run p on the current device, else -1 with the reason. */
@@ -188,6 +191,10 @@ typedef struct {
  * writes the results files. Returns 0, 1 when some version failed validation (tables are still
  * written), -1 with a message for a bad option or output file. */
 int mm_bench(const mm_bench_opts *o, char *err, size_t errlen);
+/* The timing-order probe: the tuned kernel and cuBLAS on each size, timed after different
+ * predecessor kernels and L2 flushes (memset or kernel), with the driver's and with the largest
+ * shared-memory carveout; a table on stdout. 0, or -1 with a message for a bad size. */
+int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,8 @@
  * cudaEvents around the run), and each gets the median of reps runs. cuBLAS runs strict FP32
  * (CUBLAS_DEFAULT_MATH, NVIDIA_TF32_OVERRIDE=0: no TF32). A rung predicted (from its rate at the
  * previous size) or measured (warm-up) to need more than max_cell_s for its runs is skipped and
- * the table says so. The fused table compares our matmul+bias+relu in one kernel with cuBLAS
+ * the table says so. Each timed run is preceded by an untimed run of the same version and the
+ * flush (see mm_time_interleaved). The fused table compares our matmul+bias+relu in one kernel with cuBLAS
  * followed by the separate bias+relu kernel, both in one timed region.
  * Results: tables on stdout, markdown at out_path and the same numbers as JSON beside it.
  */
@@ -110,7 +111,12 @@ struct mm_bufs {
 };
 
 /* Times runners interleaved: reps rounds, each running every active runner once after an L2
- * flush. run(i) enqueues runner i on stream 0. Fills med/min/max of active cells. */
+ * flush. run(i) enqueues runner i on stream 0. Fills med/min/max of active cells.
+ * Every timed run follows the same sequence: an untimed run of the same runner, the L2 flush,
+ * then the timed run. Without the untimed run, a runner's kernel followed a different kernel
+ * (the previous runner of the round) and paid a cold start that depends on what ran before it
+ * (`tasc kernels probe` measures it): up to ~10 us, i.e. a bias that decided the comparisons of
+ * the small shapes. Now ours and cuBLAS start from the same state. */
 template <class F>
 static void mm_time_interleaved(std::vector<mm_cell> &cells, int reps, F run) {
     const int n = (int)cells.size();
@@ -121,6 +127,7 @@ static void mm_time_interleaved(std::vector<mm_cell> &cells, int reps, F run) {
         for (int i = 0; i < n; i++) {
             if (cells[i].status == CELL_SKIPPED)
                 continue;
+            run(i); /* untimed: the timed run follows its own kernel(s) and the flush */
             mm_l2_flush(0);
             CUDA_CHECK(cudaEventRecord(ev[((size_t)r * n + i) * 2], 0));
             run(i);
@@ -231,7 +238,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         };
         for (int i = 0; i < ncol; i++) {
             mm_cell &c = row[i];
-            double budget_runs = 1.0 + o->warmup + o->reps;
+            double budget_runs = 1.0 + o->warmup + 2.0 * o->reps;
             if (last_tflops[i] > 0) {
                 double pred_s = flops / (last_tflops[i] * 1e12);
                 if (pred_s * budget_runs > o->max_cell_s) {
@@ -251,7 +258,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
             double est = first_ms;
             for (int w = 0; w < o->warmup; w++)
                 est = mm_time_once([&] { run(i); });
-            if (est / 1000.0 * o->reps > o->max_cell_s) {
+            if (est / 1000.0 * 2 * o->reps > o->max_cell_s) {
                 c.status = CELL_SKIPPED;
                 c.note = "skipped: " + mm_fmt("%.2f", est / 1000.0) + " s per run";
                 last_tflops[i] = flops / (est / 1000.0) / 1e12;
@@ -354,7 +361,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
     line(std::string("- ") + when + (o->command_line ? std::string(", command: `") + o->command_line + "`" : ""));
     line("- each cell: median of " + std::to_string(o->reps) + " cudaEvent-timed runs after " +
          std::to_string(o->warmup) + " warm-up runs, L2 flushed (" + std::to_string(2 * (dev->l2_bytes >> 20)) +
-         " MiB written) before every run, versions interleaved run by run; random normal inputs; error = "
+         " MiB written) before every run and an untimed run of the same version before the flush, versions "
+         "interleaved run by run; random normal inputs; error = "
          "relative Frobenius error against an fp64 GPU reference (tolerance 1e-5)");
     line("- skipped cells: the rung's runs were predicted or measured to take over " + mm_fmt("%.0f", o->max_cell_s) +
          " s");
@@ -509,4 +517,101 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         printf("\nwrote %s and %s\n", md_path.c_str(), js_path.c_str());
     }
     return failed;
+}
+
+/* ---- probe: what a timed kernel pays for what ran before it ----------------------------------- */
+
+/* For each size: the tuned kernel (T) and cuBLAS (K) timed after different predecessors and
+ * flushes, interleaved like the bench, once with the driver's shared-memory carveout and once
+ * with every warp-tiled kernel asking for the largest shared-memory carveout. The predecessor
+ * runs untimed right before the flush; "self" is the bench's condition. */
+int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char *err, size_t errlen) {
+    if (reps < 1) {
+        snprintf(err, errlen, "probe: reps must be >= 1");
+        return -1;
+    }
+    for (int32_t i = 0; i < n_sizes; i++)
+        if (mm_problem_check(&sizes[i], err, errlen))
+            return -1;
+    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+    cublasHandle_t h;
+    CUBLAS_CHECK(cublasCreate(&h));
+    CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    enum { R_TUNED, R_CUBLAS, R_V7, R_V6, R_V3 };
+    const char *rname[] = {"tuned", "cuBLAS", "v7", "v6", "v3"};
+    enum { F_NONE, F_MEMSET, F_KERNEL };
+    const char *fname[] = {"no flush", "memset flush", "kernel flush"};
+    struct cond {
+        int target, pred, flush;
+    };
+    const cond conds[] = {
+        {R_TUNED, R_TUNED, F_MEMSET},  {R_TUNED, R_V7, F_MEMSET},  {R_TUNED, R_V6, F_MEMSET},
+        {R_TUNED, R_V3, F_MEMSET},     {R_TUNED, R_CUBLAS, F_MEMSET}, {R_TUNED, R_TUNED, F_KERNEL},
+        {R_TUNED, R_V6, F_KERNEL},     {R_TUNED, R_TUNED, F_NONE},  {R_TUNED, R_V6, F_NONE},
+        {R_CUBLAS, R_CUBLAS, F_MEMSET}, {R_CUBLAS, R_TUNED, F_MEMSET}, {R_CUBLAS, R_V6, F_MEMSET},
+        {R_CUBLAS, R_V3, F_MEMSET},    {R_CUBLAS, R_CUBLAS, F_KERNEL}, {R_CUBLAS, R_V6, F_KERNEL},
+        {R_CUBLAS, R_CUBLAS, F_NONE},
+    };
+    const int nc = (int)(sizeof conds / sizeof conds[0]);
+    printf("probe: median us of %d runs (min .. max); the predecessor runs untimed before the flush\n", reps);
+    for (int32_t si = 0; si < n_sizes; si++) {
+        const mm_problem *p = &sizes[si];
+        mm_bufs b;
+        b.alloc(p);
+        auto run = [&](int who) {
+            if (who == R_CUBLAS) {
+                mm_cublas_run(h, p, b.A, b.B, b.C);
+                return;
+            }
+            const mm_version v = who == R_TUNED ? MM_TUNED : who == R_V7 ? MM_V7 : who == R_V6 ? MM_V6 : MM_V3;
+            char e2[256];
+            if (mm_run_version(v, p, b.A, b.B, p->has_bias ? b.bias : NULL, b.C, 0, e2, sizeof e2)) {
+                fprintf(stderr, "tasc kernels probe: %s\n", e2);
+                abort();
+            }
+        };
+        mm_choice ch;
+        int from_table = 0;
+        char nm[96];
+        mm_choose(p, &ch, &from_table, NULL, 0);
+        printf("%s: tuned = %s split %d group %d%s\n", mm_size_label(p).c_str(), mm_config_name(ch.cfg, nm, sizeof nm),
+               ch.split_k, ch.group_m, from_table == 1 ? " (table)" : from_table == 2 ? " (TASC_MM_CHOICE)" : " (heuristic)");
+        for (int phase = 0; phase < 2; phase++) {
+            mm_set_carveout(phase == 0 ? -1 : 100);
+            for (int w = 0; w < 3; w++)
+                for (int who = 0; who <= R_V3; who++)
+                    run(who);
+            std::vector<cudaEvent_t> ev((size_t)2 * nc * reps);
+            for (auto &e : ev)
+                CUDA_CHECK(cudaEventCreate(&e));
+            for (int r = 0; r < reps; r++)
+                for (int c = 0; c < nc; c++) {
+                    run(conds[c].pred);
+                    if (conds[c].flush == F_MEMSET)
+                        mm_l2_flush(0);
+                    else if (conds[c].flush == F_KERNEL)
+                        mm_l2_flush_kernel(0);
+                    CUDA_CHECK(cudaEventRecord(ev[((size_t)r * nc + c) * 2], 0));
+                    run(conds[c].target);
+                    CUDA_CHECK(cudaEventRecord(ev[((size_t)r * nc + c) * 2 + 1], 0));
+                }
+            CUDA_CHECK(cudaDeviceSynchronize());
+            std::vector<float> ms(reps);
+            for (int c = 0; c < nc; c++) {
+                for (int r = 0; r < reps; r++)
+                    CUDA_CHECK(cudaEventElapsedTime(&ms[r], ev[((size_t)r * nc + c) * 2], ev[((size_t)r * nc + c) * 2 + 1]));
+                double med = mm_median(ms.data(), reps);
+                printf("  %-14s %-7s after %-7s %-13s %8.2f us (%.2f .. %.2f)\n",
+                       phase == 0 ? "carveout auto" : "carveout 100", rname[conds[c].target], rname[conds[c].pred],
+                       fname[conds[c].flush], 1e3 * med, 1e3 * ms[0], 1e3 * ms[reps - 1]);
+            }
+            for (auto &e : ev)
+                CUDA_CHECK(cudaEventDestroy(e));
+        }
+        mm_set_carveout(-1);
+        b.release();
+        fflush(stdout);
+    }
+    CUBLAS_CHECK(cublasDestroy(h));
+    return 0;
 }

@@ -191,14 +191,30 @@ void mm_bias_act(float *x, const float *bias, int64_t rows, int64_t n, mm_act ac
 
 /* ---- timing helpers --------------------------------------------------------------------------- */
 
-void mm_l2_flush(cudaStream_t s) {
-    static void *buf; /* 2 x L2, allocated once per process */
-    static size_t bytes;
-    if (!buf) {
-        bytes = 2 * (size_t)(mm_device()->l2_bytes > 0 ? mm_device()->l2_bytes : (64 << 20));
-        CUDA_CHECK(cudaMalloc(&buf, bytes));
+static void *mm_flush_buf; /* 2 x L2, allocated once per process */
+static size_t mm_flush_bytes;
+
+static void mm_flush_alloc(void) {
+    if (!mm_flush_buf) {
+        mm_flush_bytes = 2 * (size_t)(mm_device()->l2_bytes > 0 ? mm_device()->l2_bytes : (64 << 20));
+        CUDA_CHECK(cudaMalloc(&mm_flush_buf, mm_flush_bytes));
     }
-    CUDA_CHECK(cudaMemsetAsync(buf, 0x5a, bytes, s));
+}
+
+void mm_l2_flush(cudaStream_t s) {
+    mm_flush_alloc();
+    CUDA_CHECK(cudaMemsetAsync(mm_flush_buf, 0x5a, mm_flush_bytes, s));
+}
+
+__global__ void mm_flush_kernel(float4 *x, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        x[i] = make_float4(1.0f, 2.0f, 3.0f, 4.0f);
+}
+
+void mm_l2_flush_kernel(cudaStream_t s) {
+    mm_flush_alloc();
+    mm_flush_kernel<<<4 * mm_device()->sm_count, 512, 0, s>>>((float4 *)mm_flush_buf, (long long)(mm_flush_bytes / 16));
+    CUDA_LAUNCH_CHECK();
 }
 
 double mm_median(float *v, int n) {

@@ -25,7 +25,7 @@ struct mm_args {
     int batch0;           /* batch item of blockIdx.z == 0 (launches are split at 65535 items) */
     int vec_a, vec_b, vec_c; /* rows of A / B / C start 16-byte aligned: float4 access allowed */
     /* tuned kernel only */
-    int split_k;          /* >= 1 */
+    int split_k;          /* >= 1 (cluster configurations: <= 8, the cluster size) */
     int k_chunk;          /* k per split, a multiple of the k-step */
     int group_m;          /* rasterization group height, >= 1 */
     float *ws;            /* split_k > 1: partial sums (batch, split_k, M, N) */
@@ -61,19 +61,32 @@ struct mm_wt_entry {
     mm_tile_config cfg;
     mm_wt_launch_fn launch;
 };
-/* The list is kept in two files so that they compile in parallel: the big tiles
- * (matmul_v7_v8.cu) then the small ones (matmul_tiles.cu); index i runs over both in that order. */
+/* The list is kept in three files so that they compile in parallel: the big tiles
+ * (matmul_v7_v8.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu);
+ * index i runs over them in that order. */
 extern const mm_wt_entry mm_wt_table_big[];
 extern const int mm_wt_count_big;
 extern const mm_wt_entry mm_wt_table_small[];
 extern const int mm_wt_count_small;
-static inline int mm_wt_count(void) { return mm_wt_count_big + mm_wt_count_small; }
+extern const mm_wt_entry mm_wt_table_deep[];
+extern const int mm_wt_count_deep;
+static inline int mm_wt_count(void) { return mm_wt_count_big + mm_wt_count_small + mm_wt_count_deep; }
 static inline const mm_wt_entry *mm_wt_at(int i) {
-    return i < mm_wt_count_big ? &mm_wt_table_big[i] : &mm_wt_table_small[i - mm_wt_count_big];
+    if (i < mm_wt_count_big)
+        return &mm_wt_table_big[i];
+    i -= mm_wt_count_big;
+    return i < mm_wt_count_small ? &mm_wt_table_small[i] : &mm_wt_table_deep[i - mm_wt_count_small];
 }
 /* The configuration v7 and v8 run at (an index into the list). */
 #define MM_WT_DEFAULT_CFG 0
 #define MM_WT_DEFAULT_GROUP 8
+
+/* Function attributes of the warp-tiled kernels: the shared-memory carveout preference (percent of
+ * the unified L1/shared memory, -1 = the driver's choice) applied at each launcher's next launch
+ * after mm_attr_gen changes (mm_set_carveout). */
+extern int mm_attr_carveout;
+extern int mm_attr_gen;
+void mm_set_carveout(int percent);
 
 /* Device facts, read once per process (current device). */
 struct mm_device_info {
@@ -86,6 +99,8 @@ const mm_device_info *mm_device(void);
 
 /* Evicts A, B and C from L2 before a timed run: writes a buffer of twice the L2 size on s. */
 void mm_l2_flush(cudaStream_t s);
+/* The same with a kernel of ours writing the buffer (float4 stores) instead of cudaMemsetAsync. */
+void mm_l2_flush_kernel(cudaStream_t s);
 /* Median of n values (n >= 1); reorders v. */
 double mm_median(float *v, int n);
 /* Elements a strided operand spans: (batch-1)*stride + per-item size (stride 0: one item). */

@@ -6,13 +6,15 @@
  */
 #include "matmul_warptile.cuh"
 
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE>
-#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)                                     \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::SMEM_BYTES},                         \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)>}
+#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
+    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
+#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
+    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
+      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
+      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
+     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
+#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 0)
+#define MM_WTC(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 1)
 
 /* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline: as in matmul_v7_v8.cu */
 const mm_wt_entry mm_wt_table_small[] = {
@@ -42,5 +44,14 @@ const mm_wt_entry mm_wt_table_small[] = {
     MM_WT(32, 32, 16, 16, 32, 4, 4, 2, 16, 8, 1),    /* 64 threads: the most blocks */
     MM_WT(32, 32, 16, 16, 32, 4, 4, 2, 16, 8, 3),
     MM_WT(64, 32, 16, 32, 16, 4, 4, 3, 16, 4, 0),
+    /* cluster split-K (suffix _c): the tile's k-slices reduce through distributed shared memory */
+    MM_WTC(64, 128, 32, 32, 32, 4, 8, 2, 32, 2, 3),
+    MM_WTC(64, 128, 16, 32, 32, 4, 8, 2, 16, 2, 3),
+    MM_WTC(128, 64, 32, 32, 32, 8, 4, 2, 32, 2, 3),
+    MM_WTC(64, 64, 32, 32, 32, 4, 8, 2, 32, 4, 3),
+    MM_WTC(64, 64, 32, 32, 16, 4, 4, 2, 32, 2, 3),
+    MM_WTC(64, 64, 16, 32, 16, 4, 4, 2, 16, 2, 3),
+    MM_WTC(32, 64, 32, 16, 32, 4, 4, 2, 32, 4, 3),
+    MM_WTC(32, 64, 16, 16, 32, 4, 4, 2, 16, 4, 3),
 };
 const int mm_wt_count_small = (int)(sizeof mm_wt_table_small / sizeof mm_wt_table_small[0]);

@@ -7,9 +7,11 @@
  * then try other group heights for the winner. Pruning: on problems with at least two waves of
  * 128x128 tiles, tiles smaller than 8192 outputs are skipped; split-K is tried only when the
  * tiles alone do not fill the SMs, with each slice at least two k-steps long and at most 8 blocks
- * per SM in all. The caller stores the winner in a tuning table.
+ * per SM in all; cluster configurations (split-K through distributed shared memory) are tried at
+ * splits 2 to 8, and at split 1 only when no configuration without the _c runs the same kernel. The caller stores the winner in a tuning table.
  */
 #include <math.h>
+#include <string.h>
 
 #include <vector>
 
@@ -101,6 +103,11 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
         }
     };
 
+    auto has_twin = [&](int32_t i) { /* a configuration of the same name without _c */
+        mm_config_name(i, name, sizeof name);
+        name[strlen(name) - 2] = '\0';
+        return mm_config_find(name) >= 0;
+    };
     for (int32_t i = 0; i < mm_config_count(); i++) {
         const mm_tile_config *cfg = mm_config_get(i);
         if (cfg->smem_bytes > mm_device()->max_smem_optin)
@@ -110,6 +117,8 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
         long long tiles = ((p->m + cfg->bm - 1) / cfg->bm) * ((p->n + cfg->bn - 1) / cfg->bn) * p->batch;
         for (int s : splits) {
             if (s > 1 && (tiles >= sms || p->k < 2LL * s * cfg->bk || tiles * s > 8LL * sms))
+                continue;
+            if (cfg->cluster && (s > 8 || (s == 1 && has_twin(i)))) /* split 1: the twin's kernel */
                 continue;
             try_choice(mm_choice{i, s, MM_WT_DEFAULT_GROUP});
         }

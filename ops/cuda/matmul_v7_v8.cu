@@ -16,13 +16,15 @@
  */
 #include "matmul_warptile.cuh"
 
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE>
-#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)                                     \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)::SMEM_BYTES},                         \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE)>}
+#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
+    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
+#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
+    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
+      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
+      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
+     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
+#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 0)
+#define MM_WTC(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 1)
 
 /* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM (register cap 64K/(minb*threads)),
  * pipeline (0 cp.async with `stages` stages; 1 register-staged double buffer; 2 the same with
@@ -42,5 +44,7 @@ const mm_wt_entry mm_wt_table_big[] = {
     MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 2),
     MM_WT(128, 256, 16, 64, 64, 8, 16, 2, 16, 1, 3),
     MM_WT(256, 128, 8, 64, 64, 16, 8, 2, 8, 1, 2),
+    /* cluster split-K (suffix _c): the tile's k-slices reduce through distributed shared memory */
+    MM_WTC(128, 128, 16, 32, 64, 8, 8, 2, 16, 2, 3),
 };
 const int mm_wt_count_big = (int)(sizeof mm_wt_table_big / sizeof mm_wt_table_big[0]);

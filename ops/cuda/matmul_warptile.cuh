@@ -23,9 +23,18 @@
  * the workspace; the block that arrives last at the tile (an atomic counter, reset by that block)
  * sums the split_k partials in slice order 0, 1, ..., so the result does not depend on which block
  * came last, applies the epilogue and writes C.
+ * Cluster split-K (CLUSTER, configuration names ending in _c; split_k <= 8): the split_k blocks of a
+ * tile form one thread-block cluster (Hopper). Each writes its partial tile into its own shared
+ * memory; after a cluster barrier, block r reduces the r-th share of the tile's float4 words,
+ * reading the split_k partials through distributed shared memory in slice order 0, 1, ... (the
+ * same order whichever block reduces: deterministic), applies the epilogue once and writes C. No
+ * workspace, no atomic counter, no second pass through L2, and the reduction runs on all the
+ * tile's blocks at once instead of on the last one.
  */
 #ifndef TASC_MATMUL_WARPTILE_CUH
 #define TASC_MATMUL_WARPTILE_CUH
+
+#include <cooperative_groups.h>
 
 #include "matmul_common.cuh"
 
@@ -33,10 +42,11 @@
  * unroll lets ptxas hoist fragment loads of later k-steps and run out of registers under a cap);
  * MINB: blocks per SM the register allocation must allow (__launch_bounds__). */
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int KU_, int MINB_,
-          int PIPE_>
+          int PIPE_, int CLUSTER_ = 0>
 struct mm_wt_cfg {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
     static constexpr int STAGES = PIPE_ != 0 ? 2 : STAGES_, KU = KU_, MINB = MINB_, PIPE = PIPE_;
+    static constexpr int CLUSTER = CLUSTER_; /* split-K reduced through the cluster's shared memory */
     static constexpr int WARPS_N = BN / WN;
     static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     static constexpr int TR = WM / TM, TC = WN / TN; /* thread grid inside a warp */
@@ -44,7 +54,9 @@ struct mm_wt_cfg {
     static constexpr int LDA = BM + 4; /* sAt row stride: BM % 32 == 0 makes it 4 mod 32 */
     static constexpr int LDB = BN;
     static constexpr int STAGE_FLOATS = BK * LDA + BK * LDB;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_FLOATS * (int)sizeof(float);
+    static constexpr int LDR = BN + 4; /* row stride of the partial tile (cluster reduction) */
+    static constexpr int PIPE_FLOATS = STAGES * STAGE_FLOATS, RED_FLOATS = CLUSTER ? BM * LDR : 0;
+    static constexpr int SMEM_BYTES = (PIPE_FLOATS > RED_FLOATS ? PIPE_FLOATS : RED_FLOATS) * (int)sizeof(float);
     static constexpr int A_KV = BM * BK / THREADS; /* consecutive k of A per thread per tile */
     static constexpr int B_PER = BK * BN / THREADS; /* elements of B per thread per tile */
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide the block tile");
@@ -355,6 +367,35 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         return;
     }
 
+    if constexpr (CFG::CLUSTER != 0) {
+        /* cluster split-K: partial tile into this block's shared memory, reduced over the cluster */
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        constexpr int LDR = CFG::LDR, BN4 = BN / 4;
+        __syncthreads(); /* every warp is done with the pipeline's shared memory */
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j4 = 0; j4 < CFG::SUBN; j4++)
+                *reinterpret_cast<float4 *>(&sm[MM_WT_ROW(i) * LDR + MM_WT_COL(j4)]) =
+                    make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
+        cl.sync(); /* all partials of the tile written (release/acquire across the cluster) */
+        const int ns = a.split_k; /* == cluster size == gridDim.y; this block's rank is split */
+        for (int q = split * THREADS + tid; q < BM * BN4; q += ns * THREADS) {
+            const int r = q / BN4, c = (q % BN4) * 4;
+            if (m0 + r >= a.M || n0 + c >= a.N)
+                continue;
+            float4 s4 = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, 0) + r * LDR + c);
+            for (int sp = 1; sp < ns; sp++) {
+                float4 v = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, sp) + r * LDR + c);
+                s4.x += v.x; s4.y += v.y; s4.z += v.z; s4.w += v.w;
+            }
+            mm_store4(C, a, m0 + r, n0 + c, s4.x, s4.y, s4.z, s4.w);
+        }
+        cl.sync(); /* no block leaves while others still read its shared memory */
+        return;
+    }
+
     /* split-K: raw partial tile into the workspace, then the last block of the tile reduces */
     const long long b = (long long)blockIdx.z + a.batch0;
     const long long mn = (long long)a.M * a.N;
@@ -423,24 +464,45 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
 #undef MM_WT_COL
 }
 
-/* Launcher of one configuration: grid (tiles, split_k, batch items). */
+/* Launcher of one configuration: grid (tiles, split_k, batch items); a cluster configuration with
+ * split_k > 1 launches clusters of (1, split_k, 1) blocks. Function attributes (dynamic shared
+ * memory limit, carveout preference mm_attr_carveout) are set again whenever mm_attr_gen moves. */
 template <class CFG>
 static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
-    static bool attr_set = false; /* per instantiation; the module is not thread-safe */
-    if (!attr_set) {
+    static int attr_gen = -1; /* per instantiation; the module is not thread-safe */
+    if (attr_gen != mm_attr_gen) {
         CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
         CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
-        attr_set = true;
+        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout, mm_attr_carveout));
+        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout, mm_attr_carveout));
+        attr_gen = mm_attr_gen;
     }
     long long tiles = (long long)((a.M + CFG::BM - 1) / CFG::BM) * ((a.N + CFG::BN - 1) / CFG::BN);
     mm_batch_chunks(a, batch, [&](const mm_args &c, unsigned items) {
         dim3 grid((unsigned)tiles, (unsigned)a.split_k, items);
-        if (a.split_k > 1)
+        if (a.split_k > 1 && CFG::CLUSTER) {
+            cudaLaunchConfig_t lc = {};
+            cudaLaunchAttribute at[1];
+            at[0].id = cudaLaunchAttributeClusterDimension;
+            at[0].val.clusterDim.x = 1;
+            at[0].val.clusterDim.y = (unsigned)a.split_k;
+            at[0].val.clusterDim.z = 1;
+            lc.gridDim = grid;
+            lc.blockDim = dim3(CFG::THREADS);
+            lc.dynamicSmemBytes = CFG::SMEM_BYTES;
+            lc.stream = s;
+            lc.attrs = at;
+            lc.numAttrs = 1;
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, mm_wt_kernel<CFG, true>, c));
+        } else if (a.split_k > 1) {
             mm_wt_kernel<CFG, true><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
-        else
+        } else {
             mm_wt_kernel<CFG, false><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
+        }
         CUDA_LAUNCH_CHECK();
     });
 }

@@ -1,0 +1,27 @@
+/* matmul_tiles_deep.cu: deep cp.async pipelines for short k-slices (the third part of the tuned
+ * kernel's configuration list, after matmul_v7_v8.cu and matmul_tiles.cu; its own file so that
+ * it compiles beside them).
+ * When split-K leaves each block a handful of k-steps (BERT's 128-row shapes: k = 768 over 4 to 8
+ * slices), a two-stage pipeline pays one memory round trip per k-step. With 4 cp.async stages of
+ * k-step 32, up to 96 values of k are in flight before the first is used: the slice's loads overlap
+ * instead of queueing. Cluster configurations: split-K through distributed shared memory, or
+ * (split 1) the plain kernel.
+ */
+#include "matmul_warptile.cuh"
+
+#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
+    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
+#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
+    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
+      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
+      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
+     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
+
+/* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline, cluster */
+const mm_wt_entry mm_wt_table_deep[] = {
+    MM_WTX(32, 64, 32, 16, 32, 4, 4, 4, 32, 4, 0, 1),  /* 128 threads, 4 stages: 128 of k in flight */
+    MM_WTX(32, 64, 16, 16, 32, 4, 4, 6, 16, 4, 0, 1),  /* 6 stages of k-step 16 */
+    MM_WTX(64, 64, 32, 32, 16, 4, 4, 4, 32, 2, 0, 1),  /* 256 threads */
+    MM_WTX(64, 128, 32, 32, 32, 4, 8, 3, 32, 2, 0, 1), /* 256 threads, 4x8 per thread */
+};
+const int mm_wt_count_deep = (int)(sizeof mm_wt_table_deep / sizeof mm_wt_table_deep[0]);
