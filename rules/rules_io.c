@@ -7,6 +7,7 @@
  * one rule per line, through a temporary file and a rename. The set owns all strings.
  */
 #include "rules.h"
+#include "rules_json.h"
 
 #include <errno.h>
 #include <float.h>
@@ -374,25 +375,32 @@ static int rl_fail(rl_ctx *c, const char *fmt, ...) {
     return rules_fail(c->err, c->errlen, "%s: %s", c->where, m);
 }
 
-static const char *rl_type(const json_t *v) {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
+static int rj_is(const rj_val *v, rj_type t) { return v && v->type == t; }
+static int rj_is_obj(const rj_val *v) { return rj_is(v, RJ_OBJ); }
+static int rj_is_arr(const rj_val *v) { return rj_is(v, RJ_ARR); }
+static int rj_is_str(const rj_val *v) { return rj_is(v, RJ_STR); }
+static int rj_is_int(const rj_val *v) { return rj_is(v, RJ_INT); }
+static int rj_is_num(const rj_val *v) { return rj_is(v, RJ_INT) || rj_is(v, RJ_REAL); }
+
+static const char *rl_type(const rj_val *v) {
+    switch (v->type) {
+    case RJ_OBJ: return "an object";
+    case RJ_ARR: return "an array";
+    case RJ_STR: return "a string";
+    case RJ_INT: return "an integer";
+    case RJ_REAL: return "a number";
+    case RJ_TRUE:
+    case RJ_FALSE: return "a boolean";
+    case RJ_NULL: return "null";
+    case RJ_COUNT: break;
     }
     return "a value";
 }
 
 /* Unknown keys are errors: a misspelt key must not be silently ignored. */
-static int rl_keys(rl_ctx *c, json_t *obj, const char *what, const char *const *allowed) {
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v) {
+static int rl_keys(rl_ctx *c, const rj_val *obj, const char *what, const char *const *allowed) {
+    for (int32_t m = 0; m < obj->n; m++) {
+        const char *key = obj->u.items[m].key;
         int ok = 0;
         for (const char *const *a = allowed; *a && !ok; a++)
             ok = !strcmp(*a, key);
@@ -402,35 +410,35 @@ static int rl_keys(rl_ctx *c, json_t *obj, const char *what, const char *const *
     return 0;
 }
 
-static int rl_int(rl_ctx *c, json_t *v, const char *what, int64_t lo, int64_t hi, int64_t *out) {
-    if (!json_is_integer(v))
+static int rl_int(rl_ctx *c, const rj_val *v, const char *what, int64_t lo, int64_t hi, int64_t *out) {
+    if (!rj_is_int(v))
         return rl_fail(c, "%s must be an integer, got %s", what, v ? rl_type(v) : "nothing");
-    json_int_t x = json_integer_value(v);
+    int64_t x = v->u.i;
     if (x < lo || x > hi)
         return rl_fail(c, "%s = %lld out of range %lld..%lld", what, (long long)x, (long long)lo, (long long)hi);
     *out = x;
     return 0;
 }
 
-static int rl_str(rl_ctx *c, json_t *v, const char *what, const char **out) {
+static int rl_str(rl_ctx *c, const rj_val *v, const char *what, const char **out) {
     *out = "";
-    if (!json_is_string(v))
+    if (!rj_is_str(v))
         return rl_fail(c, "%s must be a string, got %s", what, v ? rl_type(v) : "nothing");
-    *out = json_string_value(v);
+    *out = v->u.s;
     return 0;
 }
 
-static int rl_shape(rl_ctx *c, json_t *v, const char *what, ops_shape *s) {
-    if (!json_is_array(v))
+static int rl_shape(rl_ctx *c, const rj_val *v, const char *what, ops_shape *s) {
+    if (!rj_is_arr(v))
         return rl_fail(c, "%s must be an array of dims, got %s", what, v ? rl_type(v) : "nothing");
-    if (json_array_size(v) > OPS_MAX_DIMS)
-        return rl_fail(c, "%s has %zu dims, at most %d", what, json_array_size(v), OPS_MAX_DIMS);
+    if (rj_size(v) > OPS_MAX_DIMS)
+        return rl_fail(c, "%s has %zu dims, at most %d", what, rj_size(v), OPS_MAX_DIMS);
     memset(s, 0, sizeof *s);
-    s->rank = (int32_t)json_array_size(v);
+    s->rank = (int32_t)rj_size(v);
     for (int32_t d = 0; d < s->rank; d++) {
         char w[96];
         snprintf(w, sizeof w, "%s dim %d", what, (int)d);
-        if (rl_int(c, json_array_get(v, (size_t)d), w, 1, INT64_C(1) << 31, &s->dims[d]) < 0)
+        if (rl_int(c, rj_at(v, (size_t)d), w, 1, INT64_C(1) << 31, &s->dims[d]) < 0)
             return -1;
     }
     return 0;
@@ -452,16 +460,15 @@ static int rl_enum(const char *name, ops_param_kind kind, int64_t *out) {
     return -1;
 }
 
-static int rl_params(rl_ctx *c, const char *what, ops_type op, json_t *params, ops_params *p) {
+static int rl_params(rl_ctx *c, const char *what, ops_type op, const rj_val *params, ops_params *p) {
     const ops_desc *od = &ops_table[op];
     int given[OPS_MAX_OP_PARAMS] = {0};
     ops_params_default(op, p);
-    if (params && !json_is_object(params))
+    if (params && !rj_is_obj(params))
         return rl_fail(c, "%s: \"params\" must be an object, got %s", what, rl_type(params));
-    const char *key;
-    json_t *v;
-    if (params)
-        json_object_foreach(params, key, v) {
+    for (int32_t m = 0; params && m < params->n; m++) {
+            const char *key = params->u.items[m].key;
+            const rj_val *v = &params->u.items[m];
             int32_t i = 0;
             while (i < od->n_params && strcmp(rules_param_name(&od->params[i]), key))
                 i++;
@@ -478,24 +485,24 @@ static int rl_params(rl_ctx *c, const char *what, ops_type op, json_t *params, o
                 break;
             case OPS_PK_ACT:
             case OPS_PK_PADMODE:
-                if (!json_is_string(v) || rl_enum(json_string_value(v), ops_param_table[k].kind, &p->v[k]) < 0)
+                if (!rj_is(v, RJ_STR) || rl_enum(v->u.s, ops_param_table[k].kind, &p->v[k]) < 0)
                     return rl_fail(c, "%s must be one of the names of its kind", w);
                 break;
             case OPS_PK_FLOAT: {
-                if (!json_is_number(v))
+                if (!rj_is_num(v))
                     return rl_fail(c, "%s must be a number, got %s", w, rl_type(v));
-                double d = json_number_value(v);
+                double d = v->type == RJ_INT ? (double)v->u.i : v->u.d;
                 if (!(fabs(d) <= (double)FLT_MAX))
                     return rl_fail(c, "%s is not a finite float32", w);
                 p->v[k] = ops_f2p((float)d);
                 break;
             }
             case OPS_PK_LIST:
-                if (!json_is_array(v) || json_array_size(v) > OPS_MAX_LIST)
+                if (!rj_is_arr(v) || rj_size(v) > OPS_MAX_LIST)
                     return rl_fail(c, "%s must be an array of at most %d integers", w, OPS_MAX_LIST);
-                p->n_list = (int32_t)json_array_size(v);
+                p->n_list = (int32_t)rj_size(v);
                 for (int32_t j = 0; j < p->n_list; j++)
-                    if (rl_int(c, json_array_get(v, (size_t)j), w, INT64_MIN, INT64_MAX, &p->list[j]) < 0)
+                    if (rl_int(c, rj_at(v, (size_t)j), w, INT64_MIN, INT64_MAX, &p->list[j]) < 0)
                         return -1;
                 break;
             }
@@ -510,7 +517,7 @@ static int rl_params(rl_ctx *c, const char *what, ops_type op, json_t *params, o
 }
 
 /* "%K" / "%K.O" or a variable name. */
-static int rl_ref(rl_ctx *c, const rules_rule *r, json_t *v, const char *what, rules_ref *ref) {
+static int rl_ref(rl_ctx *c, const rules_rule *r, const rj_val *v, const char *what, rules_ref *ref) {
     const char *s;
     if (rl_str(c, v, what, &s) < 0)
         return -1;
@@ -546,23 +553,23 @@ static int rl_ref(rl_ctx *c, const rules_rule *r, json_t *v, const char *what, r
     return rl_fail(c, "%s: '%s' is not a variable of the rule", what, s);
 }
 
-static int rl_graph(rl_ctx *c, const rules_rule *r, json_t *arr, const char *side, rules_graph *g) {
+static int rl_graph(rl_ctx *c, const rules_rule *r, const rj_val *arr, const char *side, rules_graph *g) {
     static const char *const op_keys[] = {"op", "params", "inputs", NULL};
-    if (!json_is_array(arr))
+    if (!rj_is_arr(arr))
         return rl_fail(c, "\"%s\" must be an array of ops, got %s", side, arr ? rl_type(arr) : "nothing");
-    if (json_array_size(arr) > RULES_MAX_OPS)
-        return rl_fail(c, "\"%s\" has %zu ops, at most %d", side, json_array_size(arr), RULES_MAX_OPS);
-    g->n_ops = (int32_t)json_array_size(arr);
+    if (rj_size(arr) > RULES_MAX_OPS)
+        return rl_fail(c, "\"%s\" has %zu ops, at most %d", side, rj_size(arr), RULES_MAX_OPS);
+    g->n_ops = (int32_t)rj_size(arr);
     for (int32_t k = 0; k < g->n_ops; k++) {
-        json_t *o = json_array_get(arr, (size_t)k);
+        const rj_val *o = rj_at(arr, (size_t)k);
         char what[64];
         snprintf(what, sizeof what, "%s op %d", side, (int)k);
-        if (!json_is_object(o))
+        if (!rj_is_obj(o))
             return rl_fail(c, "%s must be an object, got %s", what, rl_type(o));
         if (rl_keys(c, o, what, op_keys) < 0)
             return -1;
         const char *name;
-        if (rl_str(c, json_object_get(o, "op"), what, &name) < 0)
+        if (rl_str(c, rj_get(o, "op"), what, &name) < 0)
             return -1;
         int op = ops_find(name);
         if (op < 0)
@@ -570,16 +577,16 @@ static int rl_graph(rl_ctx *c, const rules_rule *r, json_t *arr, const char *sid
         rules_op *ro = &g->ops[k];
         memset(ro, 0, sizeof *ro);
         ro->op = (ops_type)op;
-        if (rl_params(c, what, ro->op, json_object_get(o, "params"), &ro->p) < 0)
+        if (rl_params(c, what, ro->op, rj_get(o, "params"), &ro->p) < 0)
             return -1;
-        json_t *ins = json_object_get(o, "inputs");
-        if (!json_is_array(ins))
+        const rj_val *ins = rj_get(o, "inputs");
+        if (!rj_is_arr(ins))
             return rl_fail(c, "%s: \"inputs\" must be an array, got %s", what, ins ? rl_type(ins) : "nothing");
-        if (json_array_size(ins) > RULES_MAX_IN)
-            return rl_fail(c, "%s: %zu inputs, at most %d", what, json_array_size(ins), RULES_MAX_IN);
-        ro->n_in = (int32_t)json_array_size(ins);
+        if (rj_size(ins) > RULES_MAX_IN)
+            return rl_fail(c, "%s: %zu inputs, at most %d", what, rj_size(ins), RULES_MAX_IN);
+        ro->n_in = (int32_t)rj_size(ins);
         for (int32_t i = 0; i < ro->n_in; i++)
-            if (rl_ref(c, r, json_array_get(ins, (size_t)i), what, &ro->in[i]) < 0)
+            if (rl_ref(c, r, rj_at(ins, (size_t)i), what, &ro->in[i]) < 0)
                 return -1;
     }
     return 0;
@@ -594,26 +601,26 @@ static int rl_side(rl_ctx *c, const char *s, rules_side *side) {
     return rl_fail(c, "constraint side '%s' is not src or dst", s);
 }
 
-static int rl_constraint(rl_ctx *c, const rules_rule *r, json_t *o, int32_t i, rules_constraint *rc) {
+static int rl_constraint(rl_ctx *c, const rules_rule *r, const rj_val *o, int32_t i, rules_constraint *rc) {
     static const char *const keys[] = {"side", "op", "param", "index", "value", "equals", NULL};
     char what[48];
     snprintf(what, sizeof what, "constraint %d", (int)i);
-    if (!json_is_object(o))
+    if (!rj_is_obj(o))
         return rl_fail(c, "%s must be an object, got %s", what, rl_type(o));
     if (rl_keys(c, o, what, keys) < 0)
         return -1;
     memset(rc, 0, sizeof *rc);
     const char *s;
     int64_t x;
-    if (rl_str(c, json_object_get(o, "side"), what, &s) < 0 || rl_side(c, s, &rc->side) < 0)
+    if (rl_str(c, rj_get(o, "side"), what, &s) < 0 || rl_side(c, s, &rc->side) < 0)
         return -1;
-    if (rl_int(c, json_object_get(o, "op"), what, 0, RULES_MAX_OPS - 1, &x) < 0)
+    if (rl_int(c, rj_get(o, "op"), what, 0, RULES_MAX_OPS - 1, &x) < 0)
         return -1;
     rc->op = (int32_t)x;
     const rules_graph *g = rc->side == RULES_SIDE_SRC ? &r->src : &r->dst;
     if (rc->op >= g->n_ops)
         return rl_fail(c, "%s: %s has no op %d", what, rules_side_names[rc->side], (int)rc->op);
-    if (rl_str(c, json_object_get(o, "param"), what, &s) < 0)
+    if (rl_str(c, rj_get(o, "param"), what, &s) < 0)
         return -1;
     const ops_desc *od = &ops_table[g->ops[rc->op].op];
     int32_t pi = 0;
@@ -623,7 +630,7 @@ static int rl_constraint(rl_ctx *c, const rules_rule *r, json_t *o, int32_t i, r
         return rl_fail(c, "%s: op '%s' has no parameter '%s'", what, od->name, s);
     rc->key = od->params[pi].key;
     rc->list_index = -1;
-    json_t *idx = json_object_get(o, "index");
+    const rj_val *idx = rj_get(o, "index");
     if (rc->key == PM_LIST) {
         if (rl_int(c, idx, what, 0, OPS_MAX_LIST - 1, &x) < 0)
             return -1;
@@ -631,25 +638,25 @@ static int rl_constraint(rl_ctx *c, const rules_rule *r, json_t *o, int32_t i, r
     } else if (idx) {
         return rl_fail(c, "%s: \"index\" is only for list parameters", what);
     }
-    if (rl_int(c, json_object_get(o, "value"), what, INT64_MIN, INT64_MAX, &rc->value) < 0)
+    if (rl_int(c, rj_get(o, "value"), what, INT64_MIN, INT64_MAX, &rc->value) < 0)
         return -1;
-    json_t *eq = json_object_get(o, "equals");
-    if (!json_is_array(eq))
+    const rj_val *eq = rj_get(o, "equals");
+    if (!rj_is_arr(eq))
         return rl_fail(c, "%s: \"equals\" must be an array of [variable, dim], got %s", what,
                        eq ? rl_type(eq) : "nothing");
-    if (json_array_size(eq) > RULES_MAX_EQ)
-        return rl_fail(c, "%s: %zu dims listed, at most %d", what, json_array_size(eq), RULES_MAX_EQ);
-    rc->n_eq = (int32_t)json_array_size(eq);
+    if (rj_size(eq) > RULES_MAX_EQ)
+        return rl_fail(c, "%s: %zu dims listed, at most %d", what, rj_size(eq), RULES_MAX_EQ);
+    rc->n_eq = (int32_t)rj_size(eq);
     for (int32_t e = 0; e < rc->n_eq; e++) {
-        json_t *pr = json_array_get(eq, (size_t)e);
-        if (!json_is_array(pr) || json_array_size(pr) != 2)
+        const rj_val *pr = rj_at(eq, (size_t)e);
+        if (!rj_is_arr(pr) || rj_size(pr) != 2)
             return rl_fail(c, "%s: \"equals\" entries must be [variable, dim]", what);
         rules_ref ref;
-        if (rl_ref(c, r, json_array_get(pr, 0), what, &ref) < 0)
+        if (rl_ref(c, r, rj_at(pr, 0), what, &ref) < 0)
             return -1;
         if (ref.kind != RULES_REF_VAR)
             return rl_fail(c, "%s: \"equals\" must name variables", what);
-        if (rl_int(c, json_array_get(pr, 1), what, 0, OPS_MAX_DIMS - 1, &x) < 0)
+        if (rl_int(c, rj_at(pr, 1), what, 0, OPS_MAX_DIMS - 1, &x) < 0)
             return -1;
         rc->eq[e].var = ref.idx;
         rc->eq[e].dim = (int32_t)x;
@@ -657,17 +664,17 @@ static int rl_constraint(rl_ctx *c, const rules_rule *r, json_t *o, int32_t i, r
     return 0;
 }
 
-static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
+static int rl_rule(rl_ctx *c, const rj_val *o, rules_rule *r) {
     static const char *const keys[] = {"id", "vars", "src", "dst", "outputs", "constraints", "requires",
                                        "provenance", "proof", NULL};
     static const char *const var_keys[] = {"name", "shape", NULL};
     static const char *const out_keys[] = {"src", "dst", NULL};
     static const char *const prov_keys[] = {"fingerprint", "max_ops", "stages", NULL};
     memset(r, 0, sizeof *r);
-    if (!json_is_object(o))
+    if (!rj_is_obj(o))
         return rl_fail(c, "must be an object, got %s", rl_type(o));
     const char *s;
-    if (rl_str(c, json_object_get(o, "id"), "\"id\"", &s) < 0)
+    if (rl_str(c, rj_get(o, "id"), "\"id\"", &s) < 0)
         return -1;
     if (!s[0] || strlen(s) > 64)
         return rl_fail(c, "\"id\" must have 1 to 64 characters");
@@ -677,19 +684,19 @@ static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
     c->rule_id = s;
     if (rl_keys(c, o, "rule", keys) < 0)
         return -1;
-    json_t *vars = json_object_get(o, "vars");
-    if (!json_is_array(vars))
+    const rj_val *vars = rj_get(o, "vars");
+    if (!rj_is_arr(vars))
         return rl_fail(c, "\"vars\" must be an array, got %s", vars ? rl_type(vars) : "nothing");
-    if (json_array_size(vars) > RULES_MAX_VARS)
-        return rl_fail(c, "%zu variables, at most %d", json_array_size(vars), RULES_MAX_VARS);
-    r->n_vars = (int32_t)json_array_size(vars);
+    if (rj_size(vars) > RULES_MAX_VARS)
+        return rl_fail(c, "%zu variables, at most %d", rj_size(vars), RULES_MAX_VARS);
+    r->n_vars = (int32_t)rj_size(vars);
     for (int32_t v = 0; v < r->n_vars; v++) {
-        json_t *vo = json_array_get(vars, (size_t)v);
+        const rj_val *vo = rj_at(vars, (size_t)v);
         char what[48];
         snprintf(what, sizeof what, "variable %d", (int)v);
-        if (!json_is_object(vo))
+        if (!rj_is_obj(vo))
             return rl_fail(c, "%s must be an object, got %s", what, rl_type(vo));
-        if (rl_keys(c, vo, what, var_keys) < 0 || rl_str(c, json_object_get(vo, "name"), what, &s) < 0)
+        if (rl_keys(c, vo, what, var_keys) < 0 || rl_str(c, rj_get(vo, "name"), what, &s) < 0)
             return -1;
         if (strlen(s) >= RULES_NAME_LEN || !rules_name_ok(s))
             return rl_fail(c, "%s: bad name '%s' (letters, digits, '_', at most %d characters)", what, s,
@@ -698,73 +705,73 @@ static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
             if (!strcmp(r->vars[u].name, s))
                 return rl_fail(c, "variable '%s' declared twice", s);
         snprintf(r->vars[v].name, RULES_NAME_LEN, "%s", s);
-        if (rl_shape(c, json_object_get(vo, "shape"), what, &r->vars[v].shape) < 0)
+        if (rl_shape(c, rj_get(vo, "shape"), what, &r->vars[v].shape) < 0)
             return -1;
     }
-    if (rl_graph(c, r, json_object_get(o, "src"), "src", &r->src) < 0 ||
-        rl_graph(c, r, json_object_get(o, "dst"), "dst", &r->dst) < 0)
+    if (rl_graph(c, r, rj_get(o, "src"), "src", &r->src) < 0 ||
+        rl_graph(c, r, rj_get(o, "dst"), "dst", &r->dst) < 0)
         return -1;
-    json_t *outs = json_object_get(o, "outputs");
-    if (!json_is_array(outs))
+    const rj_val *outs = rj_get(o, "outputs");
+    if (!rj_is_arr(outs))
         return rl_fail(c, "\"outputs\" must be an array, got %s", outs ? rl_type(outs) : "nothing");
-    if (json_array_size(outs) < 1 || json_array_size(outs) > RULES_MAX_OUTPUTS)
-        return rl_fail(c, "%zu outputs, expected 1..%d", json_array_size(outs), RULES_MAX_OUTPUTS);
-    r->n_outputs = (int32_t)json_array_size(outs);
+    if (rj_size(outs) < 1 || rj_size(outs) > RULES_MAX_OUTPUTS)
+        return rl_fail(c, "%zu outputs, expected 1..%d", rj_size(outs), RULES_MAX_OUTPUTS);
+    r->n_outputs = (int32_t)rj_size(outs);
     for (int32_t i = 0; i < r->n_outputs; i++) {
-        json_t *mo = json_array_get(outs, (size_t)i);
+        const rj_val *mo = rj_at(outs, (size_t)i);
         char what[48];
         snprintf(what, sizeof what, "output %d", (int)i);
-        if (!json_is_object(mo))
+        if (!rj_is_obj(mo))
             return rl_fail(c, "%s must be an object, got %s", what, rl_type(mo));
-        if (rl_keys(c, mo, what, out_keys) < 0 || rl_ref(c, r, json_object_get(mo, "src"), what, &r->outputs[i].src) < 0 ||
-            rl_ref(c, r, json_object_get(mo, "dst"), what, &r->outputs[i].dst) < 0)
+        if (rl_keys(c, mo, what, out_keys) < 0 || rl_ref(c, r, rj_get(mo, "src"), what, &r->outputs[i].src) < 0 ||
+            rl_ref(c, r, rj_get(mo, "dst"), what, &r->outputs[i].dst) < 0)
             return -1;
     }
-    json_t *cons = json_object_get(o, "constraints");
+    const rj_val *cons = rj_get(o, "constraints");
     if (cons) {
-        if (!json_is_array(cons))
+        if (!rj_is_arr(cons))
             return rl_fail(c, "\"constraints\" must be an array, got %s", rl_type(cons));
-        if (json_array_size(cons) > RULES_MAX_CONSTRAINTS)
-            return rl_fail(c, "%zu constraints, at most %d", json_array_size(cons), RULES_MAX_CONSTRAINTS);
-        r->n_constraints = (int32_t)json_array_size(cons);
+        if (rj_size(cons) > RULES_MAX_CONSTRAINTS)
+            return rl_fail(c, "%zu constraints, at most %d", rj_size(cons), RULES_MAX_CONSTRAINTS);
+        r->n_constraints = (int32_t)rj_size(cons);
         for (int32_t i = 0; i < r->n_constraints; i++)
-            if (rl_constraint(c, r, json_array_get(cons, (size_t)i), i, &r->constraints[i]) < 0)
+            if (rl_constraint(c, r, rj_at(cons, (size_t)i), i, &r->constraints[i]) < 0)
                 return -1;
     }
-    json_t *req = json_object_get(o, "requires");
+    const rj_val *req = rj_get(o, "requires");
     if (req) {
-        if (!json_is_array(req))
+        if (!rj_is_arr(req))
             return rl_fail(c, "\"requires\" must be an array, got %s", rl_type(req));
-        if (json_array_size(req) > RULES_MAX_REQUIRES)
-            return rl_fail(c, "%zu requirements, at most %d", json_array_size(req), RULES_MAX_REQUIRES);
-        r->n_requires = (int32_t)json_array_size(req);
+        if (rj_size(req) > RULES_MAX_REQUIRES)
+            return rl_fail(c, "%zu requirements, at most %d", rj_size(req), RULES_MAX_REQUIRES);
+        r->n_requires = (int32_t)rj_size(req);
         for (int32_t i = 0; i < r->n_requires; i++) {
-            json_t *e = json_array_get(req, (size_t)i);
+            const rj_val *e = rj_at(req, (size_t)i);
             char what[48];
             snprintf(what, sizeof what, "requirement %d", (int)i);
-            if (!json_is_array(e) || json_array_size(e) != 3)
+            if (!rj_is_arr(e) || rj_size(e) != 3)
                 return rl_fail(c, "%s must be [variable, dim, value]", what);
             rules_ref ref;
             int64_t x;
-            if (rl_ref(c, r, json_array_get(e, 0), what, &ref) < 0)
+            if (rl_ref(c, r, rj_at(e, 0), what, &ref) < 0)
                 return -1;
             if (ref.kind != RULES_REF_VAR)
                 return rl_fail(c, "%s must name a variable", what);
             r->requires[i].var = ref.idx;
-            if (rl_int(c, json_array_get(e, 1), what, 0, OPS_MAX_DIMS - 1, &x) < 0)
+            if (rl_int(c, rj_at(e, 1), what, 0, OPS_MAX_DIMS - 1, &x) < 0)
                 return -1;
             r->requires[i].dim = (int32_t)x;
-            if (rl_int(c, json_array_get(e, 2), what, 1, INT64_C(1) << 31, &r->requires[i].value) < 0)
+            if (rl_int(c, rj_at(e, 2), what, 1, INT64_C(1) << 31, &r->requires[i].value) < 0)
                 return -1;
         }
     }
-    json_t *prov = json_object_get(o, "provenance");
+    const rj_val *prov = rj_get(o, "provenance");
     if (prov) {
-        if (!json_is_object(prov))
+        if (!rj_is_obj(prov))
             return rl_fail(c, "\"provenance\" must be an object, got %s", rl_type(prov));
         if (rl_keys(c, prov, "provenance", prov_keys) < 0)
             return -1;
-        json_t *fp = json_object_get(prov, "fingerprint");
+        const rj_val *fp = rj_get(prov, "fingerprint");
         if (fp) {
             char *end;
             if (rl_str(c, fp, "provenance fingerprint", &s) < 0)
@@ -775,23 +782,23 @@ static int rl_rule(rl_ctx *c, json_t *o, rules_rule *r) {
                 return rl_fail(c, "provenance fingerprint must be 16 hex digits");
             r->fingerprint = x;
         }
-        json_t *mo = json_object_get(prov, "max_ops");
+        const rj_val *mo = rj_get(prov, "max_ops");
         int64_t x;
         if (mo) {
             if (rl_int(c, mo, "provenance max_ops", 0, 64, &x) < 0)
                 return -1;
             r->max_ops = (int32_t)x;
         }
-        json_t *st = json_object_get(prov, "stages");
+        const rj_val *st = rj_get(prov, "stages");
         if (st) {
             if (rl_str(c, st, "provenance stages", &s) < 0)
                 return -1;
             r->stages = rules_strdup(s);
         }
     }
-    json_t *proof = json_object_get(o, "proof");
+    const rj_val *proof = rj_get(o, "proof");
     if (proof) {
-        r->proof_json = json_dumps(proof, JSON_COMPACT | JSON_ENCODE_ANY);
+        r->proof_json = rules_json_dump(proof);
         if (!r->proof_json)
             return rl_fail(c, "out of memory");
     }
@@ -810,48 +817,47 @@ static uint64_t rl_hash(const char *s) {
     return h;
 }
 
-static rules_set *rl_set(rl_ctx *c, json_t *root) {
+static rules_set *rl_set(rl_ctx *c, const rj_val *root) {
     static const char *const keys[] = {"format", "version", "tool", "generator", "op_set", "max_ops", "counts",
                                        "extra", "rules", NULL};
     c->rule_index = -1;
-    if (!json_is_object(root)) {
+    if (!rj_is_obj(root)) {
         rl_fail(c, "the top level must be an object, got %s", rl_type(root));
         return NULL;
     }
     const char *s;
     int64_t x;
-    if (rl_str(c, json_object_get(root, "format"), "\"format\"", &s) < 0)
+    if (rl_str(c, rj_get(root, "format"), "\"format\"", &s) < 0)
         return NULL;
     if (strcmp(s, RULES_FORMAT)) {
         rl_fail(c, "\"format\" is '%s', expected '%s'", s, RULES_FORMAT);
         return NULL;
     }
-    if (rl_int(c, json_object_get(root, "version"), "\"version\"", 1, RULES_VERSION, &x) < 0)
+    if (rl_int(c, rj_get(root, "version"), "\"version\"", 1, RULES_VERSION, &x) < 0)
         return NULL;
     if (rl_keys(c, root, "top level", keys) < 0)
         return NULL;
     rules_set *rs = rules_set_new();
     int32_t *ids = NULL; /* open addressing over rule ids: index into rs->rules, -1 empty */
     size_t ids_cap = 0;
-    json_t *v;
-    if ((v = json_object_get(root, "tool"))) {
+    const rj_val *v;
+    if ((v = rj_get(root, "tool"))) {
         if (rl_str(c, v, "\"tool\"", &s) < 0)
             goto fail;
         rs->tool = rules_strdup(s);
     }
-    if ((v = json_object_get(root, "generator"))) {
+    if ((v = rj_get(root, "generator"))) {
         if (rl_str(c, v, "\"generator\"", &s) < 0)
             goto fail;
         rs->generator = rules_strdup(s);
     }
-    if ((v = json_object_get(root, "op_set"))) {
-        if (!json_is_array(v)) {
+    if ((v = rj_get(root, "op_set"))) {
+        if (!rj_is_arr(v)) {
             rl_fail(c, "\"op_set\" must be an array of op names, got %s", rl_type(v));
             goto fail;
         }
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e) {
+        for (size_t i = 0; i < rj_size(v); i++) {
+            const rj_val *e = rj_at(v, i);
             if (rl_str(c, e, "\"op_set\" entry", &s) < 0)
                 goto fail;
             int op = ops_find(s);
@@ -862,19 +868,19 @@ static rules_set *rl_set(rl_ctx *c, json_t *root) {
             rs->op_set[op] = 1;
         }
     }
-    if ((v = json_object_get(root, "max_ops"))) {
+    if ((v = rj_get(root, "max_ops"))) {
         if (rl_int(c, v, "\"max_ops\"", 0, 64, &x) < 0)
             goto fail;
         rs->max_ops = (int32_t)x;
     }
-    if ((v = json_object_get(root, "counts"))) {
-        if (!json_is_object(v)) {
+    if ((v = rj_get(root, "counts"))) {
+        if (!rj_is_obj(v)) {
             rl_fail(c, "\"counts\" must be an object, got %s", rl_type(v));
             goto fail;
         }
-        const char *key;
-        json_t *e;
-        json_object_foreach(v, key, e) {
+        for (int32_t m = 0; m < v->n; m++) {
+            const char *key = v->u.items[m].key;
+            const rj_val *e = &v->u.items[m];
             char what[64];
             snprintf(what, sizeof what, "count '%.32s'", key);
             if (rl_int(c, e, what, 0, INT64_MAX, &x) < 0)
@@ -885,25 +891,25 @@ static rules_set *rl_set(rl_ctx *c, json_t *root) {
             }
         }
     }
-    if ((v = json_object_get(root, "extra"))) {
-        if (!json_is_object(v)) {
+    if ((v = rj_get(root, "extra"))) {
+        if (!rj_is_obj(v)) {
             rl_fail(c, "\"extra\" must be an object, got %s", rl_type(v));
             goto fail;
         }
-        rs->extra_json = json_dumps(v, JSON_COMPACT);
+        rs->extra_json = rules_json_dump(v);
     }
-    json_t *rules = json_object_get(root, "rules");
-    if (!json_is_array(rules)) {
+    const rj_val *rules = rj_get(root, "rules");
+    if (!rj_is_arr(rules)) {
         rl_fail(c, "\"rules\" must be an array, got %s", rules ? rl_type(rules) : "nothing");
         goto fail;
     }
-    if (json_array_size(rules) > (size_t)INT32_MAX / 2) {
+    if (rj_size(rules) > (size_t)INT32_MAX / 2) {
         rl_fail(c, "\"rules\" has too many entries");
         goto fail;
     }
     /* the whole array at once (a rule is ~10 KB: growing by doubling copies hundreds of MB), and
      * ids through an open-addressing table of rule indexes (a pairwise check is quadratic) */
-    int32_t n_json = (int32_t)json_array_size(rules);
+    int32_t n_json = (int32_t)rj_size(rules);
     ids_cap = 16;
     while (ids_cap < 2 * (size_t)n_json)
         ids_cap *= 2;
@@ -916,9 +922,8 @@ static rules_set *rl_set(rl_ctx *c, json_t *root) {
     rs->cap_rules = n_json + 1;
     for (size_t k = 0; k < ids_cap; k++)
         ids[k] = -1;
-    size_t i;
-    json_t *e;
-    json_array_foreach(rules, i, e) {
+    for (size_t i = 0; i < rj_size(rules); i++) {
+        const rj_val *e = rj_at(rules, i);
         rules_rule *r = &rs->rules[rs->n_rules];
         c->rule_index = (int32_t)i;
         c->rule_id = NULL;
@@ -945,15 +950,13 @@ fail:
 }
 
 rules_set *rules_from_json_string(const char *text, const char *where, char *err, size_t errlen) {
-    json_error_t je;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        rules_fail(err, errlen, "%s:%d:%d: %s", where, je.line, je.column, je.text);
+    const rj_val *root = NULL;
+    rj_doc *doc = rules_json_parse(text, where, &root, err, errlen);
+    if (!doc)
         return NULL;
-    }
     rl_ctx c = {where, err, errlen, NULL, -1};
     rules_set *rs = rl_set(&c, root);
-    json_decref(root);
+    rules_json_free(doc);
     return rs;
 }
 
