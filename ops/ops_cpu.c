@@ -15,8 +15,11 @@
 
 #include "ops_impl.h"
 
-/* Go parallel only when a loop does at least this much work (elements or multiply-adds). */
+/* Go parallel only when a loop does at least this much work (elements or multiply-adds); loops
+ * that only move memory or do one cheap operation per element need more to pay for the fork and
+ * the join, which on a loaded machine can cost a scheduler time slice. */
 #define CPU_PAR_MIN 32768
+#define CPU_PAR_MOVE 262144
 
 #define CPU_MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -42,7 +45,7 @@ static int64_t cpu_numel(const ops_shape *s) {
 static void cpu_pad_input(const float *x, float *xp, int64_t NC, int64_t H, int64_t W, int64_t HP, int64_t WP,
                           int64_t pt, int64_t pl) {
     int64_t rows = NC * HP;
-#pragma omp parallel for schedule(static) if (rows * WP > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (rows * WP > CPU_PAR_MOVE)
     for (int64_t r = 0; r < rows; r++) {
         int64_t c = r / HP, h = r % HP - pt;
         float *dst = xp + r * WP;
@@ -217,7 +220,7 @@ static void cpu_binary(const ops_sig *s, const float *const *in, float *const *o
     const int64_t na = cpu_numel(&s->in[0]), nb = cpu_numel(&s->in[1]);
     if ((na == n || na == 1) && (nb == n || nb == 1)) { /* same shape or a single element */
         const int64_t chunk = 16384, nch = (n + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MOVE)
         for (int64_t c = 0; c < nch; c++) {
             int64_t j0 = c * chunk, len = CPU_MIN(chunk, n - j0);
             cpu_bin_row(op, out[0] + j0, in[0] + (na == 1 ? 0 : j0), na != 1, in[1] + (nb == 1 ? 0 : j0), nb != 1,
@@ -230,7 +233,7 @@ static void cpu_binary(const ops_sig *s, const float *const *in, float *const *o
     cpu_bcast_strides(&s->in[0], s->in[0].rank, r, 1, ast);
     cpu_bcast_strides(&s->in[1], s->in[1].rank, r, 1, bst);
     const int64_t inner = os->dims[r - 1], rows = n / inner;
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MOVE)
     for (int64_t row = 0; row < rows; row++) {
         int64_t oa = cpu_bcast_off(row, r - 1, os->dims, ast), ob = cpu_bcast_off(row, r - 1, os->dims, bst);
         cpu_bin_row(op, out[0] + row * inner, in[0] + oa, ast[r - 1], in[1] + ob, bst[r - 1], inner);
@@ -247,7 +250,7 @@ void ops_cpu_smul(const ops_sig *s, const float *const *in, float *const *out) {
     const int64_t n = cpu_numel(&s->out[0]);
     const float k = in[1][0], *x = in[0];
     float *y = out[0];
-#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MOVE)
     for (int64_t i = 0; i < n; i++)
         y[i] = x[i] * k;
 }
@@ -277,7 +280,7 @@ void ops_cpu_clip(const ops_sig *s, const float *const *in, float *const *out) {
     const int64_t n = cpu_numel(&s->out[0]);
     const float lo = ops_p2f(s->p->v[PM_LO]), hi = ops_p2f(s->p->v[PM_HI]), *x = in[0];
     float *y = out[0];
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MOVE)
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
         v = v < lo ? lo : v;
@@ -302,7 +305,7 @@ void ops_cpu_transpose(const ops_sig *s, const float *const *in, float *const *o
         st[i] = xst[s->p->list[i]]; /* x stride of output dim i */
     const int64_t inner = os->dims[r - 1], rows = n / inner, sl = st[r - 1];
     const float *x = in[0];
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MOVE)
     for (int64_t row = 0; row < rows; row++) {
         int64_t off = cpu_bcast_off(row, r - 1, os->dims, st);
         float *y = out[0] + row * inner;
@@ -327,7 +330,7 @@ void ops_cpu_concat(const ops_sig *s, const float *const *in, float *const *out)
     int64_t outer, inner;
     cpu_axis_split(&s->out[0], axis, &outer, &inner);
     const int64_t orow = s->out[0].dims[axis] * inner;
-#pragma omp parallel for schedule(static) if (outer * orow > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (outer * orow > CPU_PAR_MOVE)
     for (int64_t o = 0; o < outer; o++) {
         int64_t col = 0;
         for (int32_t k = 0; k < s->n_in; k++) {
@@ -343,7 +346,7 @@ void ops_cpu_split(const ops_sig *s, const float *const *in, float *const *out) 
     int64_t outer, inner;
     cpu_axis_split(&s->in[0], axis, &outer, &inner);
     const int64_t irow = s->in[0].dims[axis] * inner;
-#pragma omp parallel for schedule(static) if (outer * irow > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (outer * irow > CPU_PAR_MOVE)
     for (int64_t o = 0; o < outer; o++) {
         int64_t col = 0;
         for (int32_t k = 0; k < s->n_out; k++) {
@@ -376,7 +379,7 @@ void ops_cpu_gather(const ops_sig *s, const float *const *in, float *const *out)
     const ops_shape *ts = &s->in[0];
     const int64_t V = ts->dims[0], row = cpu_numel(ts) / V, nid = cpu_numel(&s->in[1]);
     const float *table = in[0], *ids = in[1];
-#pragma omp parallel for schedule(static) if (nid * row > CPU_PAR_MIN)
+#pragma omp parallel for schedule(static) if (nid * row > CPU_PAR_MOVE)
     for (int64_t i = 0; i < nid; i++) {
         float v = ids[i];
         float *dst = out[0] + i * row;
@@ -390,43 +393,23 @@ void ops_cpu_gather(const ops_sig *s, const float *const *in, float *const *out)
 /* --- pools ---------------------------------------------------------------------------------- */
 
 /* Max or mean over each window, visiting cells row by row; padded cells are skipped (for the mean
- * with count_pad = 1 they still count in the divisor kh*kw). A NaN in a window gives NaN. */
+ * with count_pad = 1 they still count in the divisor kh*kw). A NaN in a window gives NaN. The
+ * loops are ops_cpu_pool's (ops_cpu_kernels.c). */
 static void cpu_pool(const ops_sig *s, const float *const *in, float *const *out, int is_max) {
     const ops_shape *xs = &s->in[0];
     ops_window win;
     if (ops_window2d(s->op, s->p, xs, NULL, &win, NULL, 0) < 0)
         abort(); /* ops_infer accepted this node: unreachable */
-    const int64_t NC = xs->dims[0] * xs->dims[1], H = xs->dims[2], W = xs->dims[3], OH = win.oh, OW = win.ow;
-    const int count_pad = (int)s->p->v[PM_COUNT_PAD];
-    const float *x = in[0]; /* (N, C, H, W) */
-    float *y = out[0];      /* (N, C, OH, OW) */
-#pragma omp parallel for schedule(static) if (NC * OH * OW * win.kh * win.kw > CPU_PAR_MIN)
-    for (int64_t r = 0; r < NC * OH; r++) {
-        int64_t c = r / OH, oh = r % OH;
-        int64_t h0 = oh * win.sh - win.pt, hs = h0 < 0 ? 0 : h0, he = CPU_MIN(h0 + win.kh, H);
-        const float *xc = x + c * H * W;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            int64_t w0 = ow * win.sw - win.pl, ws = w0 < 0 ? 0 : w0, we = CPU_MIN(w0 + win.kw, W);
-            float v;
-            if (is_max) {
-                v = xc[hs * W + ws];
-                for (int64_t i = hs; i < he; i++)
-                    for (int64_t j = ws; j < we; j++) {
-                        float u = xc[i * W + j];
-                        if (u > v || u != u)
-                            v = u;
-                    }
-            } else {
-                float sum = 0.0f;
-                for (int64_t i = hs; i < he; i++)
-                    for (int64_t j = ws; j < we; j++)
-                        sum += xc[i * W + j];
-                int64_t cnt = count_pad ? win.kh * win.kw : (he - hs) * (we - ws);
-                v = sum / (float)cnt;
-            }
-            y[r * OW + ow] = v;
-        }
-    }
+    const int64_t H = xs->dims[2], W = xs->dims[3];
+    int64_t hp = (win.oh - 1) * win.sh + win.kh, wp = (win.ow - 1) * win.sw + win.kw;
+    if (hp < win.pt + H)
+        hp = win.pt + H;
+    if (wp < win.pl + W)
+        wp = win.pl + W;
+    const ops_pool pp = {.h = H, .w = W, .kh = win.kh, .kw = win.kw, .sh = win.sh, .sw = win.sw, .pt = win.pt,
+                         .pl = win.pl, .hp = hp, .wp = wp, .oh = win.oh, .ow = win.ow, .is_max = is_max,
+                         .count_pad = (int)s->p->v[PM_COUNT_PAD]};
+    ops_cpu_pool(&pp, xs->dims[0] * xs->dims[1], in[0], out[0]);
 }
 
 void ops_cpu_avgpool2d(const ops_sig *s, const float *const *in, float *const *out) { cpu_pool(s, in, out, 0); }
@@ -463,7 +446,7 @@ void ops_cpu_const_iconv(const ops_sig *s, const float *const *in, float *const 
 }
 
 static void cpu_fill(float *y, int64_t n, float v) {
-#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > CPU_PAR_MOVE)
     for (int64_t i = 0; i < n; i++)
         y[i] = v;
 }

@@ -1,19 +1,21 @@
-/* ops_cpu_gemm.c: the packed, register-blocked SGEMM behind the CPU references of matmul and
- * conv2d (conv2d reads B as an implicit im2col of its padded input, never materialised), and
- * the direct depthwise conv.
+/* ops_cpu_kernels.c: the fast loops behind the CPU references of conv2d, matmul and the pools:
+ * a packed, register-blocked SGEMM (matmul; conv2d reads B as an implicit im2col of its padded
+ * input, never materialised), the direct depthwise conv, and window pooling over padded rows.
  *
- * C = A B, then + bias, then the activation, for a list of independent problems of one size
+ * GEMM: C = A B, then + bias, then the activation, for a list of independent problems of one size
  * (batch elements, conv groups). C is cut into blocks of at most GEMM_MC x GEMM_NC, the unit of
  * parallel work; per block, K runs in chunks of GEMM_KC in ascending order, the chunks of A and
  * B are packed into zero-padded strips of GEMM_MR rows / GEMM_NR columns, and a GEMM_MR x
  * GEMM_NR micro-kernel keeps its tile of C in registers (plain C the compiler vectorises; the
- * block routine is compiled per instruction set and picked at run time).
- * Invariant, the oracle's: every C element is summed over k in ascending order starting from
- * 0.0f, one rounded product and one rounded add per step (no FMA: ISO C mode keeps contraction
- * off), then + bias, then the activation. Results therefore equal the naive triple loop bit for
- * bit, whatever the thread count, the block sizes or the instruction set. Packing buffers are
- * per thread and freed before returning; A, B and C belong to the caller.
+ * block routines are compiled per instruction set and picked at run time).
+ * Invariant, the oracle's: every output is summed in ascending order of its reduction index
+ * starting from 0.0f, one rounded product and one rounded add per step (no FMA: ISO C mode keeps
+ * contraction off), then + bias, then the activation; pools visit window cells row by row.
+ * Results therefore equal the naive loops' bit for bit, whatever the thread count, the block
+ * sizes or the instruction set. Scratch buffers are per thread and freed before returning;
+ * inputs and outputs belong to the caller.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,7 +242,7 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
     const int64_t mcb = gemm_block(m, GEMM_MC, GEMM_MR, &nmb), ncb = gemm_block(n, GEMM_NC, GEMM_NR, &nnb);
     const int64_t kcb = k < 1 ? 1 : GEMM_MIN(k, GEMM_KC), total = nprob * nmb * nnb;
     const int64_t work = nprob * m * n * (k + 1);
-#pragma omp parallel if (work > 65536 && total > 1)
+#pragma omp parallel if (work > 524288 && total > 1)
     {
         float *pa = gemm_xalloc(sizeof(float) * (size_t)(mcb * kcb));
         float *pb = gemm_xalloc(sizeof(float) * (size_t)(ncb * kcb));
@@ -303,7 +305,91 @@ void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const f
                     const float *bias, int64_t C, ops_act act, float *y) {
     const int64_t rows = planes * oh, chunk = 8, nch = (rows + chunk - 1) / chunk;
     const int64_t work = rows * cv->ow * cv->kh * cv->kw;
-#pragma omp parallel for schedule(dynamic, 4) if (work > 65536)
+#pragma omp parallel for schedule(dynamic, 4) if (work > 262144)
     for (int64_t t = 0; t < nch; t++)
         dw_rows(cv, oh, t * chunk, GEMM_MIN(rows, (t + 1) * chunk), xp, w, bias, C, act, y);
+}
+
+/* --- pools ---------------------------------------------------------------------------------- */
+
+/* One output row of a pool over a padded plane: y[j] = op over the window cells (i, q), rows in
+ * order, of xr[i*wp + j*sw + q], j < ow; padding cells hold the op's identity (0 for the sum,
+ * -inf for the max), which leaves every result as over the real cells alone. */
+static inline __attribute__((always_inline)) void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
+                                                           int64_t kw, int64_t sw, int64_t ow, int is_max,
+                                                           float *restrict acc) {
+    for (int64_t j = 0; j < ow; j++)
+        acc[j] = is_max ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < kh; i++)
+        for (int64_t q = 0; q < kw; q++) {
+            const float *restrict x = xr + i * wp + q;
+            if (is_max) {
+#pragma omp simd
+                for (int64_t j = 0; j < ow; j++) {
+                    float u = x[j * sw], v = acc[j];
+                    acc[j] = (u > v || u != u) ? u : v; /* a NaN wins and stays */
+                }
+            } else {
+#pragma omp simd
+                for (int64_t j = 0; j < ow; j++)
+                    acc[j] += x[j * sw];
+            }
+        }
+}
+
+GEMM_CLONES
+static void pool_planes(const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
+                        float *acc) {
+    const int64_t H = pp->h, W = pp->w, HP = pp->hp, WP = pp->wp, OW = pp->ow;
+    const float fill = pp->is_max ? -INFINITY : 0.0f;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        /* the padded plane: pt rows and pl columns of fill before the data, the rest after */
+        const float *xc = x + pl * H * W;
+        for (int64_t r = 0; r < HP; r++) {
+            float *b = buf + r * WP;
+            const int64_t h = r - pp->pt;
+            if (h < 0 || h >= H) {
+                for (int64_t j = 0; j < WP; j++)
+                    b[j] = fill;
+                continue;
+            }
+            for (int64_t j = 0; j < pp->pl; j++)
+                b[j] = fill;
+            memcpy(b + pp->pl, xc + h * W, sizeof(float) * (size_t)W);
+            for (int64_t j = pp->pl + W; j < WP; j++)
+                b[j] = fill;
+        }
+        for (int64_t oh = 0; oh < pp->oh; oh++) {
+            float *yr = y + (pl * pp->oh + oh) * OW;
+            pool_row(buf + oh * pp->sh * WP, WP, pp->kh, pp->kw, pp->sw, OW, pp->is_max, acc);
+            if (pp->is_max) {
+                memcpy(yr, acc, sizeof(float) * (size_t)OW);
+                continue;
+            }
+            /* the divisor: kh*kw, or the real cells of the window */
+            const int64_t h0 = oh * pp->sh - pp->pt, hs = h0 < 0 ? 0 : h0, he = GEMM_MIN(h0 + pp->kh, H);
+            for (int64_t j = 0; j < OW; j++) {
+                int64_t cnt = pp->kh * pp->kw;
+                if (!pp->count_pad) {
+                    const int64_t w0 = j * pp->sw - pp->pl, ws = w0 < 0 ? 0 : w0, we = GEMM_MIN(w0 + pp->kw, W);
+                    cnt = (he - hs) * (we - ws);
+                }
+                yr[j] = acc[j] / (float)cnt;
+            }
+        }
+    }
+}
+
+void ops_cpu_pool(const ops_pool *pp, int64_t planes, const float *x, float *y) {
+    const int64_t work = planes * pp->oh * pp->ow * pp->kh * pp->kw;
+#pragma omp parallel if (work > 262144 && planes > 1)
+    {
+        float *buf = gemm_xalloc(sizeof(float) * (size_t)(pp->hp * pp->wp));
+        float *acc = gemm_xalloc(sizeof(float) * (size_t)pp->ow);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < planes; t += 4)
+            pool_planes(pp, t, GEMM_MIN(planes, t + 4), x, y, buf, acc);
+        free(buf);
+        free(acc);
+    }
 }

@@ -13,7 +13,7 @@
 /* Row-major strides of s into st[rank] (elements). */
 void ops_impl_strides(const ops_shape *s, int64_t *st);
 
-/* The CPU GEMM (ops_cpu_gemm.c): C = A B, then + bias, then act, for nprob independent problems of
+/* The CPU GEMM (ops_cpu_kernels.c): C = A B, then + bias, then act, for nprob independent problems of
  * one size (m, n, k), each C element summed over k in ascending order from 0 in float (the naive
  * loop's result, bit for bit, for any thread count). Parallel over blocks of C (OpenMP). */
 typedef struct {
@@ -39,6 +39,16 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
  * (kh, kw) in ascending order from 0, then + bias, then act. Parallel over output rows. */
 void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
                     const float *bias, int64_t C, ops_act act, float *y);
+
+/* Max or average pooling of planes (H, W) into (oh, ow) (ops_cpu_kernels.c): windows kh x kw at
+ * strides sh, sw over the input padded by pt rows above and pl columns left, to hp x wp in all
+ * (covering every window); padded cells do not count, except in the divisor kh*kw of an average
+ * with count_pad. Cells are visited row by row; a NaN in a window gives NaN. */
+typedef struct {
+    int64_t h, w, kh, kw, sh, sw, pt, pl, hp, wp, oh, ow;
+    int is_max, count_pad;
+} ops_pool;
+void ops_cpu_pool(const ops_pool *pp, int64_t planes, const float *x, float *y);
 
 /* CPU references, one per operator (ops_cpu.c). */
 void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out);

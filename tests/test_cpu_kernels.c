@@ -1,9 +1,11 @@
-/* test_cpu_kernels.c: the fast CPU kernels of conv2d and matmul (ops/ops_cpu_gemm.c: packed GEMM,
- * implicit im2col, direct depthwise conv) against naive loops written here.
+/* test_cpu_kernels.c: the fast CPU kernels of conv2d, matmul and the pools (ops/ops_cpu_kernels.c:
+ * packed GEMM, implicit im2col, direct depthwise conv, pools over padded rows) against naive loops
+ * written here.
  *
  * The naive loops follow the references' stated arithmetic: each output summed in float over the
  * reduction index in ascending order from 0 (conv: (c, kh, kw) over a zero-padded input), then
- * + bias, then the activation. The fast kernels must match them bit for bit on random shapes
+ * + bias, then the activation; pools over the real cells of each window, row by row. The fast kernels
+ * must match them bit for bit on random shapes
  * (sizes 1, odd, around and beyond the register tile and the cache blocks; groups, depthwise,
  * channel multipliers, strides, padding modes, dilation; batch broadcasting), for 1, 2 and 3
  * OpenMP threads; and with NaN, infinities and signed zeros in the inputs.
@@ -275,7 +277,112 @@ static void test_matmul_random(void) {
     matmul_case(12, 12, 12, 37, 64, 37, 0, OPS_ACT_NONE, 2); /* attention-like batches */
 }
 
+/* --- pools ---------------------------------------------------------------------------------- */
+
+static void naive_pool(const ops_shape *xs, const ops_params *p, int is_max, const float *x, float *y) {
+    ops_window win;
+    CHECK(ops_window2d(is_max ? OP_MAXPOOL2D : OP_AVGPOOL2D, p, xs, NULL, &win, NULL, 0) == 0);
+    const int64_t NC = xs->dims[0] * xs->dims[1], H = xs->dims[2], W = xs->dims[3];
+    for (int64_t c = 0; c < NC; c++)
+        for (int64_t oh = 0; oh < win.oh; oh++)
+            for (int64_t ow = 0; ow < win.ow; ow++) {
+                float v = 0.0f;
+                int first = 1;
+                int64_t cnt = 0;
+                for (int64_t i = 0; i < win.kh; i++)
+                    for (int64_t j = 0; j < win.kw; j++) {
+                        int64_t ih = oh * win.sh - win.pt + i, iw = ow * win.sw - win.pl + j;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                            continue;
+                        float u = x[(c * H + ih) * W + iw];
+                        cnt++;
+                        if (!is_max)
+                            v += u;
+                        else if (first || u > v || u != u)
+                            v = u;
+                        first = 0;
+                    }
+                if (!is_max)
+                    v = v / (float)(p->v[PM_COUNT_PAD] ? win.kh * win.kw : cnt);
+                y[(c * win.oh + oh) * win.ow + ow] = v;
+            }
+}
+
+static void test_pools(void) {
+    uint64_t st = 99;
+    for (int k = 0; k < 80; k++) {
+        int is_max = k % 2;
+        ops_type op = is_max ? OP_MAXPOOL2D : OP_AVGPOOL2D;
+        ops_params p;
+        ops_params_default(op, &p);
+        p.v[PM_KH] = rng_int(&st, 1, 5);
+        p.v[PM_KW] = rng_int(&st, 1, 5);
+        p.v[PM_STRIDE_H] = rng_int(&st, 1, 3);
+        p.v[PM_STRIDE_W] = rng_int(&st, 1, 3);
+        int mode = (int)rng_int(&st, 0, 2);
+        p.v[PM_PAD] = mode == 0 ? OPS_PAD_EXPLICIT : mode == 1 ? OPS_PAD_SAME : OPS_PAD_VALID;
+        if (mode == 0) {
+            p.v[PM_PAD_T] = rng_int(&st, 0, (p.v[PM_KH] - 1) / 2);
+            p.v[PM_PAD_L] = rng_int(&st, 0, (p.v[PM_KW] - 1) / 2);
+            p.v[PM_PAD_B] = rng_int(&st, 0, (p.v[PM_KH] - 1) / 2);
+            p.v[PM_PAD_R] = rng_int(&st, 0, (p.v[PM_KW] - 1) / 2);
+        }
+        if (!is_max)
+            p.v[PM_COUNT_PAD] = rng_int(&st, 0, 1);
+        ops_shape xs = ops_shape_make(4, (int64_t[]){rng_int(&st, 1, 2), rng_int(&st, 1, 9),
+                                                     p.v[PM_KH] + rng_int(&st, 0, 20), p.v[PM_KW] + rng_int(&st, 0, 30)});
+        float *x = rand_buf(ops_shape_numel(&xs), 3000 + (uint64_t)k);
+        if (k % 8 == 1)
+            x[0] = NAN;
+        if (k % 8 == 3)
+            x[ops_shape_numel(&xs) - 1] = -INFINITY;
+        if (k % 8 == 5)
+            for (int64_t i = 0; i < ops_shape_numel(&xs); i += 3)
+                x[i] = -0.0f;
+        const float *xx[1] = {x};
+        ops_shape os;
+        char err[256];
+        int32_t no;
+        if (ops_infer(op, &p, 1, &xs, &no, &os, err, sizeof err) < 0) {
+            fprintf(stderr, "pool case %d: unexpected error: %s\n", k, err);
+            CHECK(0);
+            free(x);
+            continue;
+        }
+        float *want = malloc(sizeof(float) * (size_t)ops_shape_numel(&os));
+        naive_pool(&xs, &p, is_max, x, want);
+        for (int t = 1; t <= 3; t += 2) {
+            float *y = run_op(op, &p, 1, &xs, xx, t, &os);
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s case %d (%lldx%lld k%lldx%lld s%lldx%lld pad %d), %d threads",
+                     ops_table[op].name, k, (long long)xs.dims[2], (long long)xs.dims[3], (long long)p.v[PM_KH],
+                     (long long)p.v[PM_KW], (long long)p.v[PM_STRIDE_H], (long long)p.v[PM_STRIDE_W], mode, t);
+            CHECK(y && same_bits(y, want, ops_shape_numel(&os), msg));
+            free(y);
+        }
+        free(want);
+        free(x);
+    }
+    /* a large plane, so that the pool runs in parallel */
+    ops_params p;
+    ops_params_default(OP_MAXPOOL2D, &p);
+    p.v[PM_KH] = p.v[PM_KW] = 3;
+    p.v[PM_STRIDE_H] = p.v[PM_STRIDE_W] = 2;
+    p.v[PM_PAD] = OPS_PAD_SAME;
+    ops_shape xs = ops_shape_make(4, (int64_t[]){1, 64, 56, 56}), os;
+    float *x = rand_buf(ops_shape_numel(&xs), 4000);
+    const float *xx[1] = {x};
+    float *want = malloc(sizeof(float) * 64 * 28 * 28);
+    naive_pool(&xs, &p, 1, x, want);
+    float *y = run_op(OP_MAXPOOL2D, &p, 1, &xs, xx, 2, &os);
+    CHECK(y && ops_shape_numel(&os) == 64 * 28 * 28 && same_bits(y, want, 64 * 28 * 28, "maxpool 64x56x56"));
+    free(y);
+    free(want);
+    free(x);
+}
+
 int main(void) {
+    test_pools();
     test_conv_random();
     test_conv_large();
     test_conv_special();
