@@ -1,7 +1,8 @@
 /* test_exec.c: the CPU reference executor (src/exec.c). Small graphs whose outputs are computed
  * here by hand loops in double (a two-layer MLP, a conv layer), the inputs the executor
  * generates, freeing of intermediates (peak versus total bytes), dead-node skipping, byte-equal
- * results across thread counts, exec_compare's values, and the failure paths: invalid graphs,
+ * results across thread counts, the weight cache (random weights generated once per process,
+ * DATA weights read in place), exec_compare's values, and the failure paths: invalid graphs,
  * missing weight files, bad ids. */
 #include <math.h>
 #include <omp.h>
@@ -394,8 +395,91 @@ static void test_errors(void) {
     remove(path);
 }
 
+/* Random weights come from the cache after their first run and DATA weights from their blob:
+ * same results, same statistics, the cache grows only by new weights, and the values are those
+ * graph_weight_values gives. */
+static void test_weight_cache(void) {
+    exec_cache_clear();
+    CHECK_EQ_INT(exec_cache_size(), 0);
+    graph *g = graph_new("cached");
+    int64_t xd[2] = {3, 40}, wd[2] = {40, 50}, vd[2] = {50, 7};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t w = graph_weight_he(g, "w", 2, wd);
+    float vals[350];
+    for (int i = 0; i < 350; i++)
+        vals[i] = (float)(i % 13) - 6.0f;
+    graph_blob *blob = graph_blob_new(vals, 350);
+    int32_t v = graph_weight_data(g, "v", 2, vd, blob);
+    graph_blob_unref(blob);
+    int32_t h = graph_matmul(g, x, w, OPS_ACT_RELU);
+    graph_mark_output(g, graph_matmul(g, h, v, OPS_ACT_NONE));
+    graph_mark_output(g, w); /* a cached weight that is itself an output: copied out */
+    CHECK(graph_ok(g));
+    float *o1[2] = {NULL}, *o2[2] = {NULL};
+    exec_stats s1, s2;
+    char err[256] = "";
+    CHECK_EQ_INT(exec_cpu_run_ex(g, NULL, 5, o1, &s1, err, sizeof err), 0);
+    CHECK_EQ_INT(exec_cache_size(), 40 * 50 * 4); /* w only: v is DATA, x an input */
+    CHECK_EQ_INT(exec_cpu_run_ex(g, NULL, 5, o2, &s2, err, sizeof err), 0);
+    CHECK_EQ_INT(exec_cache_size(), 40 * 50 * 4);
+    CHECK(o1[0] && o2[0] && !memcmp(o1[0], o2[0], 3 * 7 * sizeof(float)));
+    CHECK_EQ_INT(s1.total_bytes, s2.total_bytes);
+    CHECK_EQ_INT(s1.peak_bytes, s2.peak_bytes);
+    /* the counted bytes: x, w, v, h, the output (every buffer of the run, borrowed or not) */
+    CHECK_EQ_INT(s1.total_bytes, (3 * 40 + 40 * 50 + 50 * 7 + 3 * 50 + 3 * 7) * 4);
+    float *wv = weight_values(g, w);
+    CHECK(o1[1] && !memcmp(o1[1], wv, 40 * 50 * sizeof(float)));
+    CHECK(o1[1] != o2[1]);
+    /* the same output computed by hand from the weights' values, given the generated input */
+    float *xin = malloc(3 * 40 * sizeof(float));
+    graph_fill_normal(xin, 3 * 40, 5, 0.0f, 1.0f);
+    for (int i = 0; o1[0] && i < 3; i++)
+        for (int j = 0; j < 7; j++) {
+            float yv = 0.0f;
+            for (int q = 0; q < 50; q++) {
+                float hv = 0.0f;
+                for (int k = 0; k < 40; k++)
+                    hv += xin[i * 40 + k] * wv[k * 50 + q];
+                hv = hv < 0.0f ? 0.0f : hv;
+                yv += hv * vals[q * 7 + j];
+            }
+            CHECK(o1[0][i * 7 + j] == yv);
+        }
+    /* a fresh graph with the same weight init shares the cached values */
+    graph *g2 = graph_new("cached2");
+    int32_t x2 = graph_input(g2, "x", 2, xd);
+    graph_mark_output(g2, graph_matmul(g2, x2, graph_weight_he(g2, "w", 2, wd), OPS_ACT_RELU));
+    float *o3[1] = {NULL};
+    CHECK_EQ_INT(exec_cpu_run(g2, NULL, 5, o3, err, sizeof err), 0);
+    CHECK_EQ_INT(exec_cache_size(), 40 * 50 * 4);
+    for (int i = 0; o3[0] && i < 3; i++)
+        for (int q = 0; q < 50; q++) {
+            float hv = 0.0f;
+            for (int k = 0; k < 40; k++)
+                hv += xin[i * 40 + k] * wv[k * 50 + q];
+            CHECK(o3[0][i * 50 + q] == (hv < 0.0f ? 0.0f : hv));
+        }
+    exec_cache_clear();
+    CHECK_EQ_INT(exec_cache_size(), 0);
+    float *o4[2] = {NULL};
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 5, o4, err, sizeof err), 0);
+    CHECK(o4[0] && o1[0] && !memcmp(o4[0], o1[0], 3 * 7 * sizeof(float)));
+    exec_cache_clear();
+    for (int j = 0; j < 2; j++) {
+        free(o1[j]);
+        free(o2[j]);
+        free(o4[j]);
+    }
+    free(o3[0]);
+    free(wv);
+    free(xin);
+    graph_free(g);
+    graph_free(g2);
+}
+
 int main(void) {
     test_mlp();
+    test_weight_cache();
     test_generated_inputs();
     test_freeing();
     test_odd_shapes();
