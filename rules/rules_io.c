@@ -1,9 +1,10 @@
 /* rules_io.c: rule sets in memory, their validation, and the rule file (rules/README.md).
  *
- * Loading parses with jansson, converts each rule strictly (unknown keys, wrong types, bad refs
- * are errors) and then validates it with rules_rule_check, so a loaded set is always consistent
- * with the op table. Every message is one line: "FILE:LINE:COL: ..." for syntax, "FILE: rule
- * 'ID': ..." for content. Writing is deterministic: a fixed key order, every declared parameter,
+ * Loading parses the text into a JSON tree (rules_json.h: a fast parser for the plain subset rule
+ * files use, jansson for the rest and for syntax messages), converts each rule strictly (unknown
+ * keys, wrong types, bad refs are errors) and then validates it with rules_rule_check, so a
+ * loaded set is always consistent with the op table. Every message is one line:
+ * "FILE:LINE:COL: ..." for syntax, "FILE: rule 'ID': ..." for content. Writing is deterministic: a fixed key order, every declared parameter,
  * one rule per line, through a temporary file and a rename. The set owns all strings.
  */
 #include "rules.h"
