@@ -574,7 +574,9 @@ static void sr_run_source(sr_exp *e, int32_t src) {
     }
 }
 
-static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent) {
+/* Index the graph of state `parent`; with_costs: also each node's cost (expanding needs them,
+ * rebuilding a child does not). */
+static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent, int with_costs) {
     memset(e, 0, sizeof *e);
     e->c = c;
     e->parent = parent;
@@ -588,7 +590,7 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent) {
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
         e->n_live += e->ix.live[n];
-        if (!e->ix.live[n] || (nd->n_out > 0 && e->wo[nd->out[0]]))
+        if (!with_costs || !e->ix.live[n] || (nd->n_out > 0 && e->wo[nd->out[0]]))
             continue;
         if (cost_graph_node(c->cm, g, n, &e->nc[n], c->err, c->errlen) < 0)
             return -1;
@@ -610,7 +612,7 @@ static int sr_materialize(sr_ctx *c, int32_t s) {
     if (st->g)
         return 0;
     sr_exp e;
-    if (sr_exp_init(&e, c, st->parent) < 0) {
+    if (sr_exp_init(&e, c, st->parent, 0) < 0) {
         sr_exp_free(&e);
         return -1;
     }
@@ -632,7 +634,7 @@ static int sr_materialize(sr_ctx *c, int32_t s) {
 
 static int sr_expand(sr_ctx *c, int32_t s) {
     sr_exp e;
-    if (sr_exp_init(&e, c, s) < 0) {
+    if (sr_exp_init(&e, c, s, 1) < 0) {
         sr_exp_free(&e);
         return -1;
     }
