@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # bench/optimize/run.sh TASC [RULES] [--no-check] [--keep DIR]: optimize the seven zoo models with `tasc optimize`
-# (default settings: alpha 1.05, budget 1000, analytic H100 cost model, numerical check on 3
-# seeds) and print one table row per model -- nodes before/after, predicted cost before/after,
-# predicted speedup, optimize time (greedy rewrites + search + folding), check time, total --
-# then write the table, the machine and the exact commands to bench/optimize/results.md (or to
-# $RESULTS_MD).
+# (default settings: the shipped rule set rules/verified-4.json, alpha 1.05, budget 1000, time
+# limit 8 s, analytic H100 cost model, numerical check on 3 seeds) and print one table row per
+# model -- nodes before/after, predicted cost before/after, predicted speedup, load time (model
+# and rules), optimize time (greedy rewrites + search + folding), check time, total -- then write
+# the table, the machine and the exact commands to bench/optimize/results.md (or to $RESULTS_MD).
 #
-# RULES: a rule file; default the shipped verified 3-op set rules/verified-3.json, or where that is
-# missing the rule generator's 3-op candidates (`tasc generate --max-ops 3`, unverified: every
-# result still passes the numerical check), as the results then say. Models come from `tasc model NAME` (batch 1). --keep DIR also keeps the
-# optimized models there as DIR/<model>.json with their sidecars (for `tasc bench MODEL OPTIMIZED`).
+# RULES: a rule file passed as --rules (default: none given, so tasc's own default, the shipped
+# set). Models come from `tasc model NAME` (batch 1). --keep DIR also keeps the optimized models
+# there as DIR/<model>.json with their sidecars (for `tasc bench MODEL OPTIMIZED`).
 # Times are wall clock on this machine; run it on an otherwise idle machine for numbers worth quoting.
 set -u
 TASC=${1:?usage: bench/optimize/run.sh TASC [RULES] [--no-check] [--keep DIR]}
@@ -35,32 +34,21 @@ if ! "$TASC" --help 2>/dev/null | grep -q "^  optimize "; then
     echo "run.sh: $TASC has no optimize command" >&2
     exit 1
 fi
-rules_note=""
-[ -z "$RULES" ] && [ -f "$HERE/../../rules/verified-3.json" ] && RULES="$HERE/../../rules/verified-3.json"
-if [ -z "$RULES" ]; then
-    RULES="$work/candidates3.json"
-    "$TASC" generate --max-ops 3 --out "$RULES" >"$work/generate.log" 2>&1 || {
-        echo "run.sh: tasc generate failed: $(tail -1 "$work/generate.log")" >&2
-        exit 1
-    }
-    rules_note="the rule generator's 3-op candidates (\`tasc generate --max-ops 3\`, not verified by Z3; every optimized model passed the numerical check)"
-else
-    rules_note="\`$(realpath --relative-to="$HERE/../.." "$RULES" 2>/dev/null || echo "$RULES")\`"
-fi
-n_rules=$(grep -c '"id":' "$RULES")
+rules_opt=""
+[ -n "$RULES" ] && rules_opt="--rules $RULES"
 check_opt=""
 [ "$CHECK" = 0 ] && check_opt="--no-check"
 
 models="resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=""
-printf "%-13s %7s %7s %11s %11s %8s %9s %8s %8s %10s\n" model nodes0 nodes1 "cost0 (us)" "cost1 (us)" speedup "opt (s)" "chk (s)" "tot (s)" "rel L2"
+printf "%-13s %7s %7s %11s %11s %8s %8s %9s %8s %8s %10s\n" model nodes0 nodes1 "cost0 (us)" "cost1 (us)" speedup "load (s)" "opt (s)" "chk (s)" "tot (s)" "rel L2"
 for m in $models; do
     "$TASC" model "$m" --out "$work/$m.json" || { echo "run.sh: tasc model $m failed" >&2; exit 1; }
     start=$(date +%s.%N)
     dest="$work/$m.opt.json"
     [ -n "$KEEP" ] && dest="$KEEP/$m.json"
-    "$TASC" optimize "$work/$m.json" --rules "$RULES" --out "$dest" --quiet $check_opt \
+    "$TASC" optimize "$work/$m.json" $rules_opt --out "$dest" --quiet $check_opt \
         >"$work/$m.log" 2>"$work/$m.err"
     rc=$?
     end=$(date +%s.%N)
@@ -74,7 +62,10 @@ for m in $models; do
     c0=$(sed -n 's/^cost: \([0-9.]*\) us -> \([0-9.]*\) us.*/\1/p' "$L")
     c1=$(sed -n 's/^cost: \([0-9.]*\) us -> \([0-9.]*\) us.*/\2/p' "$L")
     sp=$(sed -n 's/.*predicted speedup \([0-9.]*\)x.*/\1/p' "$L")
+    tl=$(sed -n 's/^load time: \([0-9.]*\) s.*/\1/p' "$L")
     to=$(sed -n 's/^optimize time: \([0-9.]*\) s.*/\1/p' "$L")
+    rules_used=$(sed -n 's/^rules: //p' "$L")
+    n_rules=$(sed -n 's/^  \([0-9]*\) rules$/\1/p' "$L")
     tc=$(sed -n 's/^check time: \([0-9.]*\) s.*/\1/p' "$L")
     [ -z "$tc" ] && tc="-"
     tt=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
@@ -84,8 +75,8 @@ for m in $models; do
     lim=""
     grep -q "stopped by --time-limit" "$L" && lim=" (time limit)"
     applied=$(awk '/^rewrites applied:/ { on = 1; next } on && /^  / { $1 = $1; printf "%s%s", sep, $0; sep = "; "; next } on { exit }' "$L")
-    printf "%-13s %7s %7s %11s %11s %7sx %9s %8s %8s %10s\n" "$m" "$n0" "$n1" "$c0" "$c1" "$sp" "$to" "$tc" "$tt" "$rel"
-    rows="$rows| $m | $n0 | $n1 | $c0 | $c1 | ${sp}x | $to | $tc | $tt | $rel | $exp$lim |\n"
+    printf "%-13s %7s %7s %11s %11s %7sx %8s %9s %8s %8s %10s\n" "$m" "$n0" "$n1" "$c0" "$c1" "$sp" "$tl" "$to" "$tc" "$tt" "$rel"
+    rows="$rows| $m | $n0 | $n1 | $c0 | $c1 | ${sp}x | $tl | $to | $tc | $tt | $rel | $exp$lim |\n"
     details="${details:-}| $m | $applied |\n"
 done
 
@@ -93,23 +84,24 @@ cpu=$(grep -m1 "model name" /proc/cpuinfo | sed 's/.*: //')
 {
     echo "# tasc optimize on the zoo (generated by bench/optimize/run.sh)"
     echo
-    echo "Command per model: \`tasc optimize MODEL.json --rules RULES --out OUT.json --quiet${check_opt:+ $check_opt}\`"
-    echo "with the defaults (alpha 1.05, budget 1000 expanded graphs, time limit 8 s, analytic H100 cost"
-    echo "model, numerical check on seeds 0..2 at relative L2 1e-4). Models: \`tasc model NAME\` (batch 1)."
+    echo "Command per model: \`tasc optimize MODEL.json${rules_opt:+ $rules_opt} --out OUT.json --quiet${check_opt:+ $check_opt}\`"
+    echo "with the defaults (the shipped rule set, alpha 1.05, budget 1000 expanded graphs, time limit 8 s,"
+    echo "analytic H100 cost model, numerical check on seeds 0..2 at relative L2 1e-4). Models:"
+    echo "\`tasc model NAME\` (batch 1)."
     echo
-    echo "- rules: $rules_note, $n_rules rules"
+    echo "- rules: \`$(echo "$rules_used" | sed "s#^$(cd "$HERE/../.." && pwd)/##")\`, $n_rules rules"
     echo "- machine: $cpu, $(nproc) cores; $(date -u +%Y-%m-%d)"
     echo "- tasc: $("$TASC" --version 2>/dev/null), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null)$(git -C "$HERE" diff --quiet HEAD -- src rules graph ops 2>/dev/null || echo ' (with uncommitted changes)'), $(grep -o 'CMAKE_BUILD_TYPE:STRING=[A-Za-z]*' "$(dirname "$TASC")/CMakeCache.txt" 2>/dev/null | sed 's/.*=//') build"
     echo "- load average before the run: $load0"
     echo
-    echo "| model | nodes before | nodes after | cost before (us) | cost after (us) | predicted speedup | optimize (s) | check (s) | total (s) | worst rel L2 | graphs expanded |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| model | nodes before | nodes after | cost before (us) | cost after (us) | predicted speedup | load (s) | optimize (s) | check (s) | total (s) | worst rel L2 | graphs expanded |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     printf "%b" "$rows"
     echo
-    echo "Costs are the analytic model's predictions (src/cost.h), not measurements. \"optimize\" is"
-    echo "the greedy rewrites, folding and the search as \`tasc optimize\` reports it; \"check\" the six"
-    echo "CPU-executor runs of the numerical check; \"total\" the wall time of the whole command"
-    echo "(loading, optimizing, checking, writing)."
+    echo "Costs are the analytic model's predictions (src/cost.h), not measurements. \"load\" is reading"
+    echo "the model and the rule file, \"optimize\" the greedy rewrites, folding and the search, as"
+    echo "\`tasc optimize\` reports them; \"check\" the six CPU-executor runs of the numerical check;"
+    echo "\"total\" the wall time of the whole command (loading, optimizing, checking, writing)."
     echo
     echo "Rewrites on the way to each result (rule ids are the rule file's; \"(dst->src)\" marks a rule"
     echo "applied from its dst side):"
