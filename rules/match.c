@@ -22,6 +22,8 @@ static void *rm_alloc(size_t n) {
     return p;
 }
 
+static uint32_t rm_sig(ops_type op, int32_t n_in, const ops_params *p);
+
 int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, size_t errlen) {
     memset(ix, 0, sizeof *ix);
     ix->g = g;
@@ -136,6 +138,24 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
             ix->edges[key / 64] |= UINT64_C(1) << (key % 64);
         }
     }
+    /* parameter signatures of the live nodes */
+    uint32_t cap = 16;
+    while (cap < 2 * (uint32_t)n_live)
+        cap *= 2;
+    ix->sigs = calloc(cap, sizeof *ix->sigs);
+    if (!ix->sigs) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    ix->sig_mask = cap - 1;
+    for (int32_t n = 0; n < nn; n++) {
+        if (!ix->live[n])
+            continue;
+        uint32_t sig = rm_sig(g->nodes[n].op, g->nodes[n].n_in, &g->nodes[n].p), slot = sig & ix->sig_mask;
+        while (ix->sigs[slot] && ix->sigs[slot] != sig)
+            slot = (slot + 1) & ix->sig_mask;
+        ix->sigs[slot] = sig;
+    }
     /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
     ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
     ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
@@ -156,6 +176,7 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->cls_start);
     free(ix->cls_node);
     free(ix->edges);
+    free(ix->sigs);
     free(ix->stamp);
     free(ix->stack);
     free(ix->uses_left);
@@ -206,6 +227,30 @@ int rules_match_usable(const rules_rule *r, rules_dir dir) {
 
 _Static_assert(RULES_N_CLASSES <= 256, "node classes are stored in uint8_t");
 
+static int rm_is_window_key(ops_param_key k);
+
+/* A node's parameter signature (see rules_match_needs): never 0. */
+static uint32_t rm_sig(ops_type op, int32_t n_in, const ops_params *p) {
+    const ops_desc *d = &ops_table[op];
+    int windowed = op == OP_CONV2D || op == OP_AVGPOOL2D || op == OP_MAXPOOL2D;
+    uint64_t h = (uint64_t)RULES_NODE_CLASS(op, n_in) * UINT64_C(0x9e3779b97f4a7c15);
+    for (int32_t i = 0; i < d->n_params; i++) {
+        ops_param_key k = d->params[i].key;
+        if (k == PM_LIST) {
+            if (op == OP_SPLIT)
+                continue;
+            h = (h ^ (uint64_t)p->n_list) * UINT64_C(0xbf58476d1ce4e5b9);
+            for (int32_t j = 0; j < p->n_list && j < OPS_MAX_LIST; j++)
+                h = (h ^ (uint64_t)p->list[j]) * UINT64_C(0x94d049bb133111eb);
+        } else if (!(windowed && rm_is_window_key(k))) {
+            h = (h ^ (uint64_t)p->v[k] ^ ((uint64_t)k << 56)) * UINT64_C(0xbf58476d1ce4e5b9);
+        }
+        h ^= h >> 31;
+    }
+    uint32_t x = (uint32_t)(h ^ (h >> 32));
+    return x ? x : 1;
+}
+
 void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs *nd) {
     const rules_graph *pat = rm_side(r, dir, 1);
     memset(nd, 0, sizeof *nd);
@@ -230,6 +275,24 @@ void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs 
                 nd->edge[nd->n_edges++] = key;
         }
     }
+    /* signatures of the ops whose parameters the rule does not constrain */
+    uint8_t constrained[RULES_MAX_OPS] = {0};
+    rules_side pside = rm_side_id(dir, 1);
+    for (int32_t i = 0; i < r->n_constraints; i++) {
+        const rules_constraint *c = &r->constraints[i];
+        if (c->side == pside && c->n_eq > 0 && c->op >= 0 && c->op < RULES_MAX_OPS)
+            constrained[c->op] = 1;
+    }
+    for (int32_t i = 0; i < pat->n_ops; i++) {
+        if (constrained[i])
+            continue;
+        uint32_t sig = rm_sig(pat->ops[i].op, pat->ops[i].n_in, &pat->ops[i].p);
+        int32_t e = 0;
+        while (e < nd->n_sigs && nd->sig[e] != sig)
+            e++;
+        if (e == nd->n_sigs)
+            nd->sig[nd->n_sigs++] = sig;
+    }
 }
 
 int rules_match_possible(const rules_match_needs *nd, const rules_match_index *ix) {
@@ -239,6 +302,13 @@ int rules_match_possible(const rules_match_needs *nd, const rules_match_index *i
     for (int32_t e = 0; e < nd->n_edges; e++)
         if (!(ix->edges[nd->edge[e] / 64] >> (nd->edge[e] % 64) & 1))
             return 0;
+    for (int32_t e = 0; e < nd->n_sigs; e++) {
+        uint32_t at = nd->sig[e] & ix->sig_mask;
+        while (ix->sigs[at] && ix->sigs[at] != nd->sig[e])
+            at = (at + 1) & ix->sig_mask;
+        if (!ix->sigs[at])
+            return 0;
+    }
     return 1;
 }
 

@@ -48,6 +48,8 @@ typedef struct {
     int32_t *cls_node;       /*   cls_node[cls_start[c] .. cls_start[c+1]), ascending */
     uint64_t *edges;         /* bit set of RULES_EDGE_KEY(producer op, output, reader class, input slot)
                                 over the live readers' first RULES_MAX_IN inputs (rules_match_possible) */
+    uint32_t *sigs;          /* open-addressing set of the live nodes' parameter signatures (0: empty) */
+    uint32_t sig_mask;       /* its size less one */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
     uint32_t cur;
@@ -74,9 +76,12 @@ typedef struct {
 int rules_match_usable(const rules_rule *r, rules_dir dir);
 
 /* What a pattern side needs of a graph for any match to exist: live nodes of each of its classes
- * (op and input count; as many as it has ops of that class: matched nodes are distinct), and for
+ * (op and input count; as many as it has ops of that class: matched nodes are distinct); for
  * each pattern op that reads output o of pattern op j in input slot k, a live node of its class
- * reading output o of a node of j's op in slot k. A cheap filter on the index run before rules_match_find: a rule it
+ * reading output o of a node of j's op in slot k; and for each pattern op without constrained
+ * parameters, a live node of the same signature (a hash of the class and of the parameters that
+ * rules_match_params compares exactly: all but the window of conv2d and the pools and the sizes
+ * of split). A cheap filter on the index run before rules_match_find: a rule it
  * rules out has no match (tests/test_match.c compares it with the matcher). */
 #define RULES_NODE_CLASS(op, n_in) ((int32_t)(op) * (RULES_MAX_IN + 2) + ((n_in) <= RULES_MAX_IN ? (n_in) : RULES_MAX_IN + 1))
 #define RULES_N_CLASSES (OP_COUNT * (RULES_MAX_IN + 2)) /* a node's op and input count (more than 4: one class) */
@@ -91,6 +96,8 @@ typedef struct {
     uint8_t cls[RULES_MAX_OPS];     /* RULES_NODE_CLASS values */
     uint8_t count[RULES_MAX_OPS];   /* pattern ops of class cls[i] */
     uint32_t edge[RULES_NEEDS_EDGES]; /* RULES_EDGE_KEY values */
+    uint8_t n_sigs;
+    uint32_t sig[RULES_MAX_OPS];    /* parameter signatures */
 } rules_match_needs;
 
 /* The needs of rule r's pattern side in direction dir. */
