@@ -238,7 +238,8 @@ static int rj_container(rj_parser *ps, rj_val *v) {
     v->type = obj ? RJ_OBJ : RJ_ARR;
     v->n = (int32_t)n;
     v->u.items = rj_alloc(ps->d, (n ? n : 1) * sizeof(rj_val));
-    memcpy(v->u.items, ps->stk + base, n * sizeof(rj_val));
+    if (n)
+        memcpy(v->u.items, ps->stk + base, n * sizeof(rj_val));
     ps->n_stk = base;
     return 0;
 }
