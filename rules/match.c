@@ -138,12 +138,16 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
             ix->edges[key / 64] |= UINT64_C(1) << (key % 64);
         }
     }
-    /* parameter signatures of the live nodes */
+    /* parameter signatures of the live nodes, and the nodes of each */
     uint32_t cap = 16;
     while (cap < 2 * (uint32_t)n_live)
         cap *= 2;
     ix->sigs = calloc(cap, sizeof *ix->sigs);
-    if (!ix->sigs) {
+    ix->sig_start = calloc(cap, sizeof *ix->sig_start);
+    ix->sig_count = calloc(cap, sizeof *ix->sig_count);
+    ix->sig_node = rm_alloc((size_t)n_live * sizeof *ix->sig_node);
+    int32_t *slot_of = rm_alloc((size_t)nn * sizeof *slot_of);
+    if (!ix->sigs || !ix->sig_start || !ix->sig_count) {
         fputs("tasc: out of memory\n", stderr);
         abort();
     }
@@ -155,7 +159,18 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
         while (ix->sigs[slot] && ix->sigs[slot] != sig)
             slot = (slot + 1) & ix->sig_mask;
         ix->sigs[slot] = sig;
+        ix->sig_count[slot]++;
+        slot_of[n] = (int32_t)slot;
     }
+    for (uint32_t k = 1; k < cap; k++)
+        ix->sig_start[k] = ix->sig_start[k - 1] + ix->sig_count[k - 1];
+    int32_t *sat = rm_alloc(cap * sizeof *sat);
+    memcpy(sat, ix->sig_start, cap * sizeof *sat);
+    for (int32_t n = 0; n < nn; n++)
+        if (ix->live[n])
+            ix->sig_node[sat[slot_of[n]]++] = n;
+    free(sat);
+    free(slot_of);
     /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
     ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
     ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
@@ -177,6 +192,9 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->cls_node);
     free(ix->edges);
     free(ix->sigs);
+    free(ix->sig_start);
+    free(ix->sig_count);
+    free(ix->sig_node);
     free(ix->stamp);
     free(ix->stack);
     free(ix->uses_left);
@@ -228,6 +246,14 @@ int rules_match_usable(const rules_rule *r, rules_dir dir) {
 _Static_assert(RULES_N_CLASSES <= 256, "node classes are stored in uint8_t");
 
 static int rm_is_window_key(ops_param_key k);
+
+/* The slot of signature sig in the index's table, -1 if no live node has it. */
+static int32_t rm_sig_slot(const rules_match_index *ix, uint32_t sig) {
+    uint32_t at = sig & ix->sig_mask;
+    while (ix->sigs[at] && ix->sigs[at] != sig)
+        at = (at + 1) & ix->sig_mask;
+    return ix->sigs[at] ? (int32_t)at : -1;
+}
 
 /* A node's parameter signature (see rules_match_needs): never 0. */
 static uint32_t rm_sig(ops_type op, int32_t n_in, const ops_params *p) {
@@ -302,13 +328,9 @@ int rules_match_possible(const rules_match_needs *nd, const rules_match_index *i
     for (int32_t e = 0; e < nd->n_edges; e++)
         if (!(ix->edges[nd->edge[e] / 64] >> (nd->edge[e] % 64) & 1))
             return 0;
-    for (int32_t e = 0; e < nd->n_sigs; e++) {
-        uint32_t at = nd->sig[e] & ix->sig_mask;
-        while (ix->sigs[at] && ix->sigs[at] != nd->sig[e])
-            at = (at + 1) & ix->sig_mask;
-        if (!ix->sigs[at])
+    for (int32_t e = 0; e < nd->n_sigs; e++)
+        if (rm_sig_slot(ix, nd->sig[e]) < 0)
             return 0;
-    }
     return 1;
 }
 
@@ -414,6 +436,7 @@ typedef struct {
     uint8_t consumed[RULES_MAX_OPS];                   /* a later pattern op reads this op */
     uint8_t mapped[RULES_MAX_OPS][OPS_MAX_OUTPUTS];    /* pattern output is a mapped output */
     int32_t cls[RULES_MAX_OPS];                        /* RULES_NODE_CLASS of each pattern op */
+    uint32_t sig[RULES_MAX_OPS];                       /* its signature, 0 where constrained */
     /* scalar parameters compared exactly (not constrained, not a window key): a quick reject
      * before rules_match_params */
     int32_t n_quick[RULES_MAX_OPS];
@@ -604,6 +627,14 @@ static void rm_op(rm_state *s, int32_t i) {
         }
         return;
     }
+    if (s->sig[i]) { /* the nodes of the same signature (ascending, as in the class's list) */
+        int32_t slot = rm_sig_slot(ix, s->sig[i]);
+        if (slot < 0)
+            return;
+        for (int32_t u = 0; u < ix->sig_count[slot] && !s->stop; u++)
+            rm_try(s, i, ix->sig_node[ix->sig_start[slot] + u]);
+        return;
+    }
     int32_t cls = RULES_NODE_CLASS(po->op, po->n_in); /* rm_try wants the same op and input count */
     for (int32_t u = ix->cls_start[cls]; u < ix->cls_start[cls + 1] && !s->stop; u++)
         rm_try(s, i, ix->cls_node[u]);
@@ -652,6 +683,12 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
             if (po->in[k].kind == RULES_REF_OP)
                 s->consumed[po->in[k].idx] = 1;
         s->cls[i] = RULES_NODE_CLASS(po->op, po->n_in);
+        int constrained = 0;
+        for (int32_t k = 0; k < PM_COUNT; k++)
+            constrained |= s->skip_key[i][k];
+        for (int32_t k = 0; k < OPS_MAX_LIST; k++)
+            constrained |= s->skip_list[i][k];
+        s->sig[i] = constrained ? 0 : rm_sig(po->op, po->n_in, &po->p);
         int windowed = po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D;
         const ops_desc *d = &ops_table[po->op];
         for (int32_t k = 0; k < d->n_params; k++) {

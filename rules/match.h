@@ -48,8 +48,11 @@ typedef struct {
     int32_t *cls_node;       /*   cls_node[cls_start[c] .. cls_start[c+1]), ascending */
     uint64_t *edges;         /* bit set of RULES_EDGE_KEY(producer op, output, reader class, input slot)
                                 over the live readers' first RULES_MAX_IN inputs (rules_match_possible) */
-    uint32_t *sigs;          /* open-addressing set of the live nodes' parameter signatures (0: empty) */
-    uint32_t sig_mask;       /* its size less one */
+    uint32_t *sigs;          /* open-addressing table of the live nodes' parameter signatures (0: empty); */
+    int32_t *sig_start;      /*   the nodes of the signature in slot k are */
+    int32_t *sig_count;      /*   sig_node[sig_start[k] .. sig_start[k] + sig_count[k]), ascending */
+    int32_t *sig_node;
+    uint32_t sig_mask;       /* the table's size less one */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
     uint32_t cur;
