@@ -308,6 +308,9 @@ typedef struct {
     uint8_t comm[OP_COUNT];
     uint8_t *skip_rule;          /* [n_rules]: commutativity rules and repeats */
     uint8_t *src_ok;             /* [n_rule_src]: usable direction of a rule not skipped */
+    int32_t *ok_src;             /* the sources with src_ok, ascending */
+    uint64_t *ok_cls;            /* [n_ok_src]: bit (class % 64) of each node class its pattern needs */
+    int32_t n_ok_src;
     rules_match_needs *needs;    /* [n_rule_src]: what the pattern side needs of a graph */
     int32_t n_rule_src;          /* 2 * n_rules */
     const char *prefix;
@@ -638,9 +641,17 @@ static int sr_expand(sr_ctx *c, int32_t s) {
         sr_exp_free(&e);
         return -1;
     }
-    int32_t n_src = c->n_rule_src + REWRITE_COUNT;
-    for (int32_t src = 0; src < n_src && !e.stop; src++)
-        sr_run_source(&e, src);
+    /* the rules (a 64-bit mask of the classes present rejects most of them at once), then the
+     * built-in rewrites */
+    uint64_t have = 0;
+    for (int32_t k = 0; k < RULES_N_CLASSES; k++)
+        if (e.ix.cls_start[k + 1] > e.ix.cls_start[k])
+            have |= UINT64_C(1) << (k % 64);
+    for (int32_t j = 0; j < c->n_ok_src && !e.stop; j++)
+        if (!(c->ok_cls[j] & ~have))
+            sr_run_source(&e, c->ok_src[j]);
+    for (int32_t k = 0; k < REWRITE_COUNT && !e.stop; k++)
+        sr_run_source(&e, c->n_rule_src + k);
     sr_exp_free(&e);
     c->st[s].expanded = 1;
     return c->failed ? -1 : 0;
@@ -710,11 +721,20 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
         }
     c.src_ok = sr_alloc((size_t)c.n_rule_src + 1);
     c.needs = sr_alloc(sizeof(rules_match_needs) * (size_t)(c.n_rule_src + 1));
+    c.ok_src = sr_alloc(sizeof(int32_t) * (size_t)(c.n_rule_src + 1));
+    c.ok_cls = sr_alloc(sizeof(uint64_t) * (size_t)(c.n_rule_src + 1));
     for (int32_t src = 0; src < c.n_rule_src; src++) {
         const rules_rule *r = &c.rs->rules[src / 2];
         rules_dir dir = (rules_dir)(src % 2);
         c.src_ok[src] = !c.skip_rule[src / 2] && rules_match_usable(r, dir);
         rules_match_needs_of(r, dir, &c.needs[src]);
+        if (!c.src_ok[src])
+            continue;
+        uint64_t m = 0;
+        for (int32_t k = 0; k < c.needs[src].n_cls; k++)
+            m |= UINT64_C(1) << (c.needs[src].cls[k] % 64);
+        c.ok_src[c.n_ok_src] = src;
+        c.ok_cls[c.n_ok_src++] = m;
     }
     double t0 = sr_now();
     c.deadline = o->time_limit_s > 0 ? t0 + o->time_limit_s : 0.0;
@@ -788,6 +808,8 @@ done:
     free(c.heap);
     free(c.skip_rule);
     free(c.src_ok);
+    free(c.ok_src);
+    free(c.ok_cls);
     free(c.needs);
     sr_seen_free(&c);
     return rc;
