@@ -210,6 +210,38 @@ static void test_needs(void) {
     rules_match_index_free(&ix);
     graph_free(g);
     rules_set_free(rs);
+    /* signatures: a pattern matmul with act relu needs a matmul with act relu (act none is another
+     * signature), and an op with a constrained parameter needs none */
+    rules_rule m;
+    memset(&m, 0, sizeof m);
+    m.n_vars = 2;
+    for (int v = 0; v < 2; v++) {
+        snprintf(m.vars[v].name, RULES_NAME_LEN, "x%d", v);
+        m.vars[v].shape = ops_shape_make(2, d);
+    }
+    m.src.n_ops = 1;
+    m.src.ops[0].op = OP_MATMUL;
+    ops_params_default(OP_MATMUL, &m.src.ops[0].p);
+    m.src.ops[0].p.v[PM_ACT] = OPS_ACT_RELU;
+    m.src.ops[0].n_in = 2;
+    m.src.ops[0].in[0] = (rules_ref){RULES_REF_VAR, 0, 0};
+    m.src.ops[0].in[1] = (rules_ref){RULES_REF_VAR, 1, 0};
+    m.src.ops[0].n_out = 1;
+    rules_match_needs_of(&m, RULES_DIR_FWD, &nd);
+    CHECK_EQ_INT(nd.n_sigs, 1);
+    for (int act = 0; act < 2; act++) {
+        graph *h = graph_new("mm");
+        int32_t a2 = graph_input(h, "a", 2, d), b2 = graph_input(h, "b", 2, d);
+        graph_mark_output(h, graph_matmul(h, a2, b2, act ? OPS_ACT_RELU : OPS_ACT_NONE));
+        CHECK(rules_match_index_build(&ix, h, err, sizeof err) == 0);
+        CHECK_EQ_INT(rules_match_possible(&nd, &ix), act);
+        rules_match_index_free(&ix);
+        graph_free(h);
+    }
+    m.n_constraints = 1; /* act "constrained" (not a real rule: only the needs are looked at) */
+    m.constraints[0] = (rules_constraint){RULES_SIDE_SRC, 0, PM_ACT, -1, 1, 1, {{0, 0}}};
+    rules_match_needs_of(&m, RULES_DIR_FWD, &nd);
+    CHECK_EQ_INT(nd.n_sigs, 0);
 }
 
 int main(void) {
