@@ -22,7 +22,7 @@ static void *rm_alloc(size_t n) {
     return p;
 }
 
-static uint32_t rm_sig(ops_type op, int32_t n_in, const ops_params *p);
+static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p);
 
 int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, size_t errlen) {
     memset(ix, 0, sizeof *ix);
@@ -155,7 +155,9 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     for (int32_t n = 0; n < nn; n++) {
         if (!ix->live[n])
             continue;
-        uint32_t sig = rm_sig(g->nodes[n].op, g->nodes[n].n_in, &g->nodes[n].p), slot = sig & ix->sig_mask;
+        const graph_node *nd = &g->nodes[n];
+        int32_t rank = nd->n_out > 0 ? g->tensors[nd->out[0]].shape.rank : 0;
+        uint32_t sig = rm_sig(nd->op, nd->n_in, rank, &nd->p), slot = sig & ix->sig_mask;
         while (ix->sigs[slot] && ix->sigs[slot] != sig)
             slot = (slot + 1) & ix->sig_mask;
         ix->sigs[slot] = sig;
@@ -255,11 +257,12 @@ static int32_t rm_sig_slot(const rules_match_index *ix, uint32_t sig) {
     return ix->sigs[at] ? (int32_t)at : -1;
 }
 
-/* A node's parameter signature (see rules_match_needs): never 0. */
-static uint32_t rm_sig(ops_type op, int32_t n_in, const ops_params *p) {
+/* A node's signature (see rules_match_needs) from its class, the rank of its output 0 and its
+ * parameters: never 0. */
+static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p) {
     const ops_desc *d = &ops_table[op];
     int windowed = op == OP_CONV2D || op == OP_AVGPOOL2D || op == OP_MAXPOOL2D;
-    uint64_t h = (uint64_t)RULES_NODE_CLASS(op, n_in) * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h = ((uint64_t)RULES_NODE_CLASS(op, n_in) * 64 + (uint64_t)rank) * UINT64_C(0x9e3779b97f4a7c15);
     for (int32_t i = 0; i < d->n_params; i++) {
         ops_param_key k = d->params[i].key;
         if (k == PM_LIST) {
@@ -310,9 +313,9 @@ void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs 
             constrained[c->op] = 1;
     }
     for (int32_t i = 0; i < pat->n_ops; i++) {
-        if (constrained[i])
+        if (constrained[i] || pat->ops[i].out_rank <= 0)
             continue;
-        uint32_t sig = rm_sig(pat->ops[i].op, pat->ops[i].n_in, &pat->ops[i].p);
+        uint32_t sig = rm_sig(pat->ops[i].op, pat->ops[i].n_in, pat->ops[i].out_rank, &pat->ops[i].p);
         int32_t e = 0;
         while (e < nd->n_sigs && nd->sig[e] != sig)
             e++;
@@ -688,7 +691,7 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
             constrained |= s->skip_key[i][k];
         for (int32_t k = 0; k < OPS_MAX_LIST; k++)
             constrained |= s->skip_list[i][k];
-        s->sig[i] = constrained ? 0 : rm_sig(po->op, po->n_in, &po->p);
+        s->sig[i] = constrained || po->out_rank <= 0 ? 0 : rm_sig(po->op, po->n_in, po->out_rank, &po->p);
         int windowed = po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D;
         const ops_desc *d = &ops_table[po->op];
         for (int32_t k = 0; k < d->n_params; k++) {

@@ -82,9 +82,10 @@ int rules_match_usable(const rules_rule *r, rules_dir dir);
  * (op and input count; as many as it has ops of that class: matched nodes are distinct); for
  * each pattern op that reads output o of pattern op j in input slot k, a live node of its class
  * reading output o of a node of j's op in slot k; and for each pattern op without constrained
- * parameters, a live node of the same signature (a hash of the class and of the parameters that
- * rules_match_params compares exactly: all but the window of conv2d and the pools and the sizes
- * of split). A cheap filter on the index run before rules_match_find: a rule it
+ * parameters, a live node of the same signature (a hash of the class, the rank of output 0 --
+ * variables bind to tensors of their rank, so matched ops have their pattern op's ranks -- and
+ * the parameters that rules_match_params compares exactly: all but the window of conv2d and the
+ * pools and the sizes of split). Pattern ops of unknown rank (out_rank 0) get no signature. A cheap filter on the index run before rules_match_find: a rule it
  * rules out has no match (tests/test_match.c compares it with the matcher). */
 #define RULES_NODE_CLASS(op, n_in) ((int32_t)(op) * (RULES_MAX_IN + 2) + ((n_in) <= RULES_MAX_IN ? (n_in) : RULES_MAX_IN + 1))
 #define RULES_N_CLASSES (OP_COUNT * (RULES_MAX_IN + 2)) /* a node's op and input count (more than 4: one class) */

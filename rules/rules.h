@@ -42,6 +42,7 @@ typedef struct {
     int32_t n_in;
     rules_ref in[RULES_MAX_IN];
     int32_t n_out;         /* filled by validation (from shape inference) */
+    int32_t out_rank;      /* the rank of output 0, filled by validation too (0: not known) */
 } rules_op;
 
 typedef struct {

@@ -174,6 +174,7 @@ static int rules_side_infer(const rules_rule *r, rules_side side, rules_graph *g
         if (ops_infer(o->op, &o->p, o->n_in, in, &n_out, shapes[k], m, sizeof m) < 0)
             return rules_fail(err, errlen, "%s op %d: %s", sn, (int)k, m);
         o->n_out = n_out;
+        o->out_rank = n_out > 0 ? shapes[k][0].rank : 0;
     }
     return 0;
 }

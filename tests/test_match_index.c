@@ -228,6 +228,14 @@ static void test_needs(void) {
     m.src.ops[0].in[1] = (rules_ref){RULES_REF_VAR, 1, 0};
     m.src.ops[0].n_out = 1;
     rules_match_needs_of(&m, RULES_DIR_FWD, &nd);
+    CHECK_EQ_INT(nd.n_sigs, 0); /* the output rank is not known before validation */
+    m.dst = m.src; /* a trivial rule, so that it validates: validation fills out_rank */
+    m.n_outputs = 1;
+    m.outputs[0] = (rules_outmap){{RULES_REF_OP, 0, 0}, {RULES_REF_OP, 0, 0}};
+    char msg[256];
+    CHECK(rules_rule_check(&m, msg, sizeof msg) == 0);
+    CHECK_EQ_INT(m.src.ops[0].out_rank, 2);
+    rules_match_needs_of(&m, RULES_DIR_FWD, &nd);
     CHECK_EQ_INT(nd.n_sigs, 1);
     for (int act = 0; act < 2; act++) {
         graph *h = graph_new("mm");
