@@ -146,8 +146,9 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     ix->sig_start = calloc(cap, sizeof *ix->sig_start);
     ix->sig_count = calloc(cap, sizeof *ix->sig_count);
     ix->sig_node = rm_alloc((size_t)n_live * sizeof *ix->sig_node);
+    ix->node_sig = calloc((size_t)nn + 1, sizeof *ix->node_sig);
     int32_t *slot_of = rm_alloc((size_t)nn * sizeof *slot_of);
-    if (!ix->sigs || !ix->sig_start || !ix->sig_count) {
+    if (!ix->sigs || !ix->sig_start || !ix->sig_count || !ix->node_sig) {
         fputs("tasc: out of memory\n", stderr);
         abort();
     }
@@ -162,6 +163,7 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
             slot = (slot + 1) & ix->sig_mask;
         ix->sigs[slot] = sig;
         ix->sig_count[slot]++;
+        ix->node_sig[n] = sig;
         slot_of[n] = (int32_t)slot;
     }
     for (uint32_t k = 1; k < cap; k++)
@@ -197,6 +199,7 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->sig_start);
     free(ix->sig_count);
     free(ix->sig_node);
+    free(ix->node_sig);
     free(ix->stamp);
     free(ix->stack);
     free(ix->uses_left);
@@ -578,6 +581,9 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
             const graph_tensor *ts = &g->tensors[t];
             if (ts->producer < 0 || ts->out_index != ref.out) {
                 ok = 0;
+            } else if (s->ix->node_cls[ts->producer] != s->cls[ref.idx] ||
+                       (s->sig[ref.idx] && s->ix->node_sig[ts->producer] != s->sig[ref.idx])) {
+                ok = 0; /* what rm_try would refuse for that op: refused before going deeper */
             } else if (s->m.node[ref.idx] < 0) {
                 s->m.node[ref.idx] = ts->producer;
                 undo_op[n_undo_op++] = ref.idx;

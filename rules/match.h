@@ -53,6 +53,7 @@ typedef struct {
     int32_t *sig_count;      /*   sig_node[sig_start[k] .. sig_start[k] + sig_count[k]), ascending */
     int32_t *sig_node;
     uint32_t sig_mask;       /* the table's size less one */
+    uint32_t *node_sig;      /* [n_nodes]: each live node's signature (0 for the others) */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
     uint32_t cur;
