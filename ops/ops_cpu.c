@@ -3,8 +3,9 @@
  * Plain float32 loops. Each output element is computed by one fixed sequence of operations, so
  * results are bit-identical for any OpenMP thread count: loops are parallelised only over
  * independent output elements or rows, never over a reduction. conv2d and matmul accumulate in
- * float in a fixed order (sum over the reduction index, ascending, from 0; then + bias; then the
- * activation); the reductions softmax, layernorm, batchnorm and globalavgpool use double.
+ * float in a fixed order (sum over the reduction index, ascending, from 0, one fused multiply-add
+ * per step; then + bias; then the activation), through the blocked kernels of ops_cpu_kernels.c;
+ * the reductions softmax, layernorm, batchnorm and globalavgpool use double.
  * Transcendental functions are evaluated in double and rounded once. Buffers belong to the
  * caller (preallocated with the inferred shapes); scratch memory is freed before returning.
  */
@@ -95,10 +96,12 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
         for (int64_t n = 0; n < N; n++)
             for (int64_t g = 0; g < G; g++)
                 pr[n * G + g] = (ops_gemm_prob){.a = w + g * FG * KK, .a_rs = KK, .a_cs = 1,
-                                                .b = xp + (n * C + g * CG) * HP * WP,
+                                                .b = xp + (n * C + g * CG) * HP * WP, .b_rs = HP * WP, .b_cs = 1,
                                                 .c = y + (n * F + g * FG) * OH * OW, .c_rs = OH * OW,
                                                 .bias_m = bias ? bias + g * FG : NULL};
-        const ops_gemm_dims d = {.m = FG, .n = OH * OW, .k = KK, .act = act, .conv = &cv};
+        /* a 1x1 conv at stride 1 without padding reads its input planes as B directly */
+        const int plain = KH == 1 && KW == 1 && win.sh == 1 && win.sw == 1 && HP == H && WP == W;
+        const ops_gemm_dims d = {.m = FG, .n = OH * OW, .k = KK, .act = act, .conv = plain ? NULL : &cv};
         ops_cpu_gemm(&d, pr, N * G);
         free(pr);
     }

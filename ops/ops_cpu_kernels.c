@@ -7,12 +7,11 @@
  * parallel work; per block, K runs in chunks of GEMM_KC in ascending order, the chunks of A and
  * B are packed into zero-padded strips of GEMM_MR rows / GEMM_NR columns, and a GEMM_MR x
  * GEMM_NR micro-kernel keeps its tile of C in registers (plain C the compiler vectorises; the
- * block routines are compiled per instruction set and picked at run time).
+ * kernels are compiled per instruction set and picked at run time).
  * Invariant, the oracle's: every output is summed in ascending order of its reduction index
- * starting from 0.0f, one rounded product and one rounded add per step (no FMA: ISO C mode keeps
- * contraction off), then + bias, then the activation; pools visit window cells row by row.
- * Results therefore equal the naive loops' bit for bit, whatever the thread count, the block
- * sizes or the instruction set. Scratch buffers are per thread and freed before returning;
+ * starting from 0.0f, one fused multiply-add (fmaf: one rounding) per step, then + bias, then
+ * the activation; pools visit window cells row by row. Results therefore equal the naive loops'
+ * bit for bit, whatever the thread count, the block sizes or the instruction set. Scratch buffers are per thread and freed before returning;
  * inputs and outputs belong to the caller.
  */
 #include <math.h>
@@ -30,13 +29,42 @@
 
 #define GEMM_MIN(a, b) ((a) < (b) ? (a) : (b))
 
-/* Function multi-versioning: x86-64 builds get AVX-512 and AVX2 copies of the block routine,
- * chosen once at load time; other targets (and compilers without it) the portable one. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define GEMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* Each kernel's body is compiled three times on x86-64 -- AVX-512, AVX2 with FMA, and the
+ * baseline -- and picked per call from the CPU's features (never -march=native: the binary runs
+ * anywhere). Every multiply-add is one fmaf, a single rounding, so all three give the same bits:
+ * hardware FMA in the first two, libm's exact fmaf in the baseline (slow, but only on CPUs
+ * without FMA). Other targets build the body once. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CPU_VARIANTS(name, params, args) \
+    __attribute__((target("avx512f"))) static void name##_avx512 params { name##_body args; } \
+    __attribute__((target("avx2,fma"))) static void name##_avx2 params { name##_body args; } \
+    static void name##_base params { name##_body args; }
+#define CPU_CALL(isa, name, args) \
+    do { \
+        if ((isa) == 2) \
+            name##_avx512 args; \
+        else if ((isa) == 1) \
+            name##_avx2 args; \
+        else \
+            name##_base args; \
+    } while (0)
+/* 2: AVX-512F, 1: AVX2 and FMA, 0: neither */
+static int cpu_isa(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 1;
+    return 0;
+}
 #else
-#define GEMM_CLONES
+#define CPU_VARIANTS(name, params, args) \
+    static void name##_base params { name##_body args; }
+#define CPU_CALL(isa, name, args) name##_base args
+static int cpu_isa(void) { return 0; }
 #endif
+
+#define CPU_INLINE static inline __attribute__((always_inline))
 
 static void *gemm_xalloc(size_t n) {
     void *p = aligned_alloc(64, (n + 63) / 64 * 64);
@@ -49,7 +77,7 @@ static void *gemm_xalloc(size_t n) {
 
 /* A (i0.., p0..) of pr into dst: strips of MR rows, (p, r) of strip s at dst[s*kc*MR + p*MR + r];
  * rows past mc are zeros. */
-static inline __attribute__((always_inline)) void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc,
+CPU_INLINE void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc,
                                                               int64_t p0, int64_t kc, float *restrict dst) {
     for (int64_t s = 0; s < mc; s += GEMM_MR) {
         int64_t rows = GEMM_MIN(GEMM_MR, mc - s);
@@ -70,7 +98,7 @@ static inline __attribute__((always_inline)) void gemm_pack_a(const ops_gemm_pro
 
 /* B (p0.., j0..) of pr, strided, into dst: strips of NR columns, (p, q) of strip s at
  * dst[s*kc*NR + p*NR + q]; columns past nc are zeros. Rows of B are read in order. */
-static inline __attribute__((always_inline)) void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0,
+CPU_INLINE void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0,
                                                                       int64_t kc, int64_t j0, int64_t nc,
                                                                       float *restrict dst) {
     const int64_t full = nc / GEMM_NR * GEMM_NR, cs = pr->b_cs;
@@ -95,7 +123,7 @@ static inline __attribute__((always_inline)) void gemm_pack_b_strided(const ops_
 
 /* B of a conv problem: B(p, j) = xp[c][oh*sh + kh*dh][ow*sw + kw*dw] for p = (c*KH + kh)*KW + kw
  * and j = oh*OW + ow, xp the padded input planes (CG, HP, WP) at pr->b. Same layout as above. */
-static inline __attribute__((always_inline)) void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *pr,
+CPU_INLINE void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *pr,
                                                                    int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                                                                    float *restrict dst) {
     const int64_t khw = cv->kh * cv->kw;
@@ -136,8 +164,9 @@ static inline __attribute__((always_inline)) void gemm_pack_b_conv(const ops_gem
     }
 }
 
-/* c (MR x NR tile, row pitch ldc) = (first ? 0 : c) + sum over p < kc of a[p] (x) b[p]. */
-static inline __attribute__((always_inline)) void gemm_micro(int64_t kc, const float *restrict a,
+/* c (MR x NR tile, row pitch ldc) = (first ? 0 : c) + sum over p < kc of a[p] (x) b[p], one fmaf
+ * per element and step, p ascending. */
+CPU_INLINE void gemm_micro(int64_t kc, const float *restrict a,
                                                              const float *restrict b, float *restrict c,
                                                              int64_t ldc, int first) {
     float acc[GEMM_MR][GEMM_NR];
@@ -149,7 +178,7 @@ static inline __attribute__((always_inline)) void gemm_micro(int64_t kc, const f
             const float av = a[p * GEMM_MR + i];
 #pragma omp simd
             for (int j = 0; j < GEMM_NR; j++)
-                acc[i][j] += av * b[p * GEMM_NR + j];
+                acc[i][j] = fmaf(av, b[p * GEMM_NR + j], acc[i][j]);
         }
     }
     for (int i = 0; i < GEMM_MR; i++)
@@ -159,7 +188,7 @@ static inline __attribute__((always_inline)) void gemm_micro(int64_t kc, const f
 
 /* All tiles of one packed (mc x kc) by (kc x nc) chunk into C (row pitch ldc); edge tiles go
  * through a scratch tile so that only the mc x nc elements are read and written. */
-static inline __attribute__((always_inline)) void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
+CPU_INLINE void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
                                                              const float *pb, float *c, int64_t ldc, int first) {
     for (int64_t j = 0; j < nc; j += GEMM_NR) {
         int64_t cols = GEMM_MIN(GEMM_NR, nc - j);
@@ -183,9 +212,8 @@ static inline __attribute__((always_inline)) void gemm_chunk(int64_t mc, int64_t
 
 /* One block of C: rows i0..i0+mc, columns j0..j0+nc of problem pr, K in chunks, then the
  * epilogue (bias, activation). pa, pb: packing buffers of mc x KC and KC x nc floats. */
-GEMM_CLONES
-static void gemm_block_run(const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
-                           int64_t nc, float *pa, float *pb) {
+CPU_INLINE void gemm_block_body(const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
+                                int64_t nc, float *pa, float *pb) {
     const int64_t k = d->k;
     float *c = pr->c + i0 * pr->c_rs + j0;
     if (k == 0)
@@ -222,6 +250,8 @@ static void gemm_block_run(const ops_gemm_dims *d, const ops_gemm_prob *pr, int6
         }
     }
 }
+CPU_VARIANTS(gemm_block, (const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
+                          int64_t nc, float *pa, float *pb), (d, pr, i0, mc, j0, nc, pa, pb))
 
 /* Block sizes: the fewest blocks of at most max, of near-equal size rounded up to unit. */
 static int64_t gemm_block(int64_t len, int64_t max, int64_t unit, int64_t *count) {
@@ -242,6 +272,7 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
     const int64_t mcb = gemm_block(m, GEMM_MC, GEMM_MR, &nmb), ncb = gemm_block(n, GEMM_NC, GEMM_NR, &nnb);
     const int64_t kcb = k < 1 ? 1 : GEMM_MIN(k, GEMM_KC), total = nprob * nmb * nnb;
     const int64_t work = nprob * m * n * (k + 1);
+    const int isa = cpu_isa();
 #pragma omp parallel if (work > 524288 && total > 1)
     {
         float *pa = gemm_xalloc(sizeof(float) * (size_t)(mcb * kcb));
@@ -250,7 +281,8 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
         for (int64_t t = 0; t < total; t++) {
             const int64_t jb = t % nnb, ib = (t / nnb) % nmb;
             const int64_t i0 = ib * mcb, j0 = jb * ncb;
-            gemm_block_run(d, &probs[t / (nnb * nmb)], i0, GEMM_MIN(mcb, m - i0), j0, GEMM_MIN(ncb, n - j0), pa, pb);
+            CPU_CALL(isa, gemm_block,
+                     (d, &probs[t / (nnb * nmb)], i0, GEMM_MIN(mcb, m - i0), j0, GEMM_MIN(ncb, n - j0), pa, pb));
         }
         free(pa);
         free(pb);
@@ -261,24 +293,23 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
 
 #define DW_TW 512 /* output columns per row chunk */
 
-/* acc[j] += wv * x[j*sw] for j < n. */
-static inline __attribute__((always_inline)) void dw_madd(float *restrict acc, float wv, const float *restrict x,
+/* acc[j] = fmaf(wv, x[j*sw], acc[j]) for j < n. */
+CPU_INLINE void dw_madd(float *restrict acc, float wv, const float *restrict x,
                                                           int64_t sw, int64_t n) {
     if (sw == 1) {
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
-            acc[j] += wv * x[j];
+            acc[j] = fmaf(wv, x[j], acc[j]);
     } else {
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
-            acc[j] += wv * x[j * sw];
+            acc[j] = fmaf(wv, x[j * sw], acc[j]);
     }
 }
 
 /* Output rows [r0, r1) of the flattened (planes * oh) rows. */
-GEMM_CLONES
-static void dw_rows(const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp, const float *w,
-                    const float *bias, int64_t C, ops_act act, float *y) {
+CPU_INLINE void dw_rows_body(const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp,
+                             const float *w, const float *bias, int64_t C, ops_act act, float *y) {
     const int64_t khw = cv->kh * cv->kw;
     float acc[DW_TW];
     for (int64_t r = r0; r < r1; r++) {
@@ -301,13 +332,18 @@ static void dw_rows(const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1,
     }
 }
 
+CPU_VARIANTS(dw_rows, (const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp, const float *w,
+                       const float *bias, int64_t C, ops_act act, float *y),
+             (cv, oh, r0, r1, xp, w, bias, C, act, y))
+
 void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
                     const float *bias, int64_t C, ops_act act, float *y) {
     const int64_t rows = planes * oh, chunk = 8, nch = (rows + chunk - 1) / chunk;
     const int64_t work = rows * cv->ow * cv->kh * cv->kw;
+    const int isa = cpu_isa();
 #pragma omp parallel for schedule(dynamic, 4) if (work > 262144)
     for (int64_t t = 0; t < nch; t++)
-        dw_rows(cv, oh, t * chunk, GEMM_MIN(rows, (t + 1) * chunk), xp, w, bias, C, act, y);
+        CPU_CALL(isa, dw_rows, (cv, oh, t * chunk, GEMM_MIN(rows, (t + 1) * chunk), xp, w, bias, C, act, y));
 }
 
 /* --- pools ---------------------------------------------------------------------------------- */
@@ -315,7 +351,7 @@ void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const f
 /* One output row of a pool over a padded plane: y[j] = op over the window cells (i, q), rows in
  * order, of xr[i*wp + j*sw + q], j < ow; padding cells hold the op's identity (0 for the sum,
  * -inf for the max), which leaves every result as over the real cells alone. */
-static inline __attribute__((always_inline)) void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
+CPU_INLINE void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
                                                            int64_t kw, int64_t sw, int64_t ow, int is_max,
                                                            float *restrict acc) {
     for (int64_t j = 0; j < ow; j++)
@@ -337,9 +373,8 @@ static inline __attribute__((always_inline)) void pool_row(const float *restrict
         }
 }
 
-GEMM_CLONES
-static void pool_planes(const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
-                        float *acc) {
+CPU_INLINE void pool_planes_body(const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
+                                 float *acc) {
     const int64_t H = pp->h, W = pp->w, HP = pp->hp, WP = pp->wp, OW = pp->ow;
     const float fill = pp->is_max ? -INFINITY : 0.0f;
     for (int64_t pl = p0; pl < p1; pl++) {
@@ -380,15 +415,19 @@ static void pool_planes(const ops_pool *pp, int64_t p0, int64_t p1, const float 
     }
 }
 
+CPU_VARIANTS(pool_planes, (const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
+                           float *acc), (pp, p0, p1, x, y, buf, acc))
+
 void ops_cpu_pool(const ops_pool *pp, int64_t planes, const float *x, float *y) {
     const int64_t work = planes * pp->oh * pp->ow * pp->kh * pp->kw;
+    const int isa = cpu_isa();
 #pragma omp parallel if (work > 262144 && planes > 1)
     {
         float *buf = gemm_xalloc(sizeof(float) * (size_t)(pp->hp * pp->wp));
         float *acc = gemm_xalloc(sizeof(float) * (size_t)pp->ow);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < planes; t += 4)
-            pool_planes(pp, t, GEMM_MIN(planes, t + 4), x, y, buf, acc);
+            CPU_CALL(isa, pool_planes, (pp, t, GEMM_MIN(planes, t + 4), x, y, buf, acc));
         free(buf);
         free(acc);
     }

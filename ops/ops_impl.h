@@ -14,8 +14,9 @@
 void ops_impl_strides(const ops_shape *s, int64_t *st);
 
 /* The CPU GEMM (ops_cpu_kernels.c): C = A B, then + bias, then act, for nprob independent problems of
- * one size (m, n, k), each C element summed over k in ascending order from 0 in float (the naive
- * loop's result, bit for bit, for any thread count). Parallel over blocks of C (OpenMP). */
+ * one size (m, n, k), each C element summed over k in ascending order from 0 in float with one
+ * fmaf per step (the naive loop's result, bit for bit, for any thread count and instruction set).
+ * Parallel over blocks of C (OpenMP). */
 typedef struct {
     const float *a; int64_t a_rs, a_cs; /* A (m, k): element (i, p) at a[i*a_rs + p*a_cs] */
     const float *b; int64_t b_rs, b_cs; /* B (k, n): (p, j) at b[p*b_rs + j*b_cs]; conv: the padded input */
@@ -36,7 +37,7 @@ typedef struct {
 void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t nprob);
 /* Depthwise conv (one input channel and one filter per group) on padded planes xp (planes, hp, wp),
  * plane i of channel i % C, w (C, 1, kh, kw), bias (C) or NULL, into y (planes, oh, ow): sum over
- * (kh, kw) in ascending order from 0, then + bias, then act. Parallel over output rows. */
+ * (kh, kw) in ascending order from 0 with fmaf, then + bias, then act. Parallel over output rows. */
 void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
                     const float *bias, int64_t C, ops_act act, float *y);
 

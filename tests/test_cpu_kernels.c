@@ -3,8 +3,8 @@
  * written here.
  *
  * The naive loops follow the references' stated arithmetic: each output summed in float over the
- * reduction index in ascending order from 0 (conv: (c, kh, kw) over a zero-padded input), then
- * + bias, then the activation; pools over the real cells of each window, row by row. The fast kernels
+ * reduction index in ascending order from 0, one fmaf per step (conv: (c, kh, kw) over a
+ * zero-padded input), then + bias, then the activation; pools over the real cells of each window, row by row. The fast kernels
  * must match them bit for bit on random shapes
  * (sizes 1, odd, around and beyond the register tile and the cache blocks; groups, depthwise,
  * channel multipliers, strides, padding modes, dilation; batch broadcasting), for 1, 2 and 3
@@ -97,7 +97,7 @@ static void naive_conv(const ops_shape *xs, const ops_shape *ws, const ops_param
                                 int64_t ci = (f / FG) * CG + c;
                                 float xv = ih >= 0 && ih < H && iw >= 0 && iw < W ? x[((n * C + ci) * H + ih) * W + iw]
                                                                                   : 0.0f;
-                                acc += w[((f * CG + c) * KH + kh) * KW + kw] * xv;
+                                acc = fmaf(w[((f * CG + c) * KH + kh) * KW + kw], xv, acc);
                             }
                     float v = bias ? acc + bias[f] : acc;
                     y[((n * F + f) * win.oh + oh) * win.ow + ow] = ops_act_apply((ops_act)p->v[PM_ACT], v);
@@ -228,7 +228,7 @@ static void naive_matmul(int64_t nb, int64_t ba, int64_t bb, int64_t m, int64_t 
                 const float *aq = a + (ba == 1 ? 0 : q) * m * k, *bq = b + (bb == 1 ? 0 : q) * k * n;
                 float acc = 0.0f;
                 for (int64_t p = 0; p < k; p++)
-                    acc += aq[i * k + p] * bq[p * n + j];
+                    acc = fmaf(aq[i * k + p], bq[p * n + j], acc);
                 c[(q * m + i) * n + j] = ops_act_apply(act, bias ? acc + bias[j] : acc);
             }
 }

@@ -395,7 +395,8 @@ static void test_errors(void) {
     remove(path);
 }
 
-/* Random weights come from the cache after their first run and DATA weights from their blob:
+/* Random weights come from the cache after their first run and DATA weights from their blob
+ * (the expected values use fmaf, as the matmul reference does):
  * same results, same statistics, the cache grows only by new weights, and the values are those
  * graph_weight_values gives. */
 static void test_weight_cache(void) {
@@ -439,9 +440,9 @@ static void test_weight_cache(void) {
             for (int q = 0; q < 50; q++) {
                 float hv = 0.0f;
                 for (int k = 0; k < 40; k++)
-                    hv += xin[i * 40 + k] * wv[k * 50 + q];
+                    hv = fmaf(xin[i * 40 + k], wv[k * 50 + q], hv);
                 hv = hv < 0.0f ? 0.0f : hv;
-                yv += hv * vals[q * 7 + j];
+                yv = fmaf(hv, vals[q * 7 + j], yv);
             }
             CHECK(o1[0][i * 7 + j] == yv);
         }
@@ -456,7 +457,7 @@ static void test_weight_cache(void) {
         for (int q = 0; q < 50; q++) {
             float hv = 0.0f;
             for (int k = 0; k < 40; k++)
-                hv += xin[i * 40 + k] * wv[k * 50 + q];
+                hv = fmaf(xin[i * 40 + k], wv[k * 50 + q], hv);
             CHECK(o3[0][i * 50 + q] == (hv < 0.0f ? 0.0f : hv));
         }
     exec_cache_clear();
