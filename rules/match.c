@@ -24,6 +24,56 @@ static void *rm_alloc(size_t n) {
 
 static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p);
 
+/* Lists from n (key, node) pairs, nodes ascending. */
+static void rm_lists_build(rules_match_lists *l, const uint32_t *key, const int32_t *node, int32_t n) {
+    uint32_t cap = 16;
+    while (cap < 2 * (uint32_t)n)
+        cap *= 2;
+    l->mask = cap - 1;
+    l->key = calloc(cap, sizeof *l->key);
+    l->start = calloc(cap, sizeof *l->start);
+    l->count = calloc(cap, sizeof *l->count);
+    l->node = rm_alloc(((size_t)n + 1) * sizeof *l->node);
+    int32_t *slot_of = rm_alloc(((size_t)n + 1) * sizeof *slot_of);
+    if (!l->key || !l->start || !l->count) {
+        fputs("tasc: out of memory\n", stderr);
+        abort();
+    }
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t at = key[i] & l->mask;
+        while (l->key[at] && l->key[at] != key[i])
+            at = (at + 1) & l->mask;
+        l->key[at] = key[i];
+        l->count[at]++;
+        slot_of[i] = (int32_t)at;
+    }
+    for (uint32_t k = 1; k < cap; k++)
+        l->start[k] = l->start[k - 1] + l->count[k - 1];
+    int32_t *fill = rm_alloc(cap * sizeof *fill);
+    memcpy(fill, l->start, cap * sizeof *fill);
+    for (int32_t i = 0; i < n; i++)
+        l->node[fill[slot_of[i]]++] = node[i];
+    free(fill);
+    free(slot_of);
+}
+
+static void rm_lists_free(rules_match_lists *l) {
+    free(l->key);
+    free(l->start);
+    free(l->count);
+    free(l->node);
+}
+
+/* The slot of key (nonzero), -1 when absent. */
+static int32_t rm_lists_find(const rules_match_lists *l, uint32_t key) {
+    if (!l->key)
+        return -1;
+    uint32_t at = key & l->mask;
+    while (l->key[at] && l->key[at] != key)
+        at = (at + 1) & l->mask;
+    return l->key[at] ? (int32_t)at : -1;
+}
+
 int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, size_t errlen) {
     memset(ix, 0, sizeof *ix);
     ix->g = g;
@@ -120,12 +170,18 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
         if (ix->live[n])
             ix->cls_node[cat[RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in)]++] = n;
     free(cat);
-    /* op-to-class edges among live readers, for rules_match_possible */
+    /* op-to-class edges among live readers (a bit set, and the readers of each edge key), and the
+     * live nodes' signatures: (key, node) pairs in ascending node order */
     ix->edges = calloc(RULES_EDGE_WORDS, sizeof *ix->edges);
-    if (!ix->edges) {
+    ix->node_sig = calloc((size_t)nn + 1, sizeof *ix->node_sig);
+    if (!ix->edges || !ix->node_sig) {
         fputs("tasc: out of memory\n", stderr);
         abort();
     }
+    uint32_t *ekey = rm_alloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *ekey);
+    int32_t *enode = rm_alloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *enode), n_e = 0;
+    uint32_t *skey = rm_alloc(((size_t)n_live + 1) * sizeof *skey);
+    int32_t *snode = rm_alloc(((size_t)n_live + 1) * sizeof *snode), n_s = 0;
     for (int32_t n = 0; n < nn; n++) {
         const graph_node *nd = &g->nodes[n];
         if (!ix->live[n])
@@ -136,45 +192,19 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
                 continue;
             uint32_t key = RULES_EDGE_KEY(g->nodes[ts->producer].op, ts->out_index, RULES_NODE_CLASS(nd->op, nd->n_in), k);
             ix->edges[key / 64] |= UINT64_C(1) << (key % 64);
+            ekey[n_e] = key + 1;
+            enode[n_e++] = n;
         }
-    }
-    /* parameter signatures of the live nodes, and the nodes of each */
-    uint32_t cap = 16;
-    while (cap < 2 * (uint32_t)n_live)
-        cap *= 2;
-    ix->sigs = calloc(cap, sizeof *ix->sigs);
-    ix->sig_start = calloc(cap, sizeof *ix->sig_start);
-    ix->sig_count = calloc(cap, sizeof *ix->sig_count);
-    ix->sig_node = rm_alloc((size_t)n_live * sizeof *ix->sig_node);
-    ix->node_sig = calloc((size_t)nn + 1, sizeof *ix->node_sig);
-    int32_t *slot_of = rm_alloc((size_t)nn * sizeof *slot_of);
-    if (!ix->sigs || !ix->sig_start || !ix->sig_count || !ix->node_sig) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    ix->sig_mask = cap - 1;
-    for (int32_t n = 0; n < nn; n++) {
-        if (!ix->live[n])
-            continue;
-        const graph_node *nd = &g->nodes[n];
         int32_t rank = nd->n_out > 0 ? g->tensors[nd->out[0]].shape.rank : 0;
-        uint32_t sig = rm_sig(nd->op, nd->n_in, rank, &nd->p), slot = sig & ix->sig_mask;
-        while (ix->sigs[slot] && ix->sigs[slot] != sig)
-            slot = (slot + 1) & ix->sig_mask;
-        ix->sigs[slot] = sig;
-        ix->sig_count[slot]++;
-        ix->node_sig[n] = sig;
-        slot_of[n] = (int32_t)slot;
+        ix->node_sig[n] = skey[n_s] = rm_sig(nd->op, nd->n_in, rank, &nd->p);
+        snode[n_s++] = n;
     }
-    for (uint32_t k = 1; k < cap; k++)
-        ix->sig_start[k] = ix->sig_start[k - 1] + ix->sig_count[k - 1];
-    int32_t *sat = rm_alloc(cap * sizeof *sat);
-    memcpy(sat, ix->sig_start, cap * sizeof *sat);
-    for (int32_t n = 0; n < nn; n++)
-        if (ix->live[n])
-            ix->sig_node[sat[slot_of[n]]++] = n;
-    free(sat);
-    free(slot_of);
+    rm_lists_build(&ix->by_edge, ekey, enode, n_e);
+    rm_lists_build(&ix->by_sig, skey, snode, n_s);
+    free(ekey);
+    free(enode);
+    free(skey);
+    free(snode);
     /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
     ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
     ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
@@ -195,10 +225,8 @@ void rules_match_index_free(rules_match_index *ix) {
     free(ix->cls_start);
     free(ix->cls_node);
     free(ix->edges);
-    free(ix->sigs);
-    free(ix->sig_start);
-    free(ix->sig_count);
-    free(ix->sig_node);
+    rm_lists_free(&ix->by_sig);
+    rm_lists_free(&ix->by_edge);
     free(ix->node_sig);
     free(ix->stamp);
     free(ix->stack);
@@ -252,13 +280,6 @@ _Static_assert(RULES_N_CLASSES <= 256, "node classes are stored in uint8_t");
 
 static int rm_is_window_key(ops_param_key k);
 
-/* The slot of signature sig in the index's table, -1 if no live node has it. */
-static int32_t rm_sig_slot(const rules_match_index *ix, uint32_t sig) {
-    uint32_t at = sig & ix->sig_mask;
-    while (ix->sigs[at] && ix->sigs[at] != sig)
-        at = (at + 1) & ix->sig_mask;
-    return ix->sigs[at] ? (int32_t)at : -1;
-}
 
 /* A node's signature (see rules_match_needs) from its class, the rank of its output 0 and its
  * parameters: never 0. */
@@ -335,7 +356,7 @@ int rules_match_possible(const rules_match_needs *nd, const rules_match_index *i
         if (!(ix->edges[nd->edge[e] / 64] >> (nd->edge[e] % 64) & 1))
             return 0;
     for (int32_t e = 0; e < nd->n_sigs; e++)
-        if (rm_sig_slot(ix, nd->sig[e]) < 0)
+        if (rm_lists_find(&ix->by_sig, nd->sig[e]) < 0)
             return 0;
     return 1;
 }
@@ -636,17 +657,33 @@ static void rm_op(rm_state *s, int32_t i) {
         }
         return;
     }
-    if (s->sig[i]) { /* the nodes of the same signature (ascending, as in the class's list) */
-        int32_t slot = rm_sig_slot(ix, s->sig[i]);
+    /* else the shortest of the lists every match's node for op i is in (each ascending, so the
+     * order of the matches is the same whichever is taken): the nodes of its class, of its
+     * signature, and the readers of an edge of its op inputs */
+    int32_t cls = s->cls[i]; /* rm_try wants the same op and input count */
+    const int32_t *list = ix->cls_node + ix->cls_start[cls];
+    int32_t n_list = ix->cls_start[cls + 1] - ix->cls_start[cls];
+    if (s->sig[i]) {
+        int32_t slot = rm_lists_find(&ix->by_sig, s->sig[i]);
         if (slot < 0)
             return;
-        for (int32_t u = 0; u < ix->sig_count[slot] && !s->stop; u++)
-            rm_try(s, i, ix->sig_node[ix->sig_start[slot] + u]);
-        return;
+        list = ix->by_sig.node + ix->by_sig.start[slot];
+        n_list = ix->by_sig.count[slot];
     }
-    int32_t cls = RULES_NODE_CLASS(po->op, po->n_in); /* rm_try wants the same op and input count */
-    for (int32_t u = ix->cls_start[cls]; u < ix->cls_start[cls + 1] && !s->stop; u++)
-        rm_try(s, i, ix->cls_node[u]);
+    for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++) {
+        rules_ref ref = po->in[k];
+        if (ref.kind != RULES_REF_OP)
+            continue;
+        int32_t slot = rm_lists_find(&ix->by_edge, RULES_EDGE_KEY(s->pat->ops[ref.idx].op, ref.out, cls, k) + 1);
+        if (slot < 0)
+            return;
+        if (ix->by_edge.count[slot] < n_list) {
+            list = ix->by_edge.node + ix->by_edge.start[slot];
+            n_list = ix->by_edge.count[slot];
+        }
+    }
+    for (int32_t u = 0; u < n_list && !s->stop; u++)
+        rm_try(s, i, list[u]);
 }
 
 int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const rules_match_index *ix,

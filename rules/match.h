@@ -33,6 +33,15 @@
 
 typedef enum { RULES_DIR_FWD, RULES_DIR_BWD, RULES_DIR_COUNT } rules_dir; /* src -> dst, dst -> src */
 
+/* Node lists by a nonzero 32-bit key: an open-addressing table; the nodes of the key in slot k
+ * are node[start[k] .. start[k] + count[k]), ascending. */
+typedef struct {
+    uint32_t *key;           /* [mask + 1], 0: empty */
+    int32_t *start, *count;  /* [mask + 1] */
+    int32_t *node;
+    uint32_t mask;
+} rules_match_lists;
+
 /* What matching needs to know about one graph, built once and shared by all rules. */
 typedef struct {
     const graph *g;          /* borrowed */
@@ -48,11 +57,8 @@ typedef struct {
     int32_t *cls_node;       /*   cls_node[cls_start[c] .. cls_start[c+1]), ascending */
     uint64_t *edges;         /* bit set of RULES_EDGE_KEY(producer op, output, reader class, input slot)
                                 over the live readers' first RULES_MAX_IN inputs (rules_match_possible) */
-    uint32_t *sigs;          /* open-addressing table of the live nodes' parameter signatures (0: empty); */
-    int32_t *sig_start;      /*   the nodes of the signature in slot k are */
-    int32_t *sig_count;      /*   sig_node[sig_start[k] .. sig_start[k] + sig_count[k]), ascending */
-    int32_t *sig_node;
-    uint32_t sig_mask;       /* the table's size less one */
+    rules_match_lists by_sig;  /* live nodes by parameter signature (rules_match_needs) */
+    rules_match_lists by_edge; /* live readers by RULES_EDGE_KEY + 1 of each of their first inputs */
     uint32_t *node_sig;      /* [n_nodes]: each live node's signature (0 for the others) */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
