@@ -15,6 +15,7 @@
  * inputs and outputs belong to the caller.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +32,17 @@
 
 /* Each kernel's body is compiled three times on x86-64 -- AVX-512, AVX2 with FMA, and the
  * baseline -- and picked per call from the CPU's features (never -march=native: the binary runs
- * anywhere). Every multiply-add is one fmaf, a single rounding, so all three give the same bits:
- * hardware FMA in the first two, libm's exact fmaf in the baseline (slow, but only on CPUs
- * without FMA). Other targets build the body once. */
+ * anywhere). Every multiply-add is one correctly rounded fused multiply-add, so all three give
+ * the same bits: hardware FMA in the first two, cpu_fmaf_soft in the baseline (no FMA there; it
+ * is exact but scalar, about 1 GFLOP/s: a fallback for x86-64 CPUs older than AVX2 and FMA).
+ * Other targets build the body once, with fmaf.
+ * Bodies take a first argument soft: 1 for the baseline build. */
+#define CPU_EXPAND(...) __VA_ARGS__
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CPU_VARIANTS(name, params, args) \
-    __attribute__((target("avx512f"))) static void name##_avx512 params { name##_body args; } \
-    __attribute__((target("avx2,fma"))) static void name##_avx2 params { name##_body args; } \
-    static void name##_base params { name##_body args; }
+    __attribute__((target("avx512f"))) static void name##_avx512 params { name##_body(0, CPU_EXPAND args); } \
+    __attribute__((target("avx2,fma"))) static void name##_avx2 params { name##_body(0, CPU_EXPAND args); } \
+    static void name##_base params { name##_body(1, CPU_EXPAND args); }
 #define CPU_CALL(isa, name, args) \
     do { \
         if ((isa) == 2) \
@@ -48,21 +52,45 @@
         else \
             name##_base args; \
     } while (0)
-/* 2: AVX-512F, 1: AVX2 and FMA, 0: neither */
+/* 2: AVX-512F, 1: AVX2 and FMA, 0: neither; the environment variable TASC_CPU_ISA (0, 1, 2) caps
+ * it, so that tests can run every build on one machine. */
 static int cpu_isa(void) {
     __builtin_cpu_init();
+    int isa = 0;
     if (__builtin_cpu_supports("avx512f"))
-        return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 1;
-    return 0;
+        isa = 2;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa = 1;
+    const char *cap = getenv("TASC_CPU_ISA");
+    if (cap && cap[0] >= '0' && cap[0] <= '2' && !cap[1] && cap[0] - '0' < isa)
+        isa = cap[0] - '0';
+    return isa;
 }
 #else
 #define CPU_VARIANTS(name, params, args) \
-    static void name##_base params { name##_body args; }
+    static void name##_base params { name##_body(0, CPU_EXPAND args); }
 #define CPU_CALL(isa, name, args) name##_base args
 static int cpu_isa(void) { return 0; }
 #endif
+
+/* fmaf(a, b, c) without an FMA instruction, bit for bit: the product is exact in double; the
+ * double sum is rounded to odd (nearest, then one ulp towards the exact value when inexact and
+ * even), which leaves a correctly rounded result after the final rounding to float. NaN and
+ * infinities pass through as in fmaf. */
+static inline __attribute__((always_inline)) float cpu_fmaf_soft(float a, float b, float c) {
+    const double p = (double)a * (double)b, cd = c, s = p + cd;
+    const double bb = s - p, e = (p - (s - bb)) + (cd - bb); /* s + e = p + c exactly (TwoSum) */
+    int64_t u;
+    memcpy(&u, &s, sizeof u);
+    /* inexact (e is neither zero nor NaN, as it is for an infinite or NaN s) and even: step */
+    const int64_t fix = (int64_t)((e > 0.0 || e < 0.0) & !(u & 1));
+    const int64_t dir = (e > 0.0) == (s > 0.0) ? 1 : -1;
+    u += fix * dir;
+    double r;
+    memcpy(&r, &u, sizeof r);
+    return (float)r;
+}
+#define CPU_FMA(soft, a, b, c) ((soft) ? cpu_fmaf_soft((a), (b), (c)) : fmaf((a), (b), (c)))
 
 #define CPU_INLINE static inline __attribute__((always_inline))
 
@@ -166,7 +194,7 @@ CPU_INLINE void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *p
 
 /* c (MR x NR tile, row pitch ldc) = (first ? 0 : c) + sum over p < kc of a[p] (x) b[p], one fmaf
  * per element and step, p ascending. */
-CPU_INLINE void gemm_micro(int64_t kc, const float *restrict a,
+CPU_INLINE void gemm_micro(int soft, int64_t kc, const float *restrict a,
                                                              const float *restrict b, float *restrict c,
                                                              int64_t ldc, int first) {
     float acc[GEMM_MR][GEMM_NR];
@@ -178,7 +206,7 @@ CPU_INLINE void gemm_micro(int64_t kc, const float *restrict a,
             const float av = a[p * GEMM_MR + i];
 #pragma omp simd
             for (int j = 0; j < GEMM_NR; j++)
-                acc[i][j] = fmaf(av, b[p * GEMM_NR + j], acc[i][j]);
+                acc[i][j] = CPU_FMA(soft, av, b[p * GEMM_NR + j], acc[i][j]);
         }
     }
     for (int i = 0; i < GEMM_MR; i++)
@@ -188,7 +216,7 @@ CPU_INLINE void gemm_micro(int64_t kc, const float *restrict a,
 
 /* All tiles of one packed (mc x kc) by (kc x nc) chunk into C (row pitch ldc); edge tiles go
  * through a scratch tile so that only the mc x nc elements are read and written. */
-CPU_INLINE void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
+CPU_INLINE void gemm_chunk(int soft, int64_t mc, int64_t nc, int64_t kc, const float *pa,
                                                              const float *pb, float *c, int64_t ldc, int first) {
     for (int64_t j = 0; j < nc; j += GEMM_NR) {
         int64_t cols = GEMM_MIN(GEMM_NR, nc - j);
@@ -196,14 +224,14 @@ CPU_INLINE void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
             int64_t rows = GEMM_MIN(GEMM_MR, mc - i);
             float *ct = c + i * ldc + j;
             if (rows == GEMM_MR && cols == GEMM_NR) {
-                gemm_micro(kc, pa + i * kc, pb + j * kc, ct, ldc, first);
+                gemm_micro(soft, kc, pa + i * kc, pb + j * kc, ct, ldc, first);
                 continue;
             }
             float tile[GEMM_MR * GEMM_NR] = {0};
             if (!first)
                 for (int64_t r = 0; r < rows; r++)
                     memcpy(tile + r * GEMM_NR, ct + r * ldc, sizeof(float) * (size_t)cols);
-            gemm_micro(kc, pa + i * kc, pb + j * kc, tile, GEMM_NR, first);
+            gemm_micro(soft, kc, pa + i * kc, pb + j * kc, tile, GEMM_NR, first);
             for (int64_t r = 0; r < rows; r++)
                 memcpy(ct + r * ldc, tile + r * GEMM_NR, sizeof(float) * (size_t)cols);
         }
@@ -212,7 +240,7 @@ CPU_INLINE void gemm_chunk(int64_t mc, int64_t nc, int64_t kc, const float *pa,
 
 /* One block of C: rows i0..i0+mc, columns j0..j0+nc of problem pr, K in chunks, then the
  * epilogue (bias, activation). pa, pb: packing buffers of mc x KC and KC x nc floats. */
-CPU_INLINE void gemm_block_body(const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
+CPU_INLINE void gemm_block_body(int soft, const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
                                 int64_t nc, float *pa, float *pb) {
     const int64_t k = d->k;
     float *c = pr->c + i0 * pr->c_rs + j0;
@@ -226,7 +254,7 @@ CPU_INLINE void gemm_block_body(const ops_gemm_dims *d, const ops_gemm_prob *pr,
             gemm_pack_b_conv(d->conv, pr, p0, kc, j0, nc, pb);
         else
             gemm_pack_b_strided(pr, p0, kc, j0, nc, pb);
-        gemm_chunk(mc, nc, kc, pa, pb, c, pr->c_rs, p0 == 0);
+        gemm_chunk(soft, mc, nc, kc, pa, pb, c, pr->c_rs, p0 == 0);
     }
     if (!pr->bias_m && !pr->bias_n && d->act == OPS_ACT_NONE)
         return;
@@ -293,22 +321,22 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
 
 #define DW_TW 512 /* output columns per row chunk */
 
-/* acc[j] = fmaf(wv, x[j*sw], acc[j]) for j < n. */
-CPU_INLINE void dw_madd(float *restrict acc, float wv, const float *restrict x,
+/* acc[j] = fma(wv, x[j*sw], acc[j]) for j < n. */
+CPU_INLINE void dw_madd(int soft, float *restrict acc, float wv, const float *restrict x,
                                                           int64_t sw, int64_t n) {
     if (sw == 1) {
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
-            acc[j] = fmaf(wv, x[j], acc[j]);
+            acc[j] = CPU_FMA(soft, wv, x[j], acc[j]);
     } else {
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
-            acc[j] = fmaf(wv, x[j * sw], acc[j]);
+            acc[j] = CPU_FMA(soft, wv, x[j * sw], acc[j]);
     }
 }
 
 /* Output rows [r0, r1) of the flattened (planes * oh) rows. */
-CPU_INLINE void dw_rows_body(const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp,
+CPU_INLINE void dw_rows_body(int soft, const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t r1, const float *xp,
                              const float *w, const float *bias, int64_t C, ops_act act, float *y) {
     const int64_t khw = cv->kh * cv->kw;
     float acc[DW_TW];
@@ -322,7 +350,7 @@ CPU_INLINE void dw_rows_body(const ops_gemm_conv *cv, int64_t oh, int64_t r0, in
             for (int64_t kh = 0; kh < cv->kh; kh++) {
                 const float *xr = xpl + (h * cv->sh + kh * cv->dh) * cv->wp + j0 * cv->sw;
                 for (int64_t kw = 0; kw < cv->kw; kw++)
-                    dw_madd(acc, wc[kh * cv->kw + kw], xr + kw * cv->dw, cv->sw, n);
+                    dw_madd(soft, acc, wc[kh * cv->kw + kw], xr + kw * cv->dw, cv->sw, n);
             }
             float *yr = y + r * cv->ow + j0;
             const float b = bias ? bias[c] : 0.0f;
@@ -373,7 +401,7 @@ CPU_INLINE void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
         }
 }
 
-CPU_INLINE void pool_planes_body(const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
+CPU_INLINE void pool_planes_body(int soft, const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
                                  float *acc) {
     const int64_t H = pp->h, W = pp->w, HP = pp->hp, WP = pp->wp, OW = pp->ow;
     const float fill = pp->is_max ? -INFINITY : 0.0f;

@@ -8,7 +8,8 @@
  * must match them bit for bit on random shapes
  * (sizes 1, odd, around and beyond the register tile and the cache blocks; groups, depthwise,
  * channel multipliers, strides, padding modes, dilation; batch broadcasting), for 1, 2 and 3
- * OpenMP threads; and with NaN, infinities and signed zeros in the inputs.
+ * OpenMP threads and for each instruction-set build the CPU can run; and with NaN, infinities
+ * and signed zeros in the inputs.
  */
 #include <math.h>
 #include <omp.h>
@@ -382,10 +383,20 @@ static void test_pools(void) {
 }
 
 int main(void) {
-    test_pools();
-    test_conv_random();
-    test_conv_large();
-    test_conv_special();
-    test_matmul_random();
+    /* every build of the kernels this CPU can run (TASC_CPU_ISA caps the choice): AVX-512,
+     * AVX2 with FMA, the baseline; each must give the naive loops' bits */
+    for (int isa = 2; isa >= 0; isa--) {
+        char v[2] = {(char)('0' + isa), 0};
+        setenv("TASC_CPU_ISA", v, 1);
+        int failed = test_failed;
+        test_pools();
+        test_conv_random();
+        test_conv_large();
+        test_conv_special();
+        test_matmul_random();
+        if (test_failed != failed)
+            fprintf(stderr, "failures above with TASC_CPU_ISA=%d\n", isa);
+    }
+    unsetenv("TASC_CPU_ISA");
     return TEST_REPORT();
 }
