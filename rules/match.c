@@ -2,10 +2,12 @@
  *
  * Pattern ops are matched from the last to the first: an op that a later pattern op reads is
  * fixed by that reader (the producer of the tensor it reads), so only pattern sinks are searched
- * for, the first among all live nodes of its op, later ones among the readers of a tensor already
- * bound when they read one. Variables bind on first use and must agree afterwards. Every match is
- * checked as a whole at the end: requirements, pattern-side constraints, variables not bound to
- * matched nodes' outputs, and no unmapped pattern output read outside the match.
+ * for, the first among the shortest of the index's ascending lists its node must be in (its class,
+ * its parameter signature, the readers of one of its op-to-op edges), later ones among the readers
+ * of a tensor already bound when they read one. Variables bind on first use and must agree
+ * afterwards. Every match is checked as a whole at the end: requirements, pattern-side
+ * constraints, variables not bound to matched nodes' outputs, and no unmapped pattern output read
+ * outside the match. The index also answers rules_match_possible, a filter run before matching.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -5,9 +5,11 @@
  * Search (search_run): a priority queue of graphs ordered by cost (ties: the order they were
  * found). The cheapest is taken, becomes the best graph if it beats it, and, while the budget of
  * expanded graphs lasts, every rule match (both directions) and every built-in candidate in it
- * is applied; a result enters the queue if its cost is below alpha times the best cost, it has
- * at most max_nodes_factor times the original's nodes, and its canonical hash is new. Matches
- * whose nodes are all computed from weights alone are not tried (they cannot change the cost).
+ * is applied; a result enters the queue if its cost is below alpha times the best cost and it
+ * has at most max_nodes_factor times the original's nodes; a graph taken from the queue whose
+ * canonical hash was seen before (a duplicate) is dropped without being expanded or counted.
+ * Matches whose nodes are all computed from weights alone are not tried (they cannot change the
+ * cost); rules whose pattern needs what the graph lacks are not matched (rules_match_possible).
  * The hash is graph_hash's construction with graph inputs by position and weights by name (or
  * by value for constants), and the inputs of ops the rule set declares commutative (a rule
  * op(b, a) = op(a, b)) taken as a set; such commutativity rules are not applied, since every
@@ -16,8 +18,8 @@
  * limit stops the search first (search_result.time_limited says so).
  * Queued graphs are kept as (parent, move) and rebuilt when taken, so memory grows with the
  * graphs expanded, not with the queue: a candidate's cost (the parent's, plus the new nodes that
- * run, less the nodes that disappear), size and hash all come from the parent and the plan,
- * without building it; a graph's exact cost is taken again when it leaves the queue.
+ * run, less the nodes that disappear) and size come from the parent and the plan, without
+ * building it; a graph's hash and exact cost are taken when it leaves the queue.
  */
 #ifndef TASC_SEARCH_H
 #define TASC_SEARCH_H
