@@ -109,6 +109,19 @@ static void test_merge_matmuls(const rules_set *rs, cost_model *cm) {
         graph_free(best);
     }
     search_result_free(&res);
+    /* duplicates: with alpha 10 the merged graph's split back to the original enters the queue,
+     * and is dropped when taken (it was expanded already); every queued graph is taken */
+    rules_only(&o);
+    o.alpha = 10.0;
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    if (best) {
+        CHECK_EQ_INT(count_op(best, OP_MATMUL), 1);
+        CHECK(res.expanded >= 2 && res.expanded < 100); /* the queue empties: few distinct graphs */
+        CHECK(res.dropped_dup >= 1);
+        CHECK_EQ_INT(res.queued, res.expanded - 1 + res.dropped_dup);
+        graph_free(best);
+    }
+    search_result_free(&res);
     /* built-in moves alone find the same merge */
     search_opts_default(&o);
     o.time_limit_s = 0;
