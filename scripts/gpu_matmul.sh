@@ -86,3 +86,18 @@ sed -n '/^## Fused/,$p' "$OUT/bench.log"
 echo "== probe, this table" >> "$OUT/probe.txt"
 timeout 120 "$BIN/tasc" kernels probe --sizes $PROBE_SIZES --table "$TABLE" >> "$OUT/probe.txt" 2>&1
 echo "probe exit $?" >> "$OUT/probe.txt"
+
+# Nsight Compute on the tuned kernel and cuBLAS at chosen sizes (NCU_SIZES=a,b,...): every kernel
+# of a one-rep bench but the harness's own (fill, reference, error), into ncu.txt
+if [ -n "${NCU_SIZES:-}" ]; then
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section SchedulerStats"
+    echo "== ncu ($NCU)" > "$OUT/ncu.txt"
+    for sz in ${NCU_SIZES//,/ }; do
+        echo "==== $sz" >> "$OUT/ncu.txt"
+        timeout 120 "$NCU" --clock-control none --kernel-name "regex:^(?!mm_(fill|ref|err)).*" $SECTIONS \
+            "$BIN/tasc" kernels bench --sizes "$sz" --versions tuned --reps 1 --warmup 0 --fused none \
+            --table "$TABLE" >> "$OUT/ncu.txt" 2>&1
+    done
+    grep -E "^====|^  [a-zA-Z_].*\(|Duration|Issue Slots Busy|Achieved Occupancy|Registers Per|Grid Size|Block Size|Stall|No Eligible|Theoretical Occ|Waves Per SM|Dynamic Shared" "$OUT/ncu.txt" | head -200
+fi

@@ -341,10 +341,18 @@ static void test_split_deterministic(void) {
     }
     mm_problem p;
     mm_problem_init(&p, c.m, c.n, c.k, c.batch);
-    mm_choice bad = {cl, 9, 1};
+    mm_choice bad = {cl, 17, 1};
     char err[256];
     CHECK_EQ_INT(mm_choice_check(&p, &bad, err, sizeof err), -1);
-    CHECK_STR_CONTAINS(err, "at most 8");
+    CHECK_STR_CONTAINS(err, "at most 16");
+    /* clusters of more than 8 blocks (non-portable sizes): same bits as the workspace */
+    for (int split = 11; split <= 16; split += 5) {
+        mm_choice chw = {ws, split, 8}, chc = {cl, split, 8};
+        CHECK_EQ_INT(mm_choice_check(&p, &chc, err, sizeof err), 0);
+        check_err(run_case(&c, 0, &chw, 501, o1), "split-K", &c);
+        check_err(run_case(&c, 0, &chc, 501, o3), "cluster split-K", &c);
+        CHECK(memcmp(o1, o3, n * sizeof(float)) == 0);
+    }
     free(o1);
     free(o2);
     free(o3);

@@ -208,8 +208,13 @@ int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t e
         return mm_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
                        mm_config_name(c->cfg, buf, sizeof buf), cfg->smem_bytes, mm_device()->max_smem_optin);
     }
-    if (cfg->cluster && c->split_k > 8)
-        return mm_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 8 ways", c->split_k);
+    if (cfg->cluster && c->split_k > 16)
+        return mm_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 16 ways", c->split_k);
+    if (cfg->cluster && c->split_k > 1 && mm_wt_at(c->cfg)->max_clusters(c->split_k) < 1) {
+        char buf[96];
+        return mm_fail(err, errlen, "configuration %s: clusters of %d blocks do not fit on this device",
+                       mm_config_name(c->cfg, buf, sizeof buf), c->split_k);
+    }
     if (c->split_k > 1 && p->k < (int64_t)c->split_k * cfg->bk)
         return mm_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
                        c->split_k, cfg->bk, (long long)p->k);

@@ -521,10 +521,10 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
 
 /* ---- probe: what a timed kernel pays for what ran before it ----------------------------------- */
 
-/* For each size: the tuned kernel (T) and cuBLAS (K) timed after different predecessors and
- * flushes, interleaved like the bench, once with the driver's shared-memory carveout and once
- * with every warp-tiled kernel asking for the largest shared-memory carveout. The predecessor
- * runs untimed right before the flush; "self" is the bench's condition. */
+/* For each size: the tuned kernel, cuBLAS and v7 timed after different predecessors and flushes,
+ * interleaved like the bench, once with the driver's shared-memory carveout and once with every
+ * warp-tiled kernel asking for the largest shared-memory carveout. The predecessor runs untimed
+ * right before the flush; "after itself" is the bench's condition. */
 int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char *err, size_t errlen) {
     if (reps < 1) {
         snprintf(err, errlen, "probe: reps must be >= 1");
@@ -551,6 +551,8 @@ int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char 
         {R_CUBLAS, R_CUBLAS, F_MEMSET}, {R_CUBLAS, R_TUNED, F_MEMSET}, {R_CUBLAS, R_V6, F_MEMSET},
         {R_CUBLAS, R_V3, F_MEMSET},    {R_CUBLAS, R_CUBLAS, F_KERNEL}, {R_CUBLAS, R_V6, F_KERNEL},
         {R_CUBLAS, R_CUBLAS, F_NONE},
+        {R_V7, R_V7, F_MEMSET},        {R_V7, R_V6, F_MEMSET},     {R_V7, R_V3, F_MEMSET},
+        {R_V7, R_V6, F_NONE},
     };
     const int nc = (int)(sizeof conds / sizeof conds[0]);
     printf("probe: median us of %d runs (min .. max); the predecessor runs untimed before the flush\n", reps);

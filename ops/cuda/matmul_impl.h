@@ -25,7 +25,7 @@ struct mm_args {
     int batch0;           /* batch item of blockIdx.z == 0 (launches are split at 65535 items) */
     int vec_a, vec_b, vec_c; /* rows of A / B / C start 16-byte aligned: float4 access allowed */
     /* tuned kernel only */
-    int split_k;          /* >= 1 (cluster configurations: <= 8, the cluster size) */
+    int split_k;          /* >= 1 (cluster configurations: <= 16, the cluster size) */
     int k_chunk;          /* k per split, a multiple of the k-step */
     int group_m;          /* rasterization group height, >= 1 */
     float *ws;            /* split_k > 1: partial sums (batch, split_k, M, N) */
@@ -60,6 +60,8 @@ typedef void (*mm_wt_launch_fn)(const mm_args &a, long long batch, cudaStream_t 
 struct mm_wt_entry {
     mm_tile_config cfg;
     mm_wt_launch_fn launch;
+    int (*max_clusters)(int size); /* cluster configurations: how many clusters of size blocks can be
+                                      resident at once (0: the launch would fail); else 1 */
 };
 /* The list is kept in three files so that they compile in parallel: the big tiles
  * (matmul_v7_v8.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu);

@@ -23,7 +23,7 @@
  * the workspace; the block that arrives last at the tile (an atomic counter, reset by that block)
  * sums the split_k partials in slice order 0, 1, ..., so the result does not depend on which block
  * came last, applies the epilogue and writes C.
- * Cluster split-K (CLUSTER, configuration names ending in _c; split_k <= 8): the split_k blocks of a
+ * Cluster split-K (CLUSTER, configuration names ending in _c; split_k <= 16): the split_k blocks of a
  * tile form one thread-block cluster (Hopper). Each writes its partial tile into its own shared
  * memory; after a cluster barrier, block r reduces the r-th share of the tile's float4 words,
  * reading the split_k partials through distributed shared memory in slice order 0, 1, ... (the
@@ -385,10 +385,18 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             const int r = q / BN4, c = (q % BN4) * 4;
             if (m0 + r >= a.M || n0 + c >= a.N)
                 continue;
-            float4 s4 = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, 0) + r * LDR + c);
-            for (int sp = 1; sp < ns; sp++) {
-                float4 v = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, sp) + r * LDR + c);
-                s4.x += v.x; s4.y += v.y; s4.z += v.z; s4.w += v.w;
+            float4 s4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* as the workspace path: same bits */
+            for (int sp0 = 0; sp0 < ns; sp0 += 8) {
+                float4 v[8]; /* 8 slices' loads issued before the first add: one latency, not 8 */
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (sp0 + u < ns)
+                        v[u] = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, sp0 + u) + r * LDR + c);
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (sp0 + u < ns) {
+                        s4.x += v[u].x; s4.y += v[u].y; s4.z += v[u].z; s4.w += v[u].w;
+                    }
             }
             mm_store4(C, a, m0 + r, n0 + c, s4.x, s4.y, s4.z, s4.w);
         }
@@ -443,9 +451,17 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             const float *p = ws_b + (long long)row * a.N + col;
             float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
             if (vec && col + 3 < a.N) {
-                for (int sp = 0; sp < a.split_k; sp++) {
-                    float4 v = __ldcg(reinterpret_cast<const float4 *>(p + sp * mn));
-                    s0 += v.x; s1 += v.y; s2 += v.z; s3 += v.w;
+                for (int sp0 = 0; sp0 < a.split_k; sp0 += 8) { /* 8 loads in flight, added in slice order */
+                    float4 v[8];
+#pragma unroll
+                    for (int u = 0; u < 8; u++)
+                        if (sp0 + u < a.split_k)
+                            v[u] = __ldcg(reinterpret_cast<const float4 *>(p + (sp0 + u) * mn));
+#pragma unroll
+                    for (int u = 0; u < 8; u++)
+                        if (sp0 + u < a.split_k) {
+                            s0 += v[u].x; s1 += v[u].y; s2 += v[u].z; s3 += v[u].w;
+                        }
                 }
             } else {
                 for (int sp = 0; sp < a.split_k; sp++) {
@@ -464,23 +480,63 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
 #undef MM_WT_COL
 }
 
+/* Function attributes of one configuration's two kernels (dynamic shared memory limit, carveout
+ * preference mm_attr_carveout, cluster sizes above 8), set again whenever mm_attr_gen moves. */
+template <class CFG>
+static void mm_wt_attrs(void) {
+    static int attr_gen = -1; /* per instantiation; the module is not thread-safe */
+    if (attr_gen == mm_attr_gen)
+        return;
+    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    CFG::SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    CFG::SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    mm_attr_carveout));
+    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    mm_attr_carveout));
+    if (CFG::CLUSTER)
+        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    attr_gen = mm_attr_gen;
+}
+
+/* Clusters of size blocks (1, size, 1) of a cluster configuration that fit on the device at once
+ * (cudaOccupancyMaxActiveClusters; 0: a launch would fail), cached per size; 1 otherwise. */
+template <class CFG>
+static int mm_wt_max_clusters(int size) {
+    static int known[17]; /* 0: not asked yet, else the answer + 1 */
+    if (!CFG::CLUSTER || size <= 1)
+        return 1;
+    if (size > 16)
+        return 0;
+    if (!known[size]) {
+        mm_wt_attrs<CFG>();
+        cudaLaunchConfig_t lc = {};
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 1;
+        at[0].val.clusterDim.y = (unsigned)size;
+        at[0].val.clusterDim.z = 1;
+        lc.gridDim = dim3(1, (unsigned)size, 1);
+        lc.blockDim = dim3(CFG::THREADS);
+        lc.dynamicSmemBytes = CFG::SMEM_BYTES;
+        lc.attrs = at;
+        lc.numAttrs = 1;
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, mm_wt_kernel<CFG, true>, &lc) != cudaSuccess) {
+            (void)cudaGetLastError(); /* clear it: the size is not launchable */
+            n = 0;
+        }
+        known[size] = n + 1;
+    }
+    return known[size] - 1;
+}
+
 /* Launcher of one configuration: grid (tiles, split_k, batch items); a cluster configuration with
- * split_k > 1 launches clusters of (1, split_k, 1) blocks. Function attributes (dynamic shared
- * memory limit, carveout preference mm_attr_carveout) are set again whenever mm_attr_gen moves. */
+ * split_k > 1 launches clusters of (1, split_k, 1) blocks. */
 template <class CFG>
 static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
-    static int attr_gen = -1; /* per instantiation; the module is not thread-safe */
-    if (attr_gen != mm_attr_gen) {
-        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
-        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
-        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout, mm_attr_carveout));
-        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout, mm_attr_carveout));
-        attr_gen = mm_attr_gen;
-    }
+    mm_wt_attrs<CFG>();
     long long tiles = (long long)((a.M + CFG::BM - 1) / CFG::BM) * ((a.N + CFG::BN - 1) / CFG::BN);
     mm_batch_chunks(a, batch, [&](const mm_args &c, unsigned items) {
         dim3 grid((unsigned)tiles, (unsigned)a.split_k, items);
