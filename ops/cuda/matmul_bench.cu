@@ -5,11 +5,12 @@
  * once on a NaN-poisoned C and is checked (relative Frobenius error); after warm-up the versions
  * are timed interleaved in one loop (rep r runs every version once, L2 flushed before each run,
  * cudaEvents around the run), and each gets the median of reps runs. cuBLAS runs strict FP32
- * (CUBLAS_DEFAULT_MATH, NVIDIA_TF32_OVERRIDE=0: no TF32). A rung predicted (from its rate at the
- * previous size) or measured (warm-up) to need more than max_cell_s for its runs is skipped and
- * the table says so. Each timed run is preceded by an untimed run of the same version and the
- * flush (see mm_time_interleaved). The fused table compares our matmul+bias+relu in one kernel with cuBLAS
- * followed by the separate bias+relu kernel, both in one timed region.
+ * (CUBLAS_DEFAULT_MATH, NVIDIA_TF32_OVERRIDE=0: no TF32) with a 64 MiB workspace of its own.
+ * A rung predicted (from its rate at the previous size) or measured (warm-up) to need more than
+ * max_cell_s for its runs is skipped and the table says so. Each timed run is preceded by an
+ * untimed run of the same version and the flush (see mm_time_interleaved). The fused table
+ * compares our matmul+bias+relu in one kernel with cuBLAS followed by the separate bias+relu
+ * kernel, both in one timed region.
  * Results: tables on stdout, markdown at out_path and the same numbers as JSON beside it.
  */
 #include <errno.h>
@@ -45,6 +46,22 @@ static void mm_cublas_run(cublasHandle_t h, const mm_problem *p, const float *A,
         CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)p->n, (int)p->m, (int)p->k, &one, B,
                                                (int)p->n, p->stride_b, A, (int)p->k, p->stride_a, &zero, C,
                                                (int)p->n, p->stride_c, (int)p->batch));
+}
+
+/* cuBLAS with a workspace of its own (64 MiB, set once per handle): its split-K kernels need one,
+ * and without an explicit one a final run once saw cuBLAS fall back to a 3x slower kernel for one
+ * shape in one section of the bench only (128x768x3072: 93 us instead of 28). */
+static void mm_cublas_create(cublasHandle_t *h, void **ws) {
+    const size_t bytes = (size_t)64 << 20;
+    CUBLAS_CHECK(cublasCreate(h));
+    CUBLAS_CHECK(cublasSetMathMode(*h, CUBLAS_DEFAULT_MATH));
+    CUDA_CHECK(cudaMalloc(ws, bytes));
+    CUBLAS_CHECK(cublasSetWorkspace(*h, *ws, bytes));
+}
+
+static void mm_cublas_destroy(cublasHandle_t h, void *ws) {
+    CUBLAS_CHECK(cublasDestroy(h));
+    CUDA_CHECK(cudaFree(ws));
 }
 
 static std::string mm_size_label(const mm_problem *p) {
@@ -198,8 +215,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
 
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1); /* before cuBLAS starts: no TF32 anywhere */
     cublasHandle_t h;
-    CUBLAS_CHECK(cublasCreate(&h));
-    CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    void *cublas_ws;
+    mm_cublas_create(&h, &cublas_ws);
     int cublas_ver = 0, rt_ver = 0, drv_ver = 0;
     CUBLAS_CHECK(cublasGetVersion(h, &cublas_ver));
     CUDA_CHECK(cudaRuntimeGetVersion(&rt_ver));
@@ -344,7 +361,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
             c.tflops = mm_problem_flops(&p) / (c.med_ms * 1e-3) / 1e12;
         b.release();
     }
-    CUBLAS_CHECK(cublasDestroy(h));
+    mm_cublas_destroy(h, cublas_ws);
 
     /* ---- tables -------------------------------------------------------------------------------- */
     char when[64];
@@ -535,8 +552,8 @@ int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char 
             return -1;
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     cublasHandle_t h;
-    CUBLAS_CHECK(cublasCreate(&h));
-    CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    void *cublas_ws;
+    mm_cublas_create(&h, &cublas_ws);
     enum { R_TUNED, R_CUBLAS, R_V7, R_V6, R_V3 };
     const char *rname[] = {"tuned", "cuBLAS", "v7", "v6", "v3"};
     enum { F_NONE, F_MEMSET, F_KERNEL };
@@ -614,6 +631,6 @@ int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char 
         b.release();
         fflush(stdout);
     }
-    CUBLAS_CHECK(cublasDestroy(h));
+    mm_cublas_destroy(h, cublas_ws);
     return 0;
 }
