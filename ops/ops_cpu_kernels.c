@@ -105,19 +105,28 @@ static void *gemm_xalloc(size_t n) {
 
 /* A (i0.., p0..) of pr into dst: strips of MR rows, (p, r) of strip s at dst[s*kc*MR + p*MR + r];
  * rows past mc are zeros. */
-CPU_INLINE void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc,
-                                                              int64_t p0, int64_t kc, float *restrict dst) {
+CPU_INLINE void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                            float *restrict dst) {
+    const int64_t cs = pr->a_cs;
     for (int64_t s = 0; s < mc; s += GEMM_MR) {
-        int64_t rows = GEMM_MIN(GEMM_MR, mc - s);
-        float *d = dst + s * kc;
+        const int64_t rows = GEMM_MIN(GEMM_MR, mc - s);
+        float *restrict d = dst + s * kc;
+        if (rows == GEMM_MR && cs == 1) { /* the common case: six rows read side by side */
+            const float *restrict a[GEMM_MR];
+            for (int r = 0; r < GEMM_MR; r++)
+                a[r] = pr->a + (i0 + s + r) * pr->a_rs + p0;
+            for (int64_t p = 0; p < kc; p++)
+                for (int r = 0; r < GEMM_MR; r++)
+                    d[p * GEMM_MR + r] = a[r][p];
+            continue;
+        }
         for (int64_t r = 0; r < GEMM_MR; r++) {
             if (r >= rows) {
                 for (int64_t p = 0; p < kc; p++)
                     d[p * GEMM_MR + r] = 0.0f;
                 continue;
             }
-            const float *a = pr->a + (i0 + s + r) * pr->a_rs + p0 * pr->a_cs;
-            const int64_t cs = pr->a_cs;
+            const float *a = pr->a + (i0 + s + r) * pr->a_rs + p0 * cs;
             for (int64_t p = 0; p < kc; p++)
                 d[p * GEMM_MR + r] = a[p * cs];
         }
@@ -317,6 +326,23 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
     }
 }
 
+/* y[j] = act(a[j] + b) (without the add when !has_bias) for j < n; none and relu inline. */
+CPU_INLINE void cpu_store_act(float *restrict y, const float *restrict a, int has_bias, float b, ops_act act,
+                              int64_t n) {
+    if (act == OPS_ACT_NONE) {
+        for (int64_t j = 0; j < n; j++)
+            y[j] = has_bias ? a[j] + b : a[j];
+    } else if (act == OPS_ACT_RELU) {
+        for (int64_t j = 0; j < n; j++) {
+            float v = has_bias ? a[j] + b : a[j];
+            y[j] = v < 0.0f ? 0.0f : v; /* as ops_act_apply: NaN passes through */
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++)
+            y[j] = ops_act_apply(act, has_bias ? a[j] + b : a[j]);
+    }
+}
+
 /* --- depthwise conv --------------------------------------------------------------------------- */
 
 #define DW_TW 512 /* output columns per row chunk */
@@ -352,10 +378,7 @@ CPU_INLINE void dw_rows_body(int soft, const ops_gemm_conv *cv, int64_t oh, int6
                 for (int64_t kw = 0; kw < cv->kw; kw++)
                     dw_madd(soft, acc, wc[kh * cv->kw + kw], xr + kw * cv->dw, cv->sw, n);
             }
-            float *yr = y + r * cv->ow + j0;
-            const float b = bias ? bias[c] : 0.0f;
-            for (int64_t j = 0; j < n; j++)
-                yr[j] = ops_act_apply(act, bias ? acc[j] + b : acc[j]);
+            cpu_store_act(y + r * cv->ow + j0, acc, bias != NULL, bias ? bias[c] : 0.0f, act, n);
         }
     }
 }
@@ -364,11 +387,47 @@ CPU_VARIANTS(dw_rows, (const ops_gemm_conv *cv, int64_t oh, int64_t r0, int64_t 
                        const float *bias, int64_t C, ops_act act, float *y),
              (cv, oh, r0, r1, xp, w, bias, C, act, y))
 
+/* Stride 1: planes [p0, p1) whole, each output plane flattened with the padded input's row pitch
+ * wp (output (r, c) at q = r*wp + c reads the input at q + kh*dh*wp + kw*dw), so every tap is one
+ * long multiply-add over the plane; the wp - ow columns per row that are not outputs are computed
+ * and dropped. acc: (oh-1)*wp + ow floats. */
+CPU_INLINE void dw_planes_body(int soft, const ops_gemm_conv *cv, int64_t oh, int64_t p0, int64_t p1,
+                               const float *xp, const float *w, const float *bias, int64_t C, ops_act act, float *y,
+                               float *acc) {
+    const int64_t khw = cv->kh * cv->kw, q = (oh - 1) * cv->wp + cv->ow;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        const int64_t c = pl % C;
+        const float *xpl = xp + pl * cv->hp * cv->wp, *wc = w + c * khw;
+        for (int64_t j = 0; j < q; j++)
+            acc[j] = 0.0f;
+        for (int64_t kh = 0; kh < cv->kh; kh++)
+            for (int64_t kw = 0; kw < cv->kw; kw++)
+                dw_madd(soft, acc, wc[kh * cv->kw + kw], xpl + kh * cv->dh * cv->wp + kw * cv->dw, 1, q);
+        for (int64_t r = 0; r < oh; r++)
+            cpu_store_act(y + (pl * oh + r) * cv->ow, acc + r * cv->wp, bias != NULL, bias ? bias[c] : 0.0f, act,
+                          cv->ow);
+    }
+}
+CPU_VARIANTS(dw_planes, (const ops_gemm_conv *cv, int64_t oh, int64_t p0, int64_t p1, const float *xp, const float *w,
+                         const float *bias, int64_t C, ops_act act, float *y, float *acc),
+             (cv, oh, p0, p1, xp, w, bias, C, act, y, acc))
+
 void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const float *xp, const float *w,
                     const float *bias, int64_t C, ops_act act, float *y) {
-    const int64_t rows = planes * oh, chunk = 8, nch = (rows + chunk - 1) / chunk;
-    const int64_t work = rows * cv->ow * cv->kh * cv->kw;
+    const int64_t rows = planes * oh, work = rows * cv->ow * cv->kh * cv->kw;
     const int isa = cpu_isa();
+    if (cv->sh == 1 && cv->sw == 1) {
+#pragma omp parallel if (work > 262144 && planes > 1)
+        {
+            float *acc = gemm_xalloc(sizeof(float) * (size_t)(oh * cv->wp));
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t t = 0; t < planes; t += 2)
+                CPU_CALL(isa, dw_planes, (cv, oh, t, GEMM_MIN(planes, t + 2), xp, w, bias, C, act, y, acc));
+            free(acc);
+        }
+        return;
+    }
+    const int64_t chunk = 8, nch = (rows + chunk - 1) / chunk;
 #pragma omp parallel for schedule(dynamic, 4) if (work > 262144)
     for (int64_t t = 0; t < nch; t++)
         CPU_CALL(isa, dw_rows, (cv, oh, t * chunk, GEMM_MIN(rows, (t + 1) * chunk), xp, w, bias, C, act, y));
@@ -422,11 +481,19 @@ CPU_INLINE void pool_planes_body(int soft, const ops_pool *pp, int64_t p0, int64
             for (int64_t j = pp->pl + W; j < WP; j++)
                 b[j] = fill;
         }
+        /* stride 1: the whole plane at once, flattened with pitch WP (as in dw_planes_body) */
+        const int flat = pp->sh == 1 && pp->sw == 1;
+        if (flat)
+            pool_row(buf, WP, pp->kh, pp->kw, 1, (pp->oh - 1) * WP + OW, pp->is_max, acc);
         for (int64_t oh = 0; oh < pp->oh; oh++) {
             float *yr = y + (pl * pp->oh + oh) * OW;
-            pool_row(buf + oh * pp->sh * WP, WP, pp->kh, pp->kw, pp->sw, OW, pp->is_max, acc);
+            const float *acr = acc;
+            if (flat)
+                acr = acc + oh * WP;
+            else
+                pool_row(buf + oh * pp->sh * WP, WP, pp->kh, pp->kw, pp->sw, OW, pp->is_max, acc);
             if (pp->is_max) {
-                memcpy(yr, acc, sizeof(float) * (size_t)OW);
+                memcpy(yr, acr, sizeof(float) * (size_t)OW);
                 continue;
             }
             /* the divisor: kh*kw, or the real cells of the window */
@@ -437,7 +504,7 @@ CPU_INLINE void pool_planes_body(int soft, const ops_pool *pp, int64_t p0, int64
                     const int64_t w0 = j * pp->sw - pp->pl, ws = w0 < 0 ? 0 : w0, we = GEMM_MIN(w0 + pp->kw, W);
                     cnt = (he - hs) * (we - ws);
                 }
-                yr[j] = acc[j] / (float)cnt;
+                yr[j] = acr[j] / (float)cnt;
             }
         }
     }
@@ -452,7 +519,7 @@ void ops_cpu_pool(const ops_pool *pp, int64_t planes, const float *x, float *y) 
 #pragma omp parallel if (work > 262144 && planes > 1)
     {
         float *buf = gemm_xalloc(sizeof(float) * (size_t)(pp->hp * pp->wp));
-        float *acc = gemm_xalloc(sizeof(float) * (size_t)pp->ow);
+        float *acc = gemm_xalloc(sizeof(float) * (size_t)(pp->hp * pp->wp)); /* >= (oh-1)*wp + ow */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < planes; t += 4)
             CPU_CALL(isa, pool_planes, (pp, t, GEMM_MIN(planes, t + 4), x, y, buf, acc));
