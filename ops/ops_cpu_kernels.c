@@ -15,6 +15,7 @@
  * inputs and outputs belong to the caller.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,8 +306,19 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
     const int64_t m = d->m, n = d->n, k = d->k;
     if (m <= 0 || n <= 0 || nprob <= 0)
         return;
-    int64_t nmb, nnb;
-    const int64_t mcb = gemm_block(m, GEMM_MC, GEMM_MR, &nmb), ncb = gemm_block(n, GEMM_NC, GEMM_NR, &nnb);
+    /* blocks: at most GEMM_MC x GEMM_NC, smaller (down to 48 x 64) while there are fewer than four
+     * per thread, so that the threads share the work evenly; results do not depend on them */
+    const int64_t want = 4 * (int64_t)omp_get_max_threads();
+    int64_t nmb, nnb, mmax = GEMM_MC, nmax = GEMM_NC;
+    int64_t mcb = gemm_block(m, mmax, GEMM_MR, &nmb), ncb = gemm_block(n, nmax, GEMM_NR, &nnb);
+    while (nprob * nmb * nnb < want && (nmax > 64 || mmax > 48)) {
+        if (nmax > 64)
+            nmax /= 2;
+        else
+            mmax /= 2;
+        mcb = gemm_block(m, mmax, GEMM_MR, &nmb);
+        ncb = gemm_block(n, nmax, GEMM_NR, &nnb);
+    }
     const int64_t kcb = k < 1 ? 1 : GEMM_MIN(k, GEMM_KC), total = nprob * nmb * nnb;
     const int64_t work = nprob * m * n * (k + 1);
     const int isa = cpu_isa();
