@@ -3,8 +3,8 @@
 #
 # Per model: `tasc run MODEL --threads T` wall time (median of REPS runs; loading, weight
 # generation, the run and writing the outputs), the model's FLOPs (`tasc info --json`) divided by
-# that time, and the "check time" that `tasc optimize MODEL --rules RULES` reports (3 seeds, the
-# original and the optimized model each run once per seed on the CPU executor), all with
+# that time, and the "check time" that `tasc optimize MODEL --rules RULES` reports (median of REPS;
+# 3 seeds, the original and the optimized model each run once per seed on the CPU executor), all with
 # OMP_NUM_THREADS=T. With TASC_BEFORE (a build of an older commit), the same for it, side by side,
 # and both binaries' outputs of `tasc run` compared: "identical" when byte-equal, else the worst
 # relative L2 distance (needs python3). Writes bench/cpu/results.md
@@ -40,11 +40,15 @@ time_run() { # bin tag model
     printf "%s\n" "${ts[@]}" | sort -g | sed -n "$(((REPS + 1) / 2))p"
 }
 
-# the check time tasc optimize reports
+# the check time tasc optimize reports, median of REPS runs
 time_check() { # bin model
-    "$1" optimize "$work/$2.json" --rules "$RULES" --out "$work/$2.opt.json" >"$work/opt.log" 2>"$work/err" ||
-        { echo "run.sh: $1 optimize $2 failed: $(cat "$work/err")" >&2; exit 1; }
-    sed -n 's/^check time: \([0-9.]*\) s$/\1/p' "$work/opt.log"
+    local ts=() i
+    for ((i = 0; i < REPS; i++)); do
+        "$1" optimize "$work/$2.json" --rules "$RULES" --out "$work/$2.opt.json" >"$work/opt.log" 2>"$work/err" ||
+            { echo "run.sh: $1 optimize $2 failed: $(cat "$work/err")" >&2; exit 1; }
+        ts+=("$(sed -n 's/^check time: \([0-9.]*\) s$/\1/p' "$work/opt.log")")
+    done
+    printf "%s\n" "${ts[@]}" | sort -g | sed -n "$(((REPS + 1) / 2))p"
 }
 
 # worst relative L2 distance between the .npy outputs in two folders ("identical" when byte-equal)
@@ -109,7 +113,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
     echo
     echo "\"tasc run\": wall time of \`tasc run MODEL --threads $THREADS\` (load, weight generation, one run,"
     echo "writing the .npy outputs); GFLOP/s is the model's FLOPs over that time. \"check\": the check time"
-    echo "\`tasc optimize MODEL --rules $RULES\` reports (3 seeds, original and optimized model each run"
+    echo "\`tasc optimize MODEL --rules $RULES\` reports, median of $REPS (3 seeds, original and optimized model each run"
     echo "once per seed). \"outputs vs before\": the .npy outputs of both binaries, identical bytes or the"
     echo "worst relative L2 distance."
 } >"$OUT_MD"
