@@ -11,8 +11,8 @@
  * Invariant, the oracle's: every output is summed in ascending order of its reduction index
  * starting from 0.0f, one fused multiply-add (fmaf: one rounding) per step, then + bias, then
  * the activation; pools visit window cells row by row. Results therefore equal the naive loops'
- * bit for bit, whatever the thread count, the block sizes or the instruction set. Scratch buffers are per thread and freed before returning;
- * inputs and outputs belong to the caller.
+ * bit for bit, whatever the thread count, the block sizes or the instruction set. Scratch
+ * buffers are per thread and freed before returning; inputs and outputs belong to the caller.
  */
 #include <math.h>
 #include <omp.h>
@@ -136,9 +136,8 @@ CPU_INLINE void gemm_pack_a(const ops_gemm_prob *pr, int64_t i0, int64_t mc, int
 
 /* B (p0.., j0..) of pr, strided, into dst: strips of NR columns, (p, q) of strip s at
  * dst[s*kc*NR + p*NR + q]; columns past nc are zeros. Rows of B are read in order. */
-CPU_INLINE void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0,
-                                                                      int64_t kc, int64_t j0, int64_t nc,
-                                                                      float *restrict dst) {
+CPU_INLINE void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                    float *restrict dst) {
     const int64_t full = nc / GEMM_NR * GEMM_NR, cs = pr->b_cs;
     for (int64_t p = 0; p < kc; p++) {
         const float *restrict b = pr->b + (p0 + p) * pr->b_rs + j0 * cs;
@@ -161,9 +160,8 @@ CPU_INLINE void gemm_pack_b_strided(const ops_gemm_prob *pr, int64_t p0,
 
 /* B of a conv problem: B(p, j) = xp[c][oh*sh + kh*dh][ow*sw + kw*dw] for p = (c*KH + kh)*KW + kw
  * and j = oh*OW + ow, xp the padded input planes (CG, HP, WP) at pr->b. Same layout as above. */
-CPU_INLINE void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *pr,
-                                                                   int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                                                                   float *restrict dst) {
+CPU_INLINE void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *pr, int64_t p0, int64_t kc,
+                                 int64_t j0, int64_t nc, float *restrict dst) {
     const int64_t khw = cv->kh * cv->kw;
     for (int64_t s = 0; s < nc; s += GEMM_NR) {
         int64_t cols = GEMM_MIN(GEMM_NR, nc - s);
@@ -204,9 +202,8 @@ CPU_INLINE void gemm_pack_b_conv(const ops_gemm_conv *cv, const ops_gemm_prob *p
 
 /* c (MR x NR tile, row pitch ldc) = (first ? 0 : c) + sum over p < kc of a[p] (x) b[p], one fmaf
  * per element and step, p ascending. */
-CPU_INLINE void gemm_micro(int soft, int64_t kc, const float *restrict a,
-                                                             const float *restrict b, float *restrict c,
-                                                             int64_t ldc, int first) {
+CPU_INLINE void gemm_micro(int soft, int64_t kc, const float *restrict a, const float *restrict b,
+                           float *restrict c, int64_t ldc, int first) {
     float acc[GEMM_MR][GEMM_NR];
     for (int i = 0; i < GEMM_MR; i++)
         for (int j = 0; j < GEMM_NR; j++)
@@ -226,8 +223,8 @@ CPU_INLINE void gemm_micro(int soft, int64_t kc, const float *restrict a,
 
 /* All tiles of one packed (mc x kc) by (kc x nc) chunk into C (row pitch ldc); edge tiles go
  * through a scratch tile so that only the mc x nc elements are read and written. */
-CPU_INLINE void gemm_chunk(int soft, int64_t mc, int64_t nc, int64_t kc, const float *pa,
-                                                             const float *pb, float *c, int64_t ldc, int first) {
+CPU_INLINE void gemm_chunk(int soft, int64_t mc, int64_t nc, int64_t kc, const float *pa, const float *pb, float *c,
+                           int64_t ldc, int first) {
     for (int64_t j = 0; j < nc; j += GEMM_NR) {
         int64_t cols = GEMM_MIN(GEMM_NR, nc - j);
         for (int64_t i = 0; i < mc; i += GEMM_MR) {
@@ -250,8 +247,8 @@ CPU_INLINE void gemm_chunk(int soft, int64_t mc, int64_t nc, int64_t kc, const f
 
 /* One block of C: rows i0..i0+mc, columns j0..j0+nc of problem pr, K in chunks, then the
  * epilogue (bias, activation). pa, pb: packing buffers of mc x KC and KC x nc floats. */
-CPU_INLINE void gemm_block_body(int soft, const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc, int64_t j0,
-                                int64_t nc, float *pa, float *pb) {
+CPU_INLINE void gemm_block_body(int soft, const ops_gemm_dims *d, const ops_gemm_prob *pr, int64_t i0, int64_t mc,
+                                int64_t j0, int64_t nc, float *pa, float *pb) {
     const int64_t k = d->k;
     float *c = pr->c + i0 * pr->c_rs + j0;
     if (k == 0)
@@ -292,7 +289,7 @@ CPU_VARIANTS(gemm_block, (const ops_gemm_dims *d, const ops_gemm_prob *pr, int64
                           int64_t nc, float *pa, float *pb), (d, pr, i0, mc, j0, nc, pa, pb))
 
 /* Block sizes: the fewest blocks of at most max, of near-equal size rounded up to unit. */
-static int64_t gemm_block(int64_t len, int64_t max, int64_t unit, int64_t *count) {
+static int64_t gemm_split(int64_t len, int64_t max, int64_t unit, int64_t *count) {
     int64_t nb = (len + max - 1) / max;
     if (nb < 1)
         nb = 1;
@@ -306,18 +303,19 @@ void ops_cpu_gemm(const ops_gemm_dims *d, const ops_gemm_prob *probs, int64_t np
     const int64_t m = d->m, n = d->n, k = d->k;
     if (m <= 0 || n <= 0 || nprob <= 0)
         return;
-    /* blocks: at most GEMM_MC x GEMM_NC, smaller (down to 48 x 64) while there are fewer than four
-     * per thread, so that the threads share the work evenly; results do not depend on them */
+    /* blocks: at most GEMM_MC x GEMM_NC, narrower (to 64 columns), then lower (to 36 rows) while
+     * there are fewer than four per thread, so that the threads share the work evenly; results do
+     * not depend on the blocks */
     const int64_t want = 4 * (int64_t)omp_get_max_threads();
     int64_t nmb, nnb, mmax = GEMM_MC, nmax = GEMM_NC;
-    int64_t mcb = gemm_block(m, mmax, GEMM_MR, &nmb), ncb = gemm_block(n, nmax, GEMM_NR, &nnb);
+    int64_t mcb = gemm_split(m, mmax, GEMM_MR, &nmb), ncb = gemm_split(n, nmax, GEMM_NR, &nnb);
     while (nprob * nmb * nnb < want && (nmax > 64 || mmax > 48)) {
         if (nmax > 64)
             nmax /= 2;
         else
             mmax /= 2;
-        mcb = gemm_block(m, mmax, GEMM_MR, &nmb);
-        ncb = gemm_block(n, nmax, GEMM_NR, &nnb);
+        mcb = gemm_split(m, mmax, GEMM_MR, &nmb);
+        ncb = gemm_split(n, nmax, GEMM_NR, &nnb);
     }
     const int64_t kcb = k < 1 ? 1 : GEMM_MIN(k, GEMM_KC), total = nprob * nmb * nnb;
     const int64_t work = nprob * m * n * (k + 1);
@@ -360,8 +358,7 @@ CPU_INLINE void cpu_store_act(float *restrict y, const float *restrict a, int ha
 #define DW_TW 512 /* output columns per row chunk */
 
 /* acc[j] = fma(wv, x[j*sw], acc[j]) for j < n. */
-CPU_INLINE void dw_madd(int soft, float *restrict acc, float wv, const float *restrict x,
-                                                          int64_t sw, int64_t n) {
+CPU_INLINE void dw_madd(int soft, float *restrict acc, float wv, const float *restrict x, int64_t sw, int64_t n) {
     if (sw == 1) {
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
@@ -450,9 +447,8 @@ void ops_cpu_dwconv(const ops_gemm_conv *cv, int64_t planes, int64_t oh, const f
 /* One output row of a pool over a padded plane: y[j] = op over the window cells (i, q), rows in
  * order, of xr[i*wp + j*sw + q], j < ow; padding cells hold the op's identity (0 for the sum,
  * -inf for the max), which leaves every result as over the real cells alone. */
-CPU_INLINE void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
-                                                           int64_t kw, int64_t sw, int64_t ow, int is_max,
-                                                           float *restrict acc) {
+CPU_INLINE void pool_row(const float *restrict xr, int64_t wp, int64_t kh, int64_t kw, int64_t sw, int64_t ow,
+                         int is_max, float *restrict acc) {
     for (int64_t j = 0; j < ow; j++)
         acc[j] = is_max ? -INFINITY : 0.0f;
     for (int64_t i = 0; i < kh; i++)
@@ -472,8 +468,8 @@ CPU_INLINE void pool_row(const float *restrict xr, int64_t wp, int64_t kh,
         }
 }
 
-CPU_INLINE void pool_planes_body(int soft, const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y, float *buf,
-                                 float *acc) {
+CPU_INLINE void pool_planes_body(int soft, const ops_pool *pp, int64_t p0, int64_t p1, const float *x, float *y,
+                                 float *buf, float *acc) {
     const int64_t H = pp->h, W = pp->w, HP = pp->hp, WP = pp->wp, OW = pp->ow;
     const float fill = pp->is_max ? -INFINITY : 0.0f;
     for (int64_t pl = p0; pl < p1; pl++) {

@@ -4,8 +4,8 @@
  *
  * The naive loops follow the references' stated arithmetic: each output summed in float over the
  * reduction index in ascending order from 0, one fmaf per step (conv: (c, kh, kw) over a
- * zero-padded input), then + bias, then the activation; pools over the real cells of each window, row by row. The fast kernels
- * must match them bit for bit on random shapes
+ * zero-padded input), then + bias, then the activation; pools over the real cells of each window,
+ * row by row. The fast kernels must match them bit for bit on random shapes
  * (sizes 1, odd, around and beyond the register tile and the cache blocks; groups, depthwise,
  * channel multipliers, strides, padding modes, dilation; batch broadcasting), for 1, 2 and 3
  * OpenMP threads and for each instruction-set build the CPU can run; and with NaN, infinities
@@ -162,7 +162,8 @@ static void test_conv_random(void) {
         p.v[PM_GROUPS] = G;
         p.v[PM_ACT] = rng_int(&st, 0, OPS_ACT_COUNT - 1);
         char what[160];
-        snprintf(what, sizeof what, "conv case %d (N1 C%lld H%lld W%lld F%lld G%lld K%lldx%lld s%lldx%lld d%lldx%lld pad %d)",
+        snprintf(what, sizeof what,
+                 "conv case %d (N1 C%lld H%lld W%lld F%lld G%lld K%lldx%lld s%lldx%lld d%lldx%lld pad %d)",
                  k, (long long)(CG * G), (long long)H, (long long)W, (long long)(FG * G), (long long)G, (long long)KH,
                  (long long)KW, (long long)p.v[PM_STRIDE_H], (long long)p.v[PM_STRIDE_W], (long long)p.v[PM_DIL_H],
                  (long long)p.v[PM_DIL_W], mode);
@@ -330,8 +331,9 @@ static void test_pools(void) {
         }
         if (!is_max)
             p.v[PM_COUNT_PAD] = rng_int(&st, 0, 1);
-        ops_shape xs = ops_shape_make(4, (int64_t[]){rng_int(&st, 1, 2), rng_int(&st, 1, 9),
-                                                     p.v[PM_KH] + rng_int(&st, 0, 20), p.v[PM_KW] + rng_int(&st, 0, 30)});
+        int64_t xd[4] = {rng_int(&st, 1, 2), rng_int(&st, 1, 9), p.v[PM_KH] + rng_int(&st, 0, 20),
+                         p.v[PM_KW] + rng_int(&st, 0, 30)};
+        ops_shape xs = ops_shape_make(4, xd);
         float *x = rand_buf(ops_shape_numel(&xs), 3000 + (uint64_t)k);
         if (k % 8 == 1)
             x[0] = NAN;
