@@ -29,8 +29,6 @@
 #include "rt_cost.h"
 #endif
 
-int cmd_optimize(int argc, char **argv); /* listed in main.c's command table */
-
 #define OPT_ERR_LEN 1024
 #define OPT_DEFAULT_SEEDS 3
 #define OPT_DEFAULT_TOL 1e-4
