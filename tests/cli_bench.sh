@@ -14,24 +14,7 @@ if ! "$TASC" --help 2>/dev/null | grep -q "^  bench "; then
     exit 77
 fi
 
-# expect CODE PATTERN ARGS...: exit code CODE, stderr one line matching PATTERN (or empty pattern: no check)
-expect() {
-    local code=$1 pat=$2
-    shift 2
-    "$TASC" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" != "$code" ]; then
-        echo "FAIL: tasc $* exited $rc, expected $code; stderr: $(cat "$tmp/err")"
-        fail=1
-        return
-    fi
-    if [ -n "$pat" ]; then
-        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q -- "$pat" "$tmp/err"; then
-            echo "FAIL: tasc $*: stderr is not one line matching '$pat': $(cat "$tmp/err")"
-            fail=1
-        fi
-    fi
-}
+. "$(dirname "$0")/lib_cli.sh" # expect CODE PATTERN ARGS...
 
 expect 0 "" bench --help
 grep -q "usage: tasc bench MODEL \[OPTIMIZED" "$tmp/out" || { echo "FAIL: bench --help prints no usage"; fail=1; }

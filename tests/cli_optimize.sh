@@ -17,24 +17,7 @@ if ! "$TASC" --help 2>/dev/null | grep -q "^  optimize "; then
     exit 77
 fi
 
-# expect CODE PATTERN ARGS...: exit code CODE, stderr one line matching PATTERN (empty: no check)
-expect() {
-    local code=$1 pat=$2
-    shift 2
-    "$TASC" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" != "$code" ]; then
-        echo "FAIL: tasc $* exited $rc, expected $code; stderr: $(cat "$tmp/err")"
-        fail=1
-        return
-    fi
-    if [ -n "$pat" ]; then
-        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q -- "$pat" "$tmp/err"; then
-            echo "FAIL: tasc $*: stderr is not one line matching '$pat': $(cat "$tmp/err")"
-            fail=1
-        fi
-    fi
-}
+. "$(dirname "$0")/lib_cli.sh" # expect CODE PATTERN ARGS...
 
 R=tests/data/opt/rules_small.json
 expect 0 "" optimize --help
