@@ -146,4 +146,12 @@ int gen_enumerate(const gen_space *sp, const gen_config *cfg, uint64_t extra, ge
                   char *err, size_t errlen);
 double gen_now(void);
 
+/* Shared helpers (gen_space.c): format an error into err (when given) and return -1; malloc
+ * that aborts with a message when out of memory. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int gen_fail(char *err, size_t errlen, const char *fmt, ...);
+void *gen_xmalloc(size_t n);
+
 #endif

@@ -31,32 +31,6 @@
 #define GEN_FLOAT_TOL 1e-5
 #define GP_STAGES "float,renaming,common_subgraph,supergraph,specialization,generality"
 
-#if defined(__GNUC__)
-#define GP_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define GP_PRINTF(a, b)
-#endif
-
-GP_PRINTF(3, 4)
-static int gp_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-static void *gp_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "tasc generate: out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return p;
-}
-
 static int gp_code_cmp(const gen_code *a, const gen_code *b) {
     for (int32_t k = 0; k < GEN_MAX_OPS; k++)
         if (a->w[k] != b->w[k])
@@ -522,12 +496,12 @@ static int32_t gp_find(int32_t *parent, int32_t x) {
 
 static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucket *bk) {
     int32_t n = (int32_t)(bk->end - bk->begin);
-    gp_member *m = gp_xmalloc(sizeof(gp_member) * (size_t)n);
-    gp_mem_order *ord = gp_xmalloc(sizeof(gp_mem_order) * (size_t)n);
-    int32_t *rep = gp_xmalloc(sizeof(int32_t) * (size_t)n);   /* class representatives (positions in ord) */
-    int32_t *cls = gp_xmalloc(sizeof(int32_t) * (size_t)n);   /* class of each position */
-    int32_t *parent = gp_xmalloc(sizeof(int32_t) * (size_t)n);
-    int32_t(*map)[GEN_MAX_GOUT] = gp_xmalloc(sizeof(*map) * (size_t)n); /* rep output o -> member output */
+    gp_member *m = gen_xmalloc(sizeof(gp_member) * (size_t)n);
+    gp_mem_order *ord = gen_xmalloc(sizeof(gp_mem_order) * (size_t)n);
+    int32_t *rep = gen_xmalloc(sizeof(int32_t) * (size_t)n);   /* class representatives (positions in ord) */
+    int32_t *cls = gen_xmalloc(sizeof(int32_t) * (size_t)n);   /* class of each position */
+    int32_t *parent = gen_xmalloc(sizeof(int32_t) * (size_t)n);
+    int32_t(*map)[GEN_MAX_GOUT] = gen_xmalloc(sizeof(*map) * (size_t)n); /* rep output o -> member output */
     int32_t n_ok = 0, n_rep = 0, cap = 0;
     for (int32_t i = 0; i < n; i++) {
         gen_code c;
@@ -728,7 +702,7 @@ static int gp_rule_side_eval(const rules_rule *r, rules_side side, const ops_sha
             int64_t ne = ops_shape_numel(&sh[k][q]);
             if (ne < 0 || ne > (INT64_C(1) << 24))
                 return -1;
-            val[k][q] = gp_xmalloc(sizeof(uint32_t) * (size_t)ne);
+            val[k][q] = gen_xmalloc(sizeof(uint32_t) * (size_t)ne);
         }
         ops_sig sig = {o->op, &p, o->n_in, n_out, ish, sh[k]};
         ops_table[o->op].fp(&sig, iv, val[k]);
@@ -763,7 +737,7 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
                 if (sym[v][d] == y)
                     vs[v].dims[d] = gen_sym_alt(y);
             int64_t ne = ops_shape_numel(&vs[v]);
-            vv[v] = gp_xmalloc(sizeof(uint32_t) * (size_t)ne);
+            vv[v] = gen_xmalloc(sizeof(uint32_t) * (size_t)ne);
             for (int64_t i = 0; i < ne; i++)
                 vv[v][i] = (uint32_t)gen_mix64(st + (uint64_t)v * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull);
         }
@@ -808,10 +782,10 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
 static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r, char *err, size_t errlen) {
     gp_member ma, mb;
     if (gp_member_init(sp, &s->a, &ma) < 0)
-        return gp_fail(err, errlen, "internal: a generated graph does not type-check");
+        return gen_fail(err, errlen, "internal: a generated graph does not type-check");
     if (gp_member_init(sp, &s->b, &mb) < 0) {
         gp_member_free(sp, &ma);
-        return gp_fail(err, errlen, "internal: a generated graph does not type-check");
+        return gen_fail(err, errlen, "internal: a generated graph does not type-check");
     }
     /* src: more ops; equal: the larger code */
     int a_src = ma.g.n_ops != mb.g.n_ops ? ma.g.n_ops > mb.g.n_ops : gp_code_cmp(&s->a, &s->b) > 0;
@@ -828,7 +802,7 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
         vmap[v] = -1;
         if (used[v]) {
             if (r->n_vars == RULES_MAX_VARS) {
-                gp_fail(err, errlen, "internal: too many variables in a rule");
+                gen_fail(err, errlen, "internal: too many variables in a rule");
                 goto done;
             }
             vmap[v] = r->n_vars;
@@ -862,7 +836,7 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
                 int32_t n_vals = key == PM_LIST ? va->p.n_list : 1;
                 for (int32_t li = 0; li < n_vals; li++) {
                     if (r->n_constraints == RULES_MAX_CONSTRAINTS) {
-                        gp_fail(err, errlen, "internal: too many constraints in a rule");
+                        gen_fail(err, errlen, "internal: too many constraints in a rule");
                         goto done;
                     }
                     rules_constraint *c = &r->constraints[r->n_constraints++];
@@ -890,7 +864,7 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
     }
     /* outputs, matched on float values (the pair passed the float re-test) */
     if (src->g.n_outputs != dst->g.n_outputs || src->g.n_outputs > RULES_MAX_OUTPUTS) {
-        gp_fail(err, errlen, "internal: rule sides have %d and %d outputs", (int)src->g.n_outputs,
+        gen_fail(err, errlen, "internal: rule sides have %d and %d outputs", (int)src->g.n_outputs,
                 (int)dst->g.n_outputs);
         goto done;
     }
@@ -904,7 +878,7 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
                 break;
         }
         if (q == dst->g.n_outputs) {
-            gp_fail(err, errlen, "internal: rule outputs do not match");
+            gen_fail(err, errlen, "internal: rule outputs do not match");
             goto done;
         }
         taken[q] = 1;
@@ -922,7 +896,7 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
     r->max_ops = sp->max_ops;
     char m[256];
     if (rules_rule_check(r, m, sizeof m) < 0) {
-        gp_fail(err, errlen, "internal: generated rule is invalid: %s", m);
+        gen_fail(err, errlen, "internal: generated rule is invalid: %s", m);
         goto done;
     }
     rc = gp_generalize(sp, r, sym);
@@ -980,7 +954,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
     uint64_t n_ident = (uint64_t)sp.n_vars + (uint64_t)sp.n_vars * (uint64_t)(sp.n_vars - 1) / 2;
     if (gen_enumerate(&sp, cfg, n_ident, &recs, t0, err, errlen) < 0) {
         gen_space_free(&sp);
-        return gp_fail(err, errlen, "out of memory while enumerating");
+        return gen_fail(err, errlen, "out of memory while enumerating");
     }
     st.graphs = recs.n;
     for (int32_t v = 0; v < sp.n_vars; v++)
@@ -1017,7 +991,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
                     free(bk);
                     free(recs.recs);
                     gen_space_free(&sp);
-                    return gp_fail(err, errlen, "out of memory");
+                    return gen_fail(err, errlen, "out of memory");
                 }
                 bk = nb;
             }
@@ -1153,20 +1127,20 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
     gp_order *ord = NULL;
     rules_rule *built = NULL;
     if (oom) {
-        gp_fail(err, errlen, "out of memory while pairing");
+        gen_fail(err, errlen, "out of memory while pairing");
         goto done;
     }
     /* rules, in a stable order: fewer ops first */
     built = calloc((size_t)(n_surv ? n_surv : 1), sizeof *built);
     ord = calloc((size_t)(n_surv ? n_surv : 1), sizeof *ord);
     if (!built || !ord) {
-        gp_fail(err, errlen, "out of memory");
+        gen_fail(err, errlen, "out of memory");
         goto done;
     }
     int *made = calloc((size_t)(n_surv ? n_surv : 1), sizeof *made);
     int failed = 0;
     if (!made) {
-        gp_fail(err, errlen, "out of memory");
+        gen_fail(err, errlen, "out of memory");
         goto done;
     }
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
@@ -1181,7 +1155,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
 #pragma omp critical(gen_rule_error)
             if (!failed) {
                 failed = 1;
-                gp_fail(err, errlen, "%s", e);
+                gen_fail(err, errlen, "%s", e);
             }
         }
     }
@@ -1220,7 +1194,7 @@ int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err
         int32_t added = rules_set_add(rs, r);
         r->id = r->stages = NULL;
         if (added < 0) {
-            gp_fail(err, errlen, "out of memory");
+            gen_fail(err, errlen, "out of memory");
             goto done;
         }
     }

@@ -18,14 +18,7 @@
 
 #include "gen_impl.h"
 
-#if defined(__GNUC__)
-#define GEN_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define GEN_PRINTF(a, b)
-#endif
-
-GEN_PRINTF(3, 4)
-static int gen_fail(char *err, size_t errlen, const char *fmt, ...) {
+int gen_fail(char *err, size_t errlen, const char *fmt, ...) {
     if (err && errlen) {
         va_list ap;
         va_start(ap, fmt);
@@ -35,7 +28,7 @@ static int gen_fail(char *err, size_t errlen, const char *fmt, ...) {
     return -1;
 }
 
-static void *gen_xmalloc(size_t n) {
+void *gen_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "tasc: out of memory (%zu bytes)\n", n);

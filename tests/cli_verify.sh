@@ -10,11 +10,7 @@ tasc=${1:?usage: cli_verify.sh TASC}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-check() { # check DESCRIPTION CONDITION...
-    local what=$1
-    shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/lib_cli.sh" # check DESCRIPTION CONDITION...
 
 "$tasc" verify --help >"$dir/help" 2>"$dir/err"
 rc=$?

@@ -1,5 +1,6 @@
 # lib_cli.sh: helpers shared by the CLI tests (sourced, not a test itself: the CTest glob takes
-# tests/cli_*.sh only). The caller sets TASC (the binary), tmp (a scratch folder) and fail=0.
+# tests/cli_*.sh only). The caller sets fail=0; expect() also needs TASC (the binary) and tmp
+# (a scratch folder).
 
 # expect CODE PATTERN ARGS...: `tasc ARGS` exits with CODE and, unless PATTERN is empty, writes
 # exactly one line to stderr matching PATTERN (grep basic regex). A mismatch prints FAIL and sets
@@ -20,4 +21,12 @@ expect() {
             fail=1
         fi
     fi
+}
+
+# check DESCRIPTION COMMAND...: run COMMAND; print "ok: DESCRIPTION" if it succeeds, else
+# "FAIL: DESCRIPTION" and set fail=1.
+check() {
+    local what=$1
+    shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
 }
