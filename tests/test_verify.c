@@ -429,11 +429,12 @@ static void test_cache(const verify_axioms *ax) {
     rules_set_free(pl);
 }
 
-/* The same outcomes and cores whatever the thread count (the 2-op candidates). */
+/* The same outcomes and cores whatever the thread count (the 3-op candidates: many chunks of
+ * VERIFY_CHUNK, taken by the threads in different orders). */
 static void test_threads(const verify_axioms *ax) {
     gen_config gc;
     gen_config_default(&gc);
-    gc.max_ops = 2;
+    gc.max_ops = 3;
     gc.threads = 2;
     rules_set *rs = NULL;
     char err[256];
@@ -443,7 +444,7 @@ static void test_threads(const verify_axioms *ax) {
     verify_result *a = calloc((size_t)rs->n_rules, sizeof *a), *b = calloc((size_t)rs->n_rules, sizeof *b);
     verify_stats st;
     run_set(ax, rs, 1, 10.0, 1, a, &st);
-    CHECK(st.proved >= rs->n_rules - 2);
+    CHECK(st.proved >= rs->n_rules - 10); /* 1,210 of 1,216 (rules/MANIFEST) */
     run_set(ax, rs, 1, 10.0, 2, b, &st);
     int same = 1;
     for (int32_t i = 0; i < rs->n_rules; i++) {

@@ -25,7 +25,11 @@
 const char *const verify_outcome_names[VERIFY_OUTCOME_COUNT] = {"proved", "refuted", "unknown"};
 
 #define VERIFY_NUMERIC_TOL 1e-3
-#define VERIFY_SOLVER_REFRESH 2000 /* queries before a worker's solver is rebuilt (bounds memory) */
+/* Candidates proved in one Z3 context, made fresh for each chunk of consecutive candidates. What
+ * Z3 proves, and the unsat core it returns, depend on the terms and lemmas its context already
+ * holds, so a context must see the same queries in the same order whatever the thread count:
+ * threads take whole chunks. A fresh context also bounds memory. */
+#define VERIFY_CHUNK 64
 
 void verify_config_default(verify_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -416,16 +420,17 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
         }
     }
     int32_t threads = cfg.threads > 0 ? cfg.threads : omp_get_num_procs();
-    if (threads > n_todo)
-        threads = n_todo > 0 ? (int32_t)n_todo : 1;
+    int64_t n_chunks = (n_todo + VERIFY_CHUNK - 1) / VERIFY_CHUNK;
+    if (threads > n_chunks)
+        threads = n_chunks > 0 ? (int32_t)n_chunks : 1;
     s.threads = threads;
     int failed = 0;
     char ferr[512] = "";
     int64_t done = 0, cnt[VERIFY_OUTCOME_COUNT] = {0};
     double last_report = 0.0;
     if (n_todo > 0) {
-#pragma omp parallel num_threads(threads)
-        {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (int64_t ch = 0; ch < n_chunks; ch++) {
             char lerr[512];
             vz_ctx *z = vz_new(ax, lerr, sizeof lerr);
             if (z)
@@ -437,8 +442,8 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                     snprintf(ferr, sizeof ferr, "%s", lerr);
                 }
             }
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t j = 0; j < n_todo; j++) {
+            int64_t j_end = (ch + 1) * VERIFY_CHUNK < n_todo ? (ch + 1) * VERIFY_CHUNK : n_todo;
+            for (int64_t j = ch * VERIFY_CHUNK; j < j_end; j++) {
                 int64_t i = todo[j];
                 verify_result *res = &results[i];
                 memset(res, 0, sizeof *res);
@@ -460,7 +465,7 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                 }
                 if (!numeric_done) {
                     vz_prove(z, r, cfg.timeout_s, NULL, res);
-                    if (vr_is_timeout(res) || z->queries >= VERIFY_SOLVER_REFRESH) {
+                    if (vr_is_timeout(res)) {
                         /* start the next query from a clean solver */
                         char m[256];
                         if (vz_reset(z, m, sizeof m) < 0) {
