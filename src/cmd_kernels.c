@@ -173,7 +173,9 @@ static int kernels_list(void) {
         printf("  %-6s %s\n", mm_version_name((mm_version)v), mm_version_doc((mm_version)v));
     printf("\ntile configurations of the tuned kernel: block tile MxNxK, warp tile, thread tile,\n"
            "pipeline and stages (s: cp.async; r: register-staged double buffer; d: r with double-\n"
-           "buffered fragments; h: d with B by cp.async), k unroll, blocks per SM; threads; shared memory\n");
+           "buffered fragments; h: d with B by cp.async; x: h with a cp.async ring for A and B), k unroll,\n"
+           "blocks per SM, split-K kind (no suffix: the last block reduces; _c: a cluster reduces through\n"
+           "distributed shared memory; _g: a cooperative grid's blocks reduce through L2); threads; shared memory\n");
     for (int32_t i = 0; i < mm_config_count(); i++) {
         const mm_tile_config *c = mm_config_get(i);
         char name[96];

@@ -328,7 +328,9 @@ static void test_split_deterministic(void) {
     size_t n = (size_t)(c.batch * c.m * c.n);
     float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float)), *o3 = malloc(n * sizeof(float));
     int32_t ws = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4"), cl = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4_c");
+    int32_t co = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4_g");
     CHECK(ws >= 0 && cl >= 0 && mm_config_get(cl)->cluster == 1 && mm_config_get(ws)->cluster == 0);
+    CHECK(co >= 0 && mm_config_get(co)->cluster == 2);
     for (int split = 7; split <= 8; split++) {
         mm_choice chw = {ws, split, 8}, chc = {cl, split, 8};
         check_err(run_case(&c, 0, &chw, 500, o1), "split-K run 1", &c);
@@ -338,6 +340,11 @@ static void test_split_deterministic(void) {
         CHECK(memcmp(o1, o3, n * sizeof(float)) == 0);
         check_err(run_case(&c, 0, &chc, 500, o2), "cluster split-K run 2", &c);
         CHECK(memcmp(o2, o3, n * sizeof(float)) == 0);
+        mm_choice chg = {co, split, 8}; /* co-resident: the same bits, twice (its counters reset) */
+        check_err(run_case(&c, 0, &chg, 500, o2), "co-resident split-K", &c);
+        CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+        check_err(run_case(&c, 0, &chg, 500, o2), "co-resident split-K run 2", &c);
+        CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
     }
     mm_problem p;
     mm_problem_init(&p, c.m, c.n, c.k, c.batch);
@@ -353,9 +360,71 @@ static void test_split_deterministic(void) {
         check_err(run_case(&c, 0, &chc, 501, o3), "cluster split-K", &c);
         CHECK(memcmp(o1, o3, n * sizeof(float)) == 0);
     }
+    /* the co-resident kind at 11 to 32 slices (above 16 only it can), with the workspace kind's
+     * bits, on a problem whose grid is resident at once (4 tiles) */
+    mcase g = {64, 130, 2000, 1, "bias_relu", 0};
+    mm_problem gp;
+    mm_problem_init(&gp, g.m, g.n, g.k, g.batch);
+    for (int split = 11; split <= 32; split += 7) {
+        mm_choice chw = {ws, split, 1}, chg = {co, split, 1};
+        CHECK_EQ_INT(mm_choice_check(&gp, &chg, err, sizeof err), 0);
+        check_err(run_case(&g, 0, &chw, 502, o1), "split-K", &g);
+        check_err(run_case(&g, 0, &chg, 502, o3), "co-resident split-K", &g);
+        CHECK(memcmp(o1, o3, (size_t)(g.m * g.n) * sizeof(float)) == 0);
+    }
+    /* a grid that cannot be resident at once is refused, not launched (its waits would hang) */
+    mm_problem big;
+    mm_problem_init(&big, 4096, 4096, 4096, 1);
+    mm_choice huge = {co, 16, 1};
+    CHECK_EQ_INT(mm_choice_check(&big, &huge, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "co-resident");
     free(o1);
     free(o2);
     free(o3);
+}
+
+/* pipeline x (cp.async ring, A transposed from shared memory) adds the same products in the same
+ * order as pipeline h: the same bits at the same tile and split, through both copy paths of A
+ * (16-byte: k % 4 == 0; 4-byte: k % 4 != 0) and of B, with ragged edges and partial last k-steps */
+static void test_ring_same_bits(void) {
+    int before = test_failed;
+    const mcase cases[] = {
+        {128, 768, 768, 1, "none", 0},      /* a BERT shape, aligned */
+        {129, 200, 301, 2, "bias_gelu", 0}, /* edges everywhere, 4-byte copies */
+        {70, 132, 1000, 1, "bias_relu", 2}, /* broadcast B */
+    };
+    const char *pairs[][2] = {
+        {"64x128x16_w32x64_t8x8_x4_u16_b3_c", "64x128x16_w32x64_t8x8_h2_u16_b4_c"},
+        {"64x128x32_w32x64_t8x8_x3_u32_b2_c", "64x128x32_w32x64_t8x8_h2_u32_b3_c"},
+        {"64x64x16_w64x16_t8x4_x6_u16_b4_c", "64x64x16_w64x16_t8x4_h2_u16_b4_c"},
+        {"32x64x32_w16x32_t4x4_x4_u32_b4", "32x64x32_w16x32_t4x4_h2_u32_b4"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        int32_t x = mm_config_find(pairs[i][0]), h = mm_config_find(pairs[i][1]);
+        CHECK(x >= 0 && h >= 0);
+        if (x < 0 || h < 0)
+            continue;
+        CHECK_EQ_INT(mm_config_get(x)->pipe, 4);
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            const mcase *c = &cases[j];
+            size_t n = (size_t)(c->batch * c->m * c->n);
+            float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+            const int splits[] = {1, 3, 7};
+            for (int s = 0; s < 3; s++) {
+                mm_choice cx = {x, splits[s], 4}, ch = {h, splits[s], 4};
+                mm_problem p;
+                mm_problem_init(&p, c->m, c->n, c->k, c->batch);
+                if (mm_choice_check(&p, &cx, NULL, 0) || mm_choice_check(&p, &ch, NULL, 0))
+                    continue;
+                check_err(run_case(c, 0, &cx, 700 + j, o1), pairs[i][0], c);
+                check_err(run_case(c, 0, &ch, 700 + j, o2), pairs[i][1], c);
+                CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+            }
+            free(o1);
+            free(o2);
+        }
+    }
+    printf("pipeline x gives pipeline h's bits: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
 static void test_run_api(const char *dir) {
@@ -481,6 +550,7 @@ int main(void) {
     test_versions();
     test_configs();
     test_split_deterministic();
+    test_ring_same_bits();
     test_run_api(dir);
     test_bias_act();
     char sub[600];

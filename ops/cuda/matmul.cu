@@ -183,7 +183,7 @@ const char *mm_config_name(int32_t i, char *buf, size_t len) {
         snprintf(buf, len, "?");
     else
         snprintf(buf, len, "%dx%dx%d_w%dx%d_t%dx%d_%c%d_u%d_b%d%s", c->bm, c->bn, c->bk, c->wm, c->wn,
-                 c->tm, c->tn, "srdh"[c->pipe], c->stages, c->kunroll, c->minb, c->cluster ? "_c" : "");
+                 c->tm, c->tn, "srdhx"[c->pipe], c->stages, c->kunroll, c->minb, c->cluster == 1 ? "_c" : c->cluster == 2 ? "_g" : "");
     return buf;
 }
 
@@ -208,12 +208,24 @@ int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t e
         return mm_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
                        mm_config_name(c->cfg, buf, sizeof buf), cfg->smem_bytes, mm_device()->max_smem_optin);
     }
-    if (cfg->cluster && c->split_k > 16)
+    if (cfg->cluster == 1 && c->split_k > 16)
         return mm_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 16 ways", c->split_k);
-    if (cfg->cluster && c->split_k > 1 && mm_wt_at(c->cfg)->max_clusters(c->split_k) < 1) {
+    if (cfg->cluster == 1 && c->split_k > 1 && mm_wt_at(c->cfg)->max_clusters(c->split_k) < 1) {
         char buf[96];
         return mm_fail(err, errlen, "configuration %s: clusters of %d blocks do not fit on this device",
                        mm_config_name(c->cfg, buf, sizeof buf), c->split_k);
+    }
+    if (cfg->cluster == 2 && c->split_k > 1) { /* every block of the grid resident at once */
+        const long long groups =
+            (long long)((p->m + cfg->bm - 1) / cfg->bm) * ((p->n + cfg->bn - 1) / cfg->bn) * p->batch;
+        const int fit = mm_wt_at(c->cfg)->max_clusters(c->split_k);
+        if (groups > fit) {
+            char buf[96];
+            return mm_fail(err, errlen,
+                           "configuration %s split_k %d: %lld tiles of %d blocks, at most %d fit on the device at "
+                           "once (a co-resident split needs them all)",
+                           mm_config_name(c->cfg, buf, sizeof buf), c->split_k, groups, c->split_k, fit);
+        }
     }
     if (c->split_k > 1 && p->k < (int64_t)c->split_k * cfg->bk)
         return mm_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
@@ -306,7 +318,7 @@ static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const floa
         if (splits > 1) {
             a.split_k = splits;
             a.k_chunk = (int)chunk;
-            if (!e->cfg.cluster) {
+            if (e->cfg.cluster != 1) { /* the last-block and co-resident kinds use the workspace */
                 long long tiles =
                     (long long)((p->m + e->cfg.bm - 1) / e->cfg.bm) * ((p->n + e->cfg.bn - 1) / e->cfg.bn);
                 mm_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);

@@ -82,11 +82,13 @@ typedef struct {
     int32_t kunroll;      /* unroll of the k loop inside a tile */
     int32_t minb;         /* blocks per SM the register allocation allows */
     int32_t pipe;         /* 0: cp.async pipeline (name: s), 1: register-staged double buffer (r),
-                             2: 1 with double-buffered fragments (d), 3: 2 with B by cp.async (h) */
+                             2: 1 with double-buffered fragments (d), 3: 2 with B by cp.async (h),
+                             4: 3 with a `stages`-deep cp.async ring for A and B (x) */
     int32_t threads;
     int32_t smem_bytes;   /* dynamic shared memory per block */
-    int32_t cluster;      /* 1: split-K reduced inside a thread-block cluster (name suffix _c,
-                             split_k <= 8); 0: through a global workspace */
+    int32_t cluster;      /* split-K kind: 1 reduced inside a thread-block cluster (name suffix _c,
+                             split_k <= 16); 2 by all the tile's blocks of a cooperative grid through
+                             the workspace (_g); 0 by the tile's last block through the workspace */
 } mm_tile_config;
 
 /* How one problem is run by the tuned kernel. */
@@ -98,8 +100,9 @@ typedef struct {
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
-/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2, h2: register-staged; a suffix
- * _c: cluster split-K); returns buf. */
+/* "128x128x8_w64x32_t8x8_s3_u8_b2" (s3: 3 cp.async stages; r2, d2, h2: register-staged; x4: a
+ * 4-stage cp.async ring with A transposed from shared memory; a suffix _c: cluster split-K, _g:
+ * co-resident split-K); returns buf. */
 const char *mm_config_name(int32_t i, char *buf, size_t len);
 int32_t mm_config_find(const char *name);                  /* -1 if unknown */
 /* 0 if the choice can run p on the current device, else -1 with the reason. */

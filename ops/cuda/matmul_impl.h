@@ -29,7 +29,8 @@ struct mm_args {
     int k_chunk;          /* k per split, a multiple of the k-step */
     int group_m;          /* rasterization group height, >= 1 */
     float *ws;            /* split_k > 1: partial sums (batch, split_k, M, N) */
-    int *counters;        /* split_k > 1: (batch, tiles) arrival counters, zero between launches */
+    int *counters;        /* split_k > 1: (batch, tiles) arrival (and, _g, departure) counters, zero
+                             between launches */
 };
 
 /* Fills the shape, pointer and alignment fields from a checked problem. */
@@ -60,24 +61,38 @@ typedef void (*mm_wt_launch_fn)(const mm_args &a, long long batch, cudaStream_t 
 struct mm_wt_entry {
     mm_tile_config cfg;
     mm_wt_launch_fn launch;
-    int (*max_clusters)(int size); /* cluster configurations: how many clusters of size blocks can be
-                                      resident at once (0: the launch would fail); else 1 */
+    int (*max_clusters)(int size); /* how many groups of size blocks (a tile's k-slices) can be resident
+                                      at once: clusters (_c; 0: the launch would fail), co-resident
+                                      grids (_g); else 1 */
 };
-/* The list is kept in three files so that they compile in parallel: the big tiles
- * (matmul_v7_v8.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu);
- * index i runs over them in that order. */
+/* The list is kept in five files so that they compile in parallel: the big tiles
+ * (matmul_v7_v8.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu),
+ * the cp.async rings of pipeline x (matmul_tiles_ring.cu), the co-resident split-K kind
+ * (matmul_tiles_grid.cu); index i runs over them in that order. */
 extern const mm_wt_entry mm_wt_table_big[];
 extern const int mm_wt_count_big;
 extern const mm_wt_entry mm_wt_table_small[];
 extern const int mm_wt_count_small;
 extern const mm_wt_entry mm_wt_table_deep[];
 extern const int mm_wt_count_deep;
-static inline int mm_wt_count(void) { return mm_wt_count_big + mm_wt_count_small + mm_wt_count_deep; }
+extern const mm_wt_entry mm_wt_table_ring[];
+extern const int mm_wt_count_ring;
+extern const mm_wt_entry mm_wt_table_grid[];
+extern const int mm_wt_count_grid;
+static inline int mm_wt_count(void) {
+    return mm_wt_count_big + mm_wt_count_small + mm_wt_count_deep + mm_wt_count_ring + mm_wt_count_grid;
+}
 static inline const mm_wt_entry *mm_wt_at(int i) {
     if (i < mm_wt_count_big)
         return &mm_wt_table_big[i];
     i -= mm_wt_count_big;
-    return i < mm_wt_count_small ? &mm_wt_table_small[i] : &mm_wt_table_deep[i - mm_wt_count_small];
+    if (i < mm_wt_count_small)
+        return &mm_wt_table_small[i];
+    i -= mm_wt_count_small;
+    if (i < mm_wt_count_deep)
+        return &mm_wt_table_deep[i];
+    i -= mm_wt_count_deep;
+    return i < mm_wt_count_ring ? &mm_wt_table_ring[i] : &mm_wt_table_grid[i - mm_wt_count_ring];
 }
 /* The configuration v7 and v8 run at (an index into the list). */
 #define MM_WT_DEFAULT_CFG 0

@@ -8,7 +8,9 @@
  * 128x128 tiles, tiles smaller than 8192 outputs are skipped; split-K is tried only when the
  * tiles alone do not fill the SMs, with each slice at least two k-steps long and at most 8 blocks
  * per SM in all; cluster configurations (split-K through distributed shared memory) are tried at
- * splits 2 to 16, and at split 1 only when no configuration without the _c runs the same kernel. The caller stores the winner in a tuning table.
+ * splits 2 to 16, and at split 1 only when no configuration without the _c runs the same kernel;
+ * co-resident configurations (_g) likewise, and also at splits 24 and 32. The caller stores the
+ * winner in a tuning table.
  */
 #include <math.h>
 #include <string.h>
@@ -81,7 +83,7 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
     mm_reference_f64(p, b.A, b.B, b.bias, b.ref, 0);
 
     const long long tiles128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
-    const int splits[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 16};
+    const int splits[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 16, 24, 32}; /* above 16: the _g kind only */
     double best_t = -1;
     mm_choice win = {0, 1, 1};
     char name[96], why[256];
@@ -117,6 +119,8 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
         long long tiles = ((p->m + cfg->bm - 1) / cfg->bm) * ((p->n + cfg->bn - 1) / cfg->bn) * p->batch;
         for (int s : splits) {
             if (s > 1 && (tiles >= sms || p->k < 2LL * s * cfg->bk || tiles * s > 8LL * sms))
+                continue;
+            if (s > 16 && cfg->cluster != 2)
                 continue;
             if (cfg->cluster && s == 1 && has_twin(i)) /* split 1: the twin's kernel */
                 continue;

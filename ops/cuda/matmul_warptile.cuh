@@ -11,6 +11,13 @@
  *      so the next tile's first shared-memory reads overlap the current tile's last FMAs;
  *   3  as 2, with B copied by cp.async straight into the next stage (only A, which is transposed
  *      on the way, passes through registers): fewer registers and instructions per tile.
+ *   4  (name x) as 3 with a STAGES-deep cp.async ring for both operands: A by 16-byte copies too,
+ *      untransposed, each thread into its own slots of the ring stage; one tile before it is
+ *      computed, each thread moves its own copy (so no extra barrier) into one of two transposed
+ *      buffers sAt. STAGES-1 tiles of global loads in flight instead of pipeline 3's one: for
+ *      short k-slices (split-K on 128-row shapes), where one tile of lookahead leaves each k-step's
+ *      memory latency partly exposed. Layout: STAGES x { sB (BK, LDB), raw A (BM*BK) }, then
+ *      2 x sAt (BK, LDA).
  * The block's warps form a (BM/WM) x (BN/WN) grid; a warp's 32 threads form a TR x TC
  * grid (TR = WM/TM, TC = WN/TN) and each thread owns TM x TN outputs made of 4x4 pieces spaced
  * TR*4 rows and TC*4 columns apart. A warp's float4 reads of A then touch TR distinct, contiguous
@@ -30,6 +37,15 @@
  * same order whichever block reduces: deterministic), applies the epilogue once and writes C. No
  * workspace, no atomic counter, no second pass through L2, and the reduction runs on all the
  * tile's blocks at once instead of on the last one.
+ * Co-resident split-K (CLUSTER == 2, names ending in _g): the reduction of the cluster kind without
+ * a cluster. Each block writes its partial tile to the workspace, counts its arrival at the tile
+ * and waits until all split_k slices have arrived; then block r reduces the r-th share of the tile
+ * from the workspace (L2), in slice order, and writes C. A cluster must sit inside one GPC, and
+ * at the 128-row shapes the placement left some SMs without a block while others had three
+ * (Nsight Compute: sm__cycles_active.min 0, max 1.2x the mean); a plain grid is spread over all
+ * SMs. Waiting for other blocks is safe because the launch is cooperative (all blocks resident,
+ * else the launch is refused; mm_choice_check checks it first). The counter counts arrivals and
+ * departures; the last block to leave resets it for the next launch on the stream.
  */
 #ifndef TASC_MATMUL_WARPTILE_CUH
 #define TASC_MATMUL_WARPTILE_CUH
@@ -45,17 +61,23 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STA
           int PIPE_, int CLUSTER_ = 0>
 struct mm_wt_cfg {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
-    static constexpr int STAGES = PIPE_ != 0 ? 2 : STAGES_, KU = KU_, MINB = MINB_, PIPE = PIPE_;
-    static constexpr int CLUSTER = CLUSTER_; /* split-K reduced through the cluster's shared memory */
+    static constexpr int STAGES = (PIPE_ == 0 || PIPE_ == 4) ? STAGES_ : 2, KU = KU_, MINB = MINB_, PIPE = PIPE_;
+    static constexpr int CLUSTER = CLUSTER_; /* split-K kind: 0 last block, 1 cluster, 2 co-resident */
     static constexpr int WARPS_N = BN / WN;
     static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     static constexpr int TR = WM / TM, TC = WN / TN; /* thread grid inside a warp */
     static constexpr int SUBM = TM / 4, SUBN = TN / 4;
     static constexpr int LDA = BM + 4; /* sAt row stride: BM % 32 == 0 makes it 4 mod 32 */
     static constexpr int LDB = BN;
-    static constexpr int STAGE_FLOATS = BK * LDA + BK * LDB;
+    /* pipelines 0 .. 3: a stage is { sAt (BK, LDA), sB (BK, LDB) }; pipeline 4: { sB, raw A (BM*BK) }
+     * and the two transposed A buffers after the ring, at AT_OFF */
+    static constexpr int STAGE_FLOATS = PIPE_ == 4 ? BK * LDB + BM * BK : BK * LDA + BK * LDB;
+    static constexpr int B_OFF = PIPE_ == 4 ? 0 : BK * LDA;      /* sB inside a stage */
+    static constexpr int RAW_OFF = BK * LDB;                      /* raw A inside a stage (pipeline 4) */
+    static constexpr int AT_OFF = STAGES * STAGE_FLOATS;          /* pipeline 4: sAt[2] */
     static constexpr int LDR = BN + 4; /* row stride of the partial tile (cluster reduction) */
-    static constexpr int PIPE_FLOATS = STAGES * STAGE_FLOATS, RED_FLOATS = CLUSTER ? BM * LDR : 0;
+    static constexpr int PIPE_FLOATS = STAGES * STAGE_FLOATS + (PIPE_ == 4 ? 2 * BK * LDA : 0);
+    static constexpr int RED_FLOATS = CLUSTER == 1 ? BM * LDR : 0;
     static constexpr int SMEM_BYTES = (PIPE_FLOATS > RED_FLOATS ? PIPE_FLOATS : RED_FLOATS) * (int)sizeof(float);
     static constexpr int A_KV = BM * BK / THREADS; /* consecutive k of A per thread per tile */
     static constexpr int B_PER = BK * BN / THREADS; /* elements of B per thread per tile */
@@ -66,8 +88,9 @@ struct mm_wt_cfg {
     static_assert((BM * BK) % THREADS == 0 && A_KV >= 1 && BK % A_KV == 0, "A copies: whole rows");
     static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "B copies (4-byte): whole rows");
     static_assert(BK % (THREADS / (BN / 4)) == 0, "B copies (16-byte): whole rows");
-    static_assert(PIPE == 0 ? STAGES >= 2 : (PIPE >= 1 && PIPE <= 3), "pipeline kinds 0 .. 3");
-    static_assert(PIPE < 2 || (KU == BK && BK % 2 == 0), "pipelines 2 and 3 need the k loop fully unrolled");
+    static_assert(PIPE == 0 ? STAGES >= 2 : (PIPE >= 1 && PIPE <= 4), "pipeline kinds 0 .. 4");
+    static_assert(PIPE != 4 || (STAGES >= 3 && A_KV % 4 == 0), "pipeline 4: a ring of 3 or more, A in 16-byte pieces");
+    static_assert(PIPE < 2 || (KU == BK && BK % 2 == 0), "pipelines 2 .. 4 need the k loop fully unrolled");
 };
 
 /* acc += the tile in shared memory: sA = this thread's A fragment base in sAt, sB likewise. */
@@ -101,7 +124,7 @@ template <class CFG, bool SPLIT>
 __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args a) {
     constexpr int BM = CFG::BM, BN = CFG::BN, BK = CFG::BK, TM = CFG::TM, TN = CFG::TN;
     constexpr int STAGES = CFG::STAGES, THREADS = CFG::THREADS, LDA = CFG::LDA, LDB = CFG::LDB;
-    extern __shared__ __align__(16) float sm[]; /* STAGES x { sAt (BK, LDA), sB (BK, LDB) } */
+    extern __shared__ __align__(16) float sm[]; /* STAGES x { sAt (BK, LDA), sB (BK, LDB) } (pipeline 4: above) */
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int wm0 = (warp / CFG::WARPS_N) * CFG::WM, wn0 = (warp % CFG::WARPS_N) * CFG::WN;
@@ -151,9 +174,9 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
     const long long b_jstep = (long long)(vec_b ? B_RS4 : B_RS1) * a.N, b_tstep = (long long)BK * a.N;
     const int kfull = (ke - kb) / BK; /* tiles with all BK rows of k inside the slice */
     const int a_sts = a_k * LDA + a_m;              /* A element i goes to a_sts + i*LDA */
-    const int b_sts = BK * LDA + b_kr * LDB + b_c;  /* B row j of this thread goes to b_sts + j*rs*LDB */
-    const float *s_rd_a = sm + wm0 + tr * 4;           /* stage 0's A fragment base */
-    const float *s_rd_b = sm + BK * LDA + wn0 + tc * 4; /* stage 0's B fragment base */
+    const int b_sts = CFG::B_OFF + b_kr * LDB + b_c; /* B row j of this thread goes to b_sts + j*rs*LDB */
+    const float *s_rd_a = sm + (CFG::PIPE == 4 ? CFG::AT_OFF : 0) + wm0 + tr * 4; /* stage 0's A fragment base */
+    const float *s_rd_b = sm + CFG::B_OFF + wn0 + tc * 4;                          /* stage 0's B fragment base */
 
     /* cp.async of B (pipelines 0 and 3): shared address, bytes per copy (0 outside the matrix) */
     const int b_bytes = vec_b ? (b_left >= 4 ? 16 : (b_left > 0 ? 4 * b_left : 0)) : (b_left > 0 ? 4 : 0);
@@ -231,6 +254,99 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
             wstage = wstage == STAGES - 1 ? 0 : wstage + 1;
         }
         mm_cp_async_wait<0>();
+    } else if constexpr (CFG::PIPE == 4) {
+        /* cp.async ring of STAGES tiles (A untransposed: float4 q of this thread's A_KV values at
+         * raw[(q * THREADS + tid) * 4], conflict-free both ways), then each thread transposes its
+         * own copy into sAt[(kt+1) & 1] during tile kt's last k-step, after waiting for its own
+         * copies: everyone's copies and transposes are published by the one barrier per tile. */
+        constexpr int S = STAGES, AQ = A_KV / 4;
+        const bool a_vec = a.vec_a;
+        const unsigned a_raw = s_base + 4u * (CFG::RAW_OFF + 4 * tid);
+        auto issue = [&](int kt) { /* tile kt into ring stage kt % S; one commit group per call */
+            if (kt < ktiles) {
+                const int stage = kt % S;
+                const unsigned so = (unsigned)(stage * CFG::STAGE_FLOATS * 4);
+                const int klim = kt < kfull ? BK : ke - kb - kt * BK;
+                if (a_vec) {
+#pragma unroll
+                    for (int q = 0; q < AQ; q++) {
+                        const int left = klim - (a_k + 4 * q);
+                        mm_cp_async16_u(a_raw + so + 16u * q * THREADS, a_cur + 4 * q,
+                                        a_row_ok ? (left >= 4 ? 16 : (left > 0 ? 4 * left : 0)) : 0);
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < A_KV; i++)
+                        mm_cp_async4_u(a_raw + so + 16u * (i / 4) * THREADS + 4u * (i % 4), a_cur + i,
+                                       (a_row_ok && a_k + i < klim) ? 4 : 0);
+                }
+                copy_b(stage, kt);
+                a_cur += BK;
+                b_cur += b_tstep;
+            }
+            mm_cp_async_commit(); /* empty groups keep the count uniform */
+        };
+        auto transpose = [&](int kt) { /* this thread's raw A of tile kt -> sAt[kt & 1] */
+            const float *raw = sm + (kt % S) * CFG::STAGE_FLOATS + CFG::RAW_OFF + 4 * tid;
+            float *dst = sm + CFG::AT_OFF + (kt & 1) * BK * LDA + a_sts;
+#pragma unroll
+            for (int q = 0; q < AQ; q++) {
+                const float4 v = *reinterpret_cast<const float4 *>(raw + 4 * q * THREADS);
+                dst[(4 * q) * LDA] = v.x;
+                dst[(4 * q + 1) * LDA] = v.y;
+                dst[(4 * q + 2) * LDA] = v.z;
+                dst[(4 * q + 3) * LDA] = v.w;
+            }
+        };
+        float fa[2][TM], fb[2][TN];
+        auto load_frag = [&](float(&xa)[TM], float(&xb)[TN], const float *sA, const float *sB) {
+#pragma unroll
+            for (int i = 0; i < CFG::SUBM; i++) {
+                float4 v = *reinterpret_cast<const float4 *>(&sA[i * CFG::TR * 4]);
+                xa[i * 4 + 0] = v.x; xa[i * 4 + 1] = v.y; xa[i * 4 + 2] = v.z; xa[i * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int j = 0; j < CFG::SUBN; j++) {
+                float4 v = *reinterpret_cast<const float4 *>(&sB[j * CFG::TC * 4]);
+                xb[j * 4 + 0] = v.x; xb[j * 4 + 1] = v.y; xb[j * 4 + 2] = v.z; xb[j * 4 + 3] = v.w;
+            }
+        };
+#pragma unroll
+        for (int t = 0; t < S - 1; t++)
+            issue(t);
+        mm_cp_async_wait<S - 2>(); /* tile 0: this thread's copies */
+        if (ktiles > 0)
+            transpose(0);
+        __syncthreads();
+        load_frag(fa[0], fb[0], s_rd_a, s_rd_b);
+        for (int kt = 0; kt < ktiles; kt++) {
+            const bool next = kt + 1 < ktiles;
+            /* into stage (kt - 1) % S: its last reads (tile kt-1's fragments, this thread's
+             * transpose of it) came before the previous tile's barrier */
+            issue(kt + S - 1);
+            const float *ra = s_rd_a + (kt & 1) * BK * LDA, *rb = s_rd_b + (kt % S) * CFG::STAGE_FLOATS;
+            const float *na = s_rd_a + ((kt + 1) & 1) * BK * LDA, *nb = s_rd_b + ((kt + 1) % S) * CFG::STAGE_FLOATS;
+#pragma unroll
+            for (int k = 0; k < BK; k++) {
+                if (k == BK - 1) {
+                    if (next) {
+                        mm_cp_async_wait<S - 2>(); /* tile kt+1: this thread's copies */
+                        transpose(kt + 1);         /* sAt[(kt+1)&1]: last read before tile kt-1's barrier */
+                    }
+                    __syncthreads();
+                    if (next)
+                        load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], na, nb);
+                } else {
+                    load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], ra + (k + 1) * LDA, rb + (k + 1) * LDB);
+                }
+#pragma unroll
+                for (int i = 0; i < TM; i++)
+#pragma unroll
+                    for (int j = 0; j < TN; j++)
+                        acc[i][j] = fmaf(fa[k & 1][i], fb[k & 1][j], acc[i][j]);
+            }
+        }
+        mm_cp_async_wait<0>(); /* only empty groups remain; the shared memory may be reused */
     } else {
         /* register-staged double buffer (pipeline 3: only A; B goes by cp.async, waited for just
          * before the barrier) */
@@ -367,7 +483,7 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         return;
     }
 
-    if constexpr (CFG::CLUSTER != 0) {
+    if constexpr (CFG::CLUSTER == 1) {
         /* cluster split-K: partial tile into this block's shared memory, reduced over the cluster */
         namespace cg = cooperative_groups;
         cg::cluster_group cl = cg::this_cluster();
@@ -381,30 +497,58 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
                     make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
         cl.sync(); /* all partials of the tile written (release/acquire across the cluster) */
         const int ns = a.split_k; /* == cluster size == gridDim.y; this block's rank is split */
-        for (int q = split * THREADS + tid; q < BM * BN4; q += ns * THREADS) {
+        const int stride = ns * THREADS;
+        /* Up to 16 slices' loads are issued before the first add (one remote latency, not one per
+         * slice): two outputs per round for up to 8 slices, one for 9 to 16. Rows and columns
+         * outside C are read (inside the partial tile) but never stored. The adds run in slice
+         * order from 0.0f, as in the workspace path: the same bits. */
+        auto part = [&](int sp, int q) {
+            return *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, sp) + (q / BN4) * LDR + (q % BN4) * 4);
+        };
+        auto put = [&](int q, const float4 *v, int n) {
             const int r = q / BN4, c = (q % BN4) * 4;
             if (m0 + r >= a.M || n0 + c >= a.N)
-                continue;
-            float4 s4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* as the workspace path: same bits */
-            for (int sp0 = 0; sp0 < ns; sp0 += 8) {
-                float4 v[8]; /* 8 slices' loads issued before the first add: one latency, not 8 */
+                return;
+            float4 s4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-                for (int u = 0; u < 8; u++)
-                    if (sp0 + u < ns)
-                        v[u] = *reinterpret_cast<const float4 *>(cl.map_shared_rank(sm, sp0 + u) + r * LDR + c);
-#pragma unroll
-                for (int u = 0; u < 8; u++)
-                    if (sp0 + u < ns) {
-                        s4.x += v[u].x; s4.y += v[u].y; s4.z += v[u].z; s4.w += v[u].w;
-                    }
-            }
+            for (int u = 0; u < 16; u++)
+                if (u < n) {
+                    s4.x += v[u].x; s4.y += v[u].y; s4.z += v[u].z; s4.w += v[u].w;
+                }
             mm_store4(C, a, m0 + r, n0 + c, s4.x, s4.y, s4.z, s4.w);
+        };
+        if (ns <= 8) {
+            for (int q = split * THREADS + tid; q < BM * BN4; q += 2 * stride) {
+                const int q2 = q + stride;
+                const bool two = q2 < BM * BN4;
+                float4 v[16];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (u < ns) {
+                        v[u] = part(u, q);
+                        if (two)
+                            v[8 + u] = part(u, q2);
+                    }
+                put(q, v, ns);
+                if (two)
+                    put(q2, v + 8, ns);
+            }
+        } else {
+            for (int q = split * THREADS + tid; q < BM * BN4; q += stride) {
+                float4 v[16];
+#pragma unroll
+                for (int u = 0; u < 16; u++)
+                    if (u < ns)
+                        v[u] = part(u, q);
+                put(q, v, ns);
+            }
         }
         cl.sync(); /* no block leaves while others still read its shared memory */
         return;
     }
 
-    /* split-K: raw partial tile into the workspace, then the last block of the tile reduces */
+    /* split-K: raw partial tile into the workspace, then the last block of the tile reduces (kind
+     * 0) or every block of the tile reduces its share (kind 2) */
     const long long b = (long long)blockIdx.z + a.batch0;
     const long long mn = (long long)a.M * a.N;
     float *ws_b = a.ws + b * a.split_k * mn; /* (split_k, M, N) of this batch item */
@@ -429,6 +573,53 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
                         __stcg(p + c, acc[i][j4 * 4 + c]);
             }
         }
+    }
+    if constexpr (CFG::CLUSTER == 2) {
+        const int ns = a.split_k;
+        int *counter = a.counters + b * ((long long)tiles_m * tiles_n) + pid;
+        __threadfence(); /* this thread's partials visible device-wide before the arrival is counted */
+        __syncthreads();
+        if (tid == 0) {
+            atomicAdd(counter, 1);
+            while (*reinterpret_cast<volatile int *>(counter) < ns) /* all slices arrived (departures only add) */
+                __nanosleep(64);
+        }
+        __syncthreads();
+        __threadfence();
+        constexpr int BN4 = BN / 4;
+        for (int q = split * THREADS + tid; q < BM * BN4; q += ns * THREADS) {
+            const int row = m0 + q / BN4, col = n0 + (q % BN4) * 4;
+            if (row >= a.M || col >= a.N)
+                continue;
+            const float *p = ws_b + (long long)row * a.N + col;
+            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f; /* slice order from 0.0f: the same bits as kinds 0, 1 */
+            if (vec && col + 3 < a.N) {
+                for (int sp0 = 0; sp0 < ns; sp0 += 16) { /* 16 loads in flight */
+                    float4 v[16];
+#pragma unroll
+                    for (int u = 0; u < 16; u++)
+                        if (sp0 + u < ns)
+                            v[u] = __ldcg(reinterpret_cast<const float4 *>(p + (sp0 + u) * mn));
+#pragma unroll
+                    for (int u = 0; u < 16; u++)
+                        if (sp0 + u < ns) {
+                            s0 += v[u].x; s1 += v[u].y; s2 += v[u].z; s3 += v[u].w;
+                        }
+                }
+            } else {
+                for (int sp = 0; sp < ns; sp++) {
+                    if (col < a.N) s0 += __ldcg(p + sp * mn);
+                    if (col + 1 < a.N) s1 += __ldcg(p + sp * mn + 1);
+                    if (col + 2 < a.N) s2 += __ldcg(p + sp * mn + 2);
+                    if (col + 3 < a.N) s3 += __ldcg(p + sp * mn + 3);
+                }
+            }
+            mm_store4(C, a, row, col, s0, s1, s2, s3);
+        }
+        __syncthreads(); /* this block's reads are done */
+        if (tid == 0 && atomicAdd(counter, 1) == 2 * ns - 1)
+            *counter = 0; /* the last to leave: every block is past its wait */
+        return;
     }
     __shared__ int s_last;
     __threadfence(); /* partials visible device-wide before the arrival is counted */
@@ -495,17 +686,27 @@ static void mm_wt_attrs(void) {
                                     mm_attr_carveout));
     CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                     mm_attr_carveout));
-    if (CFG::CLUSTER)
+    if (CFG::CLUSTER == 1)
         CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     attr_gen = mm_attr_gen;
 }
 
-/* Clusters of size blocks (1, size, 1) of a cluster configuration that fit on the device at once
- * (cudaOccupancyMaxActiveClusters; 0: a launch would fail), cached per size; 1 otherwise. */
+/* Groups of size blocks (one tile's k-slices) that can be resident at once: for a cluster
+ * configuration, clusters of (1, size, 1) blocks (cudaOccupancyMaxActiveClusters; 0: a launch would
+ * fail), cached per size; for a co-resident one (_g), resident blocks / size; 1 otherwise. */
 template <class CFG>
 static int mm_wt_max_clusters(int size) {
     static int known[17]; /* 0: not asked yet, else the answer + 1 */
-    if (!CFG::CLUSTER || size <= 1)
+    if (CFG::CLUSTER == 2 && size > 1) {
+        static int per_sm = -1;
+        if (per_sm < 0) {
+            mm_wt_attrs<CFG>();
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mm_wt_kernel<CFG, true>, CFG::THREADS,
+                                                                     CFG::SMEM_BYTES));
+        }
+        return per_sm * mm_device()->sm_count / size;
+    }
+    if (CFG::CLUSTER != 1 || size <= 1)
         return 1;
     if (size > 16)
         return 0;
@@ -533,20 +734,32 @@ static int mm_wt_max_clusters(int size) {
 }
 
 /* Launcher of one configuration: grid (tiles, split_k, batch items); a cluster configuration with
- * split_k > 1 launches clusters of (1, split_k, 1) blocks. */
+ * split_k > 1 launches clusters of (1, split_k, 1) blocks, a co-resident one a cooperative grid. */
 template <class CFG>
 static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
     mm_wt_attrs<CFG>();
     long long tiles = (long long)((a.M + CFG::BM - 1) / CFG::BM) * ((a.N + CFG::BN - 1) / CFG::BN);
     mm_batch_chunks(a, batch, [&](const mm_args &c, unsigned items) {
         dim3 grid((unsigned)tiles, (unsigned)a.split_k, items);
-        if (a.split_k > 1 && CFG::CLUSTER) {
+        if (a.split_k > 1 && CFG::CLUSTER == 1) {
             cudaLaunchConfig_t lc = {};
             cudaLaunchAttribute at[1];
             at[0].id = cudaLaunchAttributeClusterDimension;
             at[0].val.clusterDim.x = 1;
             at[0].val.clusterDim.y = (unsigned)a.split_k;
             at[0].val.clusterDim.z = 1;
+            lc.gridDim = grid;
+            lc.blockDim = dim3(CFG::THREADS);
+            lc.dynamicSmemBytes = CFG::SMEM_BYTES;
+            lc.stream = s;
+            lc.attrs = at;
+            lc.numAttrs = 1;
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, mm_wt_kernel<CFG, true>, c));
+        } else if (a.split_k > 1 && CFG::CLUSTER == 2) {
+            cudaLaunchConfig_t lc = {};
+            cudaLaunchAttribute at[1];
+            at[0].id = cudaLaunchAttributeCooperative; /* every block resident: the waits cannot hang */
+            at[0].val.cooperative = 1;
             lc.gridDim = grid;
             lc.blockDim = dim3(CFG::THREADS);
             lc.dynamicSmemBytes = CFG::SMEM_BYTES;
