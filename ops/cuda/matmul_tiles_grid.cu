@@ -30,5 +30,8 @@ const mm_wt_entry mm_wt_table_grid[] = {
     MM_WTX(32, 64, 16, 16, 32, 4, 4, 2, 16, 4, 3, 2),   /* 128 threads, 4x4 per thread */
     MM_WTX(32, 64, 32, 16, 32, 4, 4, 2, 32, 4, 3, 2),
     MM_WTX(64, 128, 16, 32, 64, 8, 8, 4, 16, 3, 4, 2),  /* pipeline x, 4 stages */
+    MM_WTX(128, 64, 16, 64, 32, 8, 8, 2, 16, 4, 3, 2),  /* 128 threads, 8x8, 128 rows: B read once at m = 128 */
+    MM_WTX(128, 64, 32, 64, 32, 8, 8, 2, 32, 3, 3, 2),
+    MM_WTX(64, 64, 32, 64, 16, 8, 4, 2, 32, 4, 3, 2),   /* cuBLAS's small-m block, k-step 32 */
 };
 const int mm_wt_count_grid = (int)(sizeof mm_wt_table_grid / sizeof mm_wt_table_grid[0]);

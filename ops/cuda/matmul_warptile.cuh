@@ -582,19 +582,17 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         if (tid == 0) {
             atomicAdd(counter, 1);
             while (*reinterpret_cast<volatile int *>(counter) < ns) /* all slices arrived (departures only add) */
-                __nanosleep(64);
+                ;
         }
         __syncthreads();
         __threadfence();
-        constexpr int BN4 = BN / 4;
-        for (int q = split * THREADS + tid; q < BM * BN4; q += ns * THREADS) {
-            const int row = m0 + q / BN4, col = n0 + (q % BN4) * 4;
-            if (row >= a.M || col >= a.N)
-                continue;
+        constexpr int BN4 = BN / 4, SM_F4 = CFG::SMEM_BYTES / 16;
+        const int stride = ns * THREADS;
+        auto sum_global = [&](int row, int col) { /* from L2, up to 16 loads in flight */
             const float *p = ws_b + (long long)row * a.N + col;
             float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f; /* slice order from 0.0f: the same bits as kinds 0, 1 */
             if (vec && col + 3 < a.N) {
-                for (int sp0 = 0; sp0 < ns; sp0 += 16) { /* 16 loads in flight */
+                for (int sp0 = 0; sp0 < ns; sp0 += 16) {
                     float4 v[16];
 #pragma unroll
                     for (int u = 0; u < 16; u++)
@@ -615,6 +613,48 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
                 }
             }
             mm_store4(C, a, row, col, s0, s1, s2, s3);
+        };
+        if (vec && stride <= SM_F4) {
+            /* all of a round's partials in flight at once, by cp.async into this thread's own slots of
+             * the (now idle) pipeline shared memory, float4 (j * ns + u) * THREADS + tid for its j-th
+             * output and slice u: no registers held, no barrier (each thread reads its own copies) */
+            const int per_round = SM_F4 / stride;
+            const unsigned slot0 = s_base + 16u * tid;
+            for (int q = split * THREADS + tid; q < BM * BN4;) {
+                int j = 0;
+                for (int qj = q; j < per_round && qj < BM * BN4; j++, qj += stride) {
+                    const int row = m0 + qj / BN4, col = n0 + (qj % BN4) * 4;
+                    if (row < a.M && col + 3 < a.N) {
+                        const float *p = ws_b + (long long)row * a.N + col;
+                        for (int u = 0; u < ns; u++)
+                            mm_cp_async16_u(slot0 + 16u * (unsigned)((j * ns + u) * THREADS), p + u * mn, 16);
+                    }
+                }
+                mm_cp_async_commit();
+                mm_cp_async_wait<0>();
+                for (int jj = 0; jj < j; jj++, q += stride) {
+                    const int row = m0 + q / BN4, col = n0 + (q % BN4) * 4;
+                    if (row >= a.M || col >= a.N)
+                        continue;
+                    if (col + 3 >= a.N) { /* the ragged right edge: from L2 */
+                        sum_global(row, col);
+                        continue;
+                    }
+                    const float4 *sv = reinterpret_cast<const float4 *>(sm) + jj * ns * THREADS + tid;
+                    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                    for (int u = 0; u < ns; u++) {
+                        const float4 v = sv[u * THREADS];
+                        s0 += v.x; s1 += v.y; s2 += v.z; s3 += v.w;
+                    }
+                    mm_store4(C, a, row, col, s0, s1, s2, s3);
+                }
+            }
+        } else {
+            for (int q = split * THREADS + tid; q < BM * BN4; q += stride) {
+                const int row = m0 + q / BN4, col = n0 + (q % BN4) * 4;
+                if (row < a.M && col < a.N)
+                    sum_global(row, col);
+            }
         }
         __syncthreads(); /* this block's reads are done */
         if (tid == 0 && atomicAdd(counter, 1) == 2 * ns - 1)
