@@ -427,6 +427,60 @@ static void test_ring_same_bits(void) {
     printf("pipeline x gives pipeline h's bits: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
+/* the co-resident kind (a cooperative launch) inside a captured CUDA graph, as the model runtime
+ * captures its runs: the graph gives the direct launch's bits, replayed twice (counters reset) */
+static void test_coresident_graph(void) {
+    int32_t co = mm_config_find("64x64x16_w64x16_t8x4_h2_u16_b4_g");
+    CHECK(co >= 0);
+    if (co < 0)
+        return;
+    mm_problem p;
+    mm_problem_init(&p, 128, 768, 3072, 1);
+    p.has_bias = 1;
+    p.act = MM_ACT_RELU;
+    mm_choice ch = {co, 11, 8};
+    char err[256] = "";
+    CHECK_EQ_INT(mm_choice_check(&p, &ch, err, sizeof err), 0);
+    const size_t na = (size_t)(p.m * p.k), nb = (size_t)(p.k * p.n), nc = (size_t)(p.m * p.n);
+    float *A, *B, *bias, *C;
+    CUDA_CHECK(cudaMalloc((void **)&A, na * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&B, nb * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&bias, (size_t)p.n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&C, nc * sizeof(float)));
+    mm_fill_normal(A, (int64_t)na, 800, 0);
+    mm_fill_normal(B, (int64_t)nb, 801, 0);
+    mm_fill_normal(bias, p.n, 802, 0);
+    float *h1 = malloc(nc * sizeof(float)), *h2 = malloc(nc * sizeof(float));
+    CHECK_EQ_INT(mm_run_choice(&p, &ch, A, B, bias, C, 0, err, sizeof err), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(h1, C, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaStream_t st;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CUDA_CHECK(cudaStreamCreate(&st));
+    CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    CHECK_EQ_INT(mm_run_choice(&p, &ch, A, B, bias, C, st, err, sizeof err), 0);
+    CUDA_CHECK(cudaStreamEndCapture(st, &g));
+    CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    for (int r = 0; r < 2; r++) {
+        CUDA_CHECK(cudaMemsetAsync(C, 0xff, nc * sizeof(float), st)); /* NaN */
+        CUDA_CHECK(cudaGraphLaunch(ge, st));
+        CUDA_CHECK(cudaStreamSynchronize(st));
+        CUDA_CHECK(cudaMemcpy(h2, C, nc * sizeof(float), cudaMemcpyDeviceToHost));
+        CHECK(memcmp(h1, h2, nc * sizeof(float)) == 0);
+    }
+    printf("co-resident split-K in a CUDA graph: %s\n", memcmp(h1, h2, nc * sizeof(float)) == 0 ? "ok" : "FAILED");
+    CUDA_CHECK(cudaGraphExecDestroy(ge));
+    CUDA_CHECK(cudaGraphDestroy(g));
+    CUDA_CHECK(cudaStreamDestroy(st));
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(bias));
+    CUDA_CHECK(cudaFree(C));
+    free(h1);
+    free(h2);
+}
+
 static void test_run_api(const char *dir) {
     /* a tuning table entry is what mm_run uses */
     char path[512], err[256], name[96];
@@ -551,6 +605,7 @@ int main(void) {
     test_configs();
     test_split_deterministic();
     test_ring_same_bits();
+    test_coresident_graph();
     test_run_api(dir);
     test_bias_act();
     char sub[600];

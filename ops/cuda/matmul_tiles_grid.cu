@@ -33,5 +33,7 @@ const mm_wt_entry mm_wt_table_grid[] = {
     MM_WTX(128, 64, 16, 64, 32, 8, 8, 2, 16, 4, 3, 2),  /* 128 threads, 8x8, 128 rows: B read once at m = 128 */
     MM_WTX(128, 64, 32, 64, 32, 8, 8, 2, 32, 3, 3, 2),
     MM_WTX(64, 64, 32, 64, 16, 8, 4, 2, 32, 4, 3, 2),   /* cuBLAS's small-m block, k-step 32 */
+    MM_WTX(64, 64, 16, 64, 16, 8, 4, 2, 16, 3, 3, 2),   /* the same under a 168-register cap (no spills; */
+    MM_WTX(64, 64, 32, 64, 16, 8, 4, 2, 32, 3, 3, 2),   /* 3 blocks per SM: splits up to 4 at 96 tiles) */
 };
 const int mm_wt_count_grid = (int)(sizeof mm_wt_table_grid / sizeof mm_wt_table_grid[0]);
