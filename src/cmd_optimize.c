@@ -41,7 +41,8 @@ static void opt_usage(void) {
     search_opts d;
     search_opts_default(&d);
     printf("usage: tasc optimize MODEL [--rules FILE|none] --out OUT [--alpha A] [--budget B] [--time-limit S]\n"
-           "                          [--cost analytic|measured] [--no-check] [--seeds N] [--tol T]\n"
+           "                          [--cost analytic|measured] [--cost-set NAME=V ...] [--no-check]\n"
+           "                          [--seeds N] [--tol T]\n"
            "                          [--dot FILE] [--quiet] [ONNX options]\n"
            "\n"
            "Optimize MODEL with the substitution rules in FILE (default: the shipped, Z3-verified set\n"
@@ -70,6 +71,8 @@ static void opt_usage(void) {
            "  --cost MODEL       analytic: FLOPs and bytes on the H100 roofline (default); measured:\n"
            "                     each node timed on this machine's GPU (CUDA builds), cached in\n"
            "                     TASC_COST_CACHE (default ~/.cache/tasc/cost_measured.txt)\n"
+           "  --cost-set NAME=V  a constant of the analytic model (repeatable; `tasc cost --help`\n"
+           "                     lists them and their defaults, `tasc cost fit` fits them)\n"
            "  --no-check         skip the numerical check\n"
            "  --seeds N          seeds of the check, 1..100 (default %d)\n"
            "  --tol T            largest relative L2 error accepted (default %g)\n"
@@ -203,6 +206,8 @@ int cmd_optimize(int argc, char **argv) {
     double tol = OPT_DEFAULT_TOL;
     cmd_model_opts mo;
     memset(&mo, 0, sizeof mo);
+    cost_analytic_config acfg;
+    cost_analytic_defaults(&acfg);
     for (int i = 1; i < argc; i++) {
         if ((r = cmd_model_opt("optimize", argc, argv, &i, &mo)) != 0) {
             if (r < 0)
@@ -251,6 +256,14 @@ int cmd_optimize(int argc, char **argv) {
                 return TASC_EXIT_USAGE;
             }
             cost_name = val;
+        } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--cost-set", &val)) != 0) {
+            char why[512];
+            if (r < 0)
+                return TASC_EXIT_USAGE;
+            if (cost_analytic_set(&acfg, val, why, sizeof why) < 0) {
+                cmd_error("optimize", "--cost-set: %s", why);
+                return TASC_EXIT_USAGE;
+            }
         } else if ((r = cmd_opt_value("optimize", argc, argv, &i, "--seeds", &val)) != 0) {
             if (r < 0 || cmd_parse_i64("optimize", "--seeds", val, 1, 100, &seeds) < 0)
                 return TASC_EXIT_USAGE;
@@ -310,7 +323,7 @@ int cmd_optimize(int argc, char **argv) {
         goto done;
 #endif
     } else {
-        cm = cost_analytic_new(NULL);
+        cm = cost_analytic_new(&acfg);
     }
     g = cmd_load_model_opts("optimize", model, &mo);
     if (!g)

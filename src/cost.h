@@ -49,12 +49,25 @@ const char *cost_model_name(const cost_model *m);
  *  - every other op: one block per block_elems elements of its largest tensor,
  *    eff = min(1, blocks / SMs).
  * reshape costs 0 (the runtime aliases its input: no kernel). Merging small ops pays because
- * their eff grows and one launch replaces several. */
+ * their eff grows and one launch replaces several.
+ *
+ * Calibration constants refine it: conv_eff and matmul_eff, the fraction of the peak a
+ * convolution (cuDNN or the GEMM path) or a matmul (our kernels) reaches on the SMs it keeps busy;
+ * conv_min_us and matmul_min_us, their own least time (in place of min_us); and mem_eff, the
+ * bandwidth a memory-bound kernel sees as a multiple of bandwidth (above 1 when batch-1
+ * activations stay in the 50 MB L2). With launch_us and min_us they are fitted to node times
+ * measured on the GPU (`tasc cost fit`, bench/cost/README.md). */
 typedef struct {
     double peak_flops;       /* FLOP/s */
     double bandwidth;        /* bytes/s */
     double launch_us;        /* per kernel */
     double min_us;           /* least time of a kernel's work */
+    double conv_min_us;      /* the same for a conv2d */
+    double matmul_min_us;    /* the same for a matmul */
+    double conv_eff;         /* (0, 1]: fraction of peak_flops a conv2d reaches */
+    double matmul_eff;       /* (0, 1]: fraction of peak_flops a matmul reaches */
+    double mem_eff;          /* bandwidth a memory-bound kernel sees, as a multiple of bandwidth: below
+                              * 1 for HBM, above 1 where the data stays in L2 between kernels */
     int32_t sms;             /* streaming multiprocessors */
     int32_t tile;            /* GEMM output tile edge */
     int32_t ksplit_min;      /* smallest K slice of a split-K GEMM */
@@ -62,6 +75,13 @@ typedef struct {
 } cost_analytic_config;
 
 void cost_analytic_defaults(cost_analytic_config *c);
+/* The constants by name, for command lines: "launch_us=1.5". Names: peak_tflops (TFLOP/s),
+ * bandwidth_tbs (TB/s), launch_us, min_us, conv_min_us, matmul_min_us, conv_eff, matmul_eff,
+ * mem_eff, sms, tile, ksplit_min, block_elems. 0, or -1 with a message (unknown name, malformed or out-of-range value). */
+int cost_analytic_set(cost_analytic_config *c, const char *assignment, char *err, size_t errlen);
+/* Number of named constants, and the i-th one's name and current value (in the units above). */
+int32_t cost_analytic_n_params(void);
+const char *cost_analytic_param(const cost_analytic_config *c, int32_t i, double *value);
 /* The analytic model; cfg NULL: the defaults. Caller owns. */
 cost_model *cost_analytic_new(const cost_analytic_config *cfg);
 
@@ -82,5 +102,40 @@ int cost_graph(cost_model *m, const graph *g, double *us, uint8_t *wo, char *err
 
 /* How many node answers the model computed (memo misses) and looked up (hits). */
 void cost_model_stats(const cost_model *m, int64_t *computed, int64_t *reused);
+
+/* A node configuration as text, "OP p1=v1,p2=v2 (shape);(shape)": every parameter the op declares,
+ * by name (float values %.9g, enums by name, the list as [a,b]), then the input shapes. This is
+ * the key of the measured model's cache file (ops/cuda/rt_cost.h). 0, or -1 when buf is too small. */
+int cost_key_text(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in, char *buf, size_t len);
+/* The inverse: parameters not in the text keep the op's defaults, every value is checked against
+ * the op's domain and the shapes by the op's shape inference (out, n_out receive the results).
+ * 0, or -1 with a one-line message naming what is wrong. */
+int cost_key_parse(const char *text, ops_type *op, ops_params *p, int32_t *n_in, ops_shape *in, int32_t *n_out,
+                   ops_shape *out, char *err, size_t errlen);
+
+/* Calibration: node configurations with their measured times (`tasc cost`). Nodes with more
+ * inputs than COST_SAMPLE_MAX_IN (wide concats) are not samples. */
+#define COST_SAMPLE_MAX_IN 4
+typedef struct {
+    ops_type op;
+    ops_params p;
+    int32_t n_in, n_out;
+    ops_shape in[COST_SAMPLE_MAX_IN], out[OPS_MAX_OUTPUTS];
+    double us; /* measured */
+} cost_sample;
+/* The analytic model's prediction of each sample into pred (may be NULL) and the mean over the
+ * samples of log(predicted / measured)^2 (both floored at 0.05 us, so aliases costing 0 count as
+ * small, not infinitely off) into *err2. 0, or -1 with a message from the model. */
+int cost_analytic_error(const cost_analytic_config *c, const cost_sample *s, int32_t n, double *pred, double *err2,
+                        char *err, size_t errlen);
+/* Fits the calibration constants of c (launch_us, min_us, conv_min_us, matmul_min_us, conv_eff,
+ * matmul_eff, mem_eff; the roofline and the tiling stay) to the samples, minimising
+ * cost_analytic_error: rounds of Nelder-Mead from c's values within bounds (times 0..10 us, the
+ * GEMM floors 0..100 us, the efficiencies 0.02..1, mem_eff 0.02..8) then a golden-section line
+ * search along each constant, values rounded to 4 significant digits, while a round still
+ * improves. Deterministic. progress (may be
+ * NULL) is called after each round. 0, or -1 with a message. */
+int cost_analytic_fit(cost_analytic_config *c, const cost_sample *s, int32_t n,
+                      void (*progress)(int sweep, double err2, void *arg), void *arg, char *err, size_t errlen);
 
 #endif

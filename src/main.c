@@ -28,6 +28,7 @@ static const command commands[] = {
     {"axioms",  cmd_axioms,  "the verifier's operator axioms: check against the CPU reference, list"},
     {"rules",   cmd_rules,   "rule sets: export to the Tensat/egg S-expression format"},
     {"optimize", cmd_optimize, "optimize a model with a rule set (cost-based backtracking search)"},
+    {"cost",    cmd_cost,    "the analytic cost model against GPU-measured node times: compare, fit"},
     {"bench",   cmd_bench,   "GPU latency of a model and its optimized version"},
     {"kernels", cmd_kernels, "GPU matmul kernels: bench, tune, list"},
 };

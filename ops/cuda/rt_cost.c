@@ -16,6 +16,7 @@
 
 #include <uthash.h>
 
+#include "cost.h"
 #include "graph.h"
 #include "rt.h"
 #include "rt_cost.h"
@@ -116,77 +117,8 @@ const char *rt_cost_default_path(char *buf, size_t len) {
 
 /* --- keys ----------------------------------------------------------------------------------- */
 
-/* Appends to buf at *at; -1 when it does not fit. */
-static int rt_cost_cat(char *buf, size_t len, size_t *at, const char *fmt, long long a) {
-    int n = snprintf(buf + *at, len - *at, fmt, a);
-    if (n < 0 || (size_t)n >= len - *at)
-        return -1;
-    *at += (size_t)n;
-    return 0;
-}
-
-static int rt_cost_cats(char *buf, size_t len, size_t *at, const char *s) {
-    size_t n = strlen(s);
-    if (n + 1 > len - *at)
-        return -1;
-    memcpy(buf + *at, s, n + 1);
-    *at += n;
-    return 0;
-}
-
 int rt_cost_key(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in, char *buf, size_t len) {
-    size_t at = 0;
-    if (!len || op < 0 || op >= OP_COUNT)
-        return -1;
-    buf[0] = '\0';
-    const ops_desc *d = &ops_table[op];
-    if (rt_cost_cats(buf, len, &at, d->name) < 0)
-        return -1;
-    for (int32_t i = 0; i < d->n_params; i++) {
-        ops_param_key k = d->params[i].key;
-        if (rt_cost_cats(buf, len, &at, i ? "," : " ") < 0 || rt_cost_cats(buf, len, &at, ops_param_table[k].name) < 0 ||
-            rt_cost_cats(buf, len, &at, "=") < 0)
-            return -1;
-        switch (ops_param_table[k].kind) {
-        case OPS_PK_INT:
-            if (rt_cost_cat(buf, len, &at, "%lld", (long long)p->v[k]) < 0)
-                return -1;
-            break;
-        case OPS_PK_FLOAT: {
-            char f[48];
-            snprintf(f, sizeof f, "%.9g", (double)ops_p2f(p->v[k]));
-            if (rt_cost_cats(buf, len, &at, f) < 0)
-                return -1;
-            break;
-        }
-        case OPS_PK_ACT:
-            if (rt_cost_cats(buf, len, &at,
-                             p->v[k] >= 0 && p->v[k] < OPS_ACT_COUNT ? ops_act_names[p->v[k]] : "?") < 0)
-                return -1;
-            break;
-        case OPS_PK_PADMODE:
-            if (rt_cost_cats(buf, len, &at,
-                             p->v[k] >= 0 && p->v[k] < OPS_PAD_COUNT ? ops_padmode_names[p->v[k]] : "?") < 0)
-                return -1;
-            break;
-        case OPS_PK_LIST:
-            if (rt_cost_cats(buf, len, &at, "[") < 0)
-                return -1;
-            for (int32_t j = 0; j < p->n_list; j++)
-                if (rt_cost_cat(buf, len, &at, j ? ",%lld" : "%lld", (long long)p->list[j]) < 0)
-                    return -1;
-            if (rt_cost_cats(buf, len, &at, "]") < 0)
-                return -1;
-            break;
-        }
-    }
-    for (int32_t i = 0; i < n_in; i++) {
-        char sh[160];
-        if (rt_cost_cats(buf, len, &at, i ? ";" : " ") < 0 ||
-            rt_cost_cats(buf, len, &at, ops_shape_str(&in[i], sh, sizeof sh)) < 0)
-            return -1;
-    }
-    return 0;
+    return cost_key_text(op, p, n_in, in, buf, len);
 }
 
 /* --- files ---------------------------------------------------------------------------------- */
