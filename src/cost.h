@@ -32,16 +32,18 @@ cost_model *cost_model_new(const char *name, cost_node_fn node_fn, void (*free_f
 void cost_model_free(cost_model *m);
 const char *cost_model_name(const cost_model *m);
 
-/* The analytic model's constants. Defaults (cost_analytic_defaults) are the H100 SXM's FP32
- * roofline: 51 TFLOP/s without tensor cores, 3.0 TB/s of HBM3, 132 SMs, and a launch cost of
- * 2 us per kernel, the per-node overhead left when nodes are replayed from a CUDA graph (about
- * 5 us when launched one by one), which is what the runtime does.
+/* The analytic model's constants. The roofline is the H100 SXM's FP32 one: 51 TFLOP/s without
+ * tensor cores, 3.0 TB/s of HBM3, 132 SMs. The other defaults are fitted to node times measured
+ * on the H100 under CUDA-graph replay, which is how the runtime runs a model (bench/cost/README.md):
+ * a launch cost of 1.59 us per kernel, least work times of 0.03 us (memory-bound kernels),
+ * 13.95 us (conv2d) and 6.9 us (matmul), efficiencies of 0.42 (conv2d) and 0.86 (matmul), and
+ * 0.83 of the bandwidth.
  *
- * time = launch_us + max(flops / (peak * eff), bytes / (bandwidth * eff), min_us), where bytes are
- * the float32 inputs and outputs, min_us (1 us) is the least a kernel that touches memory takes
- * beyond its launch (a DRAM round trip and the ramp of its blocks; without it a tiny GEMM would
- * look cheaper than a tiny elementwise op), and eff (0..1] is the fraction of the SMs the work
- * keeps busy:
+ * time = launch_us + max(flops / (peak * eff * class_eff), bytes / (bandwidth * eff * mem_eff),
+ * min), where bytes are the float32 inputs and outputs, class_eff is conv_eff, matmul_eff or 1,
+ * min is conv_min_us, matmul_min_us or min_us (the least a kernel takes beyond its launch; without
+ * it a tiny GEMM would look cheaper than a tiny elementwise op), and eff (0..1] is the fraction of
+ * the SMs the work keeps busy:
  *  - conv2d and matmul, as a GEMM per group (conv: M = N*OH*OW, N = F/groups,
  *    K = C/groups*KH*KW): ceil(M/tile)*ceil(N/tile) output tiles per group, split along K into
  *    up to ceil(K/ksplit_min) pieces while that fills more SMs; eff = blocks / (waves * SMs), so
@@ -51,12 +53,11 @@ const char *cost_model_name(const cost_model *m);
  * reshape costs 0 (the runtime aliases its input: no kernel). Merging small ops pays because
  * their eff grows and one launch replaces several.
  *
- * Calibration constants refine it: conv_eff and matmul_eff, the fraction of the peak a
- * convolution (cuDNN or the GEMM path) or a matmul (our kernels) reaches on the SMs it keeps busy;
- * conv_min_us and matmul_min_us, their own least time (in place of min_us); and mem_eff, the
- * bandwidth a memory-bound kernel sees as a multiple of bandwidth (above 1 when batch-1
- * activations stay in the 50 MB L2). With launch_us and min_us they are fitted to node times
- * measured on the GPU (`tasc cost fit`, bench/cost/README.md). */
+ * Calibration: conv_eff and matmul_eff are the fraction of the peak a convolution (cuDNN or the
+ * GEMM path) or a matmul (our kernels) reaches on the SMs it keeps busy; mem_eff the bandwidth a
+ * memory-bound kernel sees as a multiple of bandwidth (above 1 would mean batch-1 activations
+ * staying in the 50 MB L2 pay off beyond the launch). These, the launch cost and the three least
+ * times are what `tasc cost fit` fits. */
 typedef struct {
     double peak_flops;       /* FLOP/s */
     double bandwidth;        /* bytes/s */
