@@ -86,26 +86,26 @@ static int cc_load(const char *cmd, const char *path, const char *device, cc_set
         lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        if (n == 0 || line[0] == '#')
+        char *ldev, *key;
+        double us;
+        int kind = cost_cache_line(line, &ldev, &key, &us);
+        if (kind == 0)
             continue;
-        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *end = NULL;
-        double us = t2 ? strtod(t2 + 1, &end) : NAN;
-        if (!t1 || !t2 || t1 == line || end == t2 + 1 || (end && *end) || !isfinite(us) || us < 0.0) {
+        if (kind < 0) {
             cmd_error(cmd, "%s:%ld: expected DEVICE<TAB>KEY<TAB>MICROSECONDS (a finite number >= 0)", path, lineno);
             rc = -1;
             break;
         }
-        *t1 = *t2 = '\0';
-        if (device ? strcmp(line, device) != 0 : dev && strcmp(line, dev) != 0) {
+        if (device ? strcmp(ldev, device) != 0 : dev && strcmp(ldev, dev) != 0) {
             if (!device) {
-                cmd_error(cmd, "%s:%ld: a second device '%s' after '%s': name one with --device", path, lineno, line,
+                cmd_error(cmd, "%s:%ld: a second device '%s' after '%s': name one with --device", path, lineno, ldev,
                           dev);
                 rc = -1;
                 break;
             }
             continue;
         }
-        if (!dev && !(dev = strdup(line))) {
+        if (!dev && !(dev = strdup(ldev))) {
             rc = -1;
             break;
         }
@@ -114,7 +114,7 @@ static int cc_load(const char *cmd, const char *path, const char *device, cc_set
         e.us = us;
         ops_shape in[OPS_MAX_INPUTS];
         char why[512];
-        if (cost_key_parse(t1 + 1, &e.op, &e.p, &e.n_in, in, &e.n_out, e.out, why, sizeof why) < 0) {
+        if (cost_key_parse(key, &e.op, &e.p, &e.n_in, in, &e.n_out, e.out, why, sizeof why) < 0) {
             cmd_error(cmd, "%s:%ld: %s", path, lineno, why);
             rc = -1;
             break;

@@ -383,6 +383,21 @@ cost_model *cost_analytic_new(const cost_analytic_config *cfg) {
     return cost_model_new("analytic", ca_node, ca_free, c);
 }
 
+int cost_cache_line(char *line, char **device, char **key, double *us) {
+    if (!line[0] || line[0] == '#')
+        return 0;
+    char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *end = NULL;
+    double v = t2 ? strtod(t2 + 1, &end) : NAN;
+    if (!t1 || !t2 || strchr(t2 + 1, '\t') || t1 == line || t2 == t1 + 1 || end == t2 + 1 || (end && *end) ||
+        !isfinite(v) || v < 0.0)
+        return -1;
+    *t1 = *t2 = '\0';
+    *device = line;
+    *key = t1 + 1;
+    *us = v;
+    return 1;
+}
+
 /* --- node configurations as text ------------------------------------------------------------- */
 
 /* Appends to buf at *at; -1 when it does not fit. */

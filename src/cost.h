@@ -104,6 +104,11 @@ int cost_graph(cost_model *m, const graph *g, double *us, uint8_t *wo, char *err
 /* How many node answers the model computed (memo misses) and looked up (hits). */
 void cost_model_stats(const cost_model *m, int64_t *computed, int64_t *reused);
 
+/* One line of a measured-cost cache file (ops/cuda/rt_cost.h), its trailing newline already
+ * removed: 0 for a blank or '#' line; 1 for "DEVICE<TAB>KEY<TAB>MICROSECONDS", the line split in
+ * place (*device and *key point into it) and the time in *us; -1 for anything else. */
+int cost_cache_line(char *line, char **device, char **key, double *us);
+
 /* A node configuration as text, "OP p1=v1,p2=v2 (shape);(shape)": every parameter the op declares,
  * by name (float values %.9g, enums by name, the list as [a,b]), then the input shapes. This is
  * the key of the measured model's cache file (ops/cuda/rt_cost.h). 0, or -1 when buf is too small. */

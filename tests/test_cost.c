@@ -324,7 +324,24 @@ static void test_fit_recovers(void) {
     free(s);
 }
 
+static void test_cache_line(void) {
+    char a[] = "NVIDIA H100\trelu (1,4)\t1.5", b[] = "# comment", c[] = "", d[] = "dev\trelu (1,4)\t-1",
+         e[] = "dev\trelu (1,4)", f[] = "dev\trelu (1,4)\t1\t2", g[] = "\trelu (1,4)\t1", h[] = "dev\t\t1",
+         i[] = "dev\tk\t1x";
+    char *dev = NULL, *key = NULL;
+    double us = 0.0;
+    CHECK_EQ_INT(cost_cache_line(a, &dev, &key, &us), 1);
+    CHECK(dev && !strcmp(dev, "NVIDIA H100") && key && !strcmp(key, "relu (1,4)"));
+    CHECK_NEAR(us, 1.5, 0.0);
+    CHECK_EQ_INT(cost_cache_line(b, &dev, &key, &us), 0);
+    CHECK_EQ_INT(cost_cache_line(c, &dev, &key, &us), 0);
+    char *bad[] = {d, e, f, g, h, i};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        CHECK_EQ_INT(cost_cache_line(bad[k], &dev, &key, &us), -1);
+}
+
 int main(void) {
+    test_cache_line();
     test_fit_recovers();
     test_analytic_values();
     test_analytic_set();

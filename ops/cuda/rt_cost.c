@@ -141,22 +141,19 @@ int rt_cost_cache_load(rt_cost_cache *c, const char *path, int missing_ok, char 
         lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        if (n == 0 || line[0] == '#')
+        char *dev, *key;
+        double us;
+        int kind = cost_cache_line(line, &dev, &key, &us);
+        if (kind == 0)
             continue;
-        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-        char *end = NULL;
-        double us = t2 ? strtod(t2 + 1, &end) : NAN;
-        if (!t1 || !t2 || strchr(t2 + 1, '\t') || t1 == line || t2 == t1 + 1 || end == t2 + 1 || (end && *end) ||
-            !isfinite(us) || us < 0.0) {
+        if (kind < 0) {
             if (err && errlen)
                 snprintf(err, errlen, "%s:%ld: expected DEVICE<TAB>KEY<TAB>MICROSECONDS (a finite number >= 0)",
                          path, lineno);
             rc = -1;
             break;
         }
-        *t1 = '\0';
-        *t2 = '\0';
-        rt_cost_put(c, line, t1 + 1, us);
+        rt_cost_put(c, dev, key, us);
     }
     if (rc == 0 && ferror(f)) {
         if (err && errlen)
