@@ -350,7 +350,10 @@ static int vc_save(vc_cache *c, const char *path, const verify_axioms *ax, char 
         fprintf(f, "%s\n", c->stale[s]);
     for (i = 0; i < n; i++) {
         e = all[i];
-        fprintf(f, "%016" PRIx64 "%016" PRIx64 " %s %s %.6f %.3f ", e->key.a, e->key.b, verify_axioms_hash(ax),
+        /* the time with the 3 decimals the rule files print (verify_proof_json): one kept to more
+         * decimals would be rounded twice on a re-run from the cache, and 0.0014996 s written
+         * as 0.001 the first time could come back as 0.0015000 and be written as 0.002 */
+        fprintf(f, "%016" PRIx64 "%016" PRIx64 " %s %s %.3f %.3f ", e->key.a, e->key.b, verify_axioms_hash(ax),
                 verify_outcome_names[e->res.outcome], e->res.time_s, e->timeout_s);
         if (e->res.n_core == 0)
             fprintf(f, "-");
