@@ -11,8 +11,9 @@
  *           zero-padded buffer at the start of the workspace first;
  *   gemm    im2col into the workspace (nothing for a 1x1, stride-1, unpadded convolution) and the
  *           hand-written matmul (matmul.h) per image and group, relu/gelu in its epilogue;
- *   direct  one thread per output summing in the CPU reference's order, bias and activation
- *           inline: for short reductions (depthwise, small groups).
+ *   direct  four adjacent outputs of a row per thread (one where rows are narrower), each summed
+ *           in the CPU reference's order, bias and activation inline, 32-bit indices where they
+ *           fit: for short reductions (depthwise, small groups).
  * Where the path leaves bias or activation over, one epilogue pass follows.
  * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup run's
  * data (our kernel, a transcription of the CPU reference, is kept if they disagree); our kernel
@@ -94,35 +95,85 @@ __global__ void rt_im2col_kernel(float *__restrict__ col, const float *__restric
 
 /* One thread per output: the CPU reference's sum (channels, then kernel rows, then columns, in
  * float from 0), + bias, activation. For convolutions with short reductions (depthwise, small
- * groups), where a GEMM has too little to multiply. */
+ * groups), where a GEMM has too little to multiply. IT is the index type: int32_t whenever every
+ * index fits (64-bit division and remainder cost tens of instructions each, more than the few
+ * dozen multiply-adds of a grouped 3x3 output). Consecutive threads take consecutive outputs of
+ * one filter, so a warp reads the same weights (broadcast) and neighbouring inputs. */
+template <typename IT>
 __global__ void rt_conv_direct_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ w,
-                                      const float *__restrict__ bias, int64_t total, int64_t C, int64_t H, int64_t W,
-                                      int64_t F, int64_t CG, int64_t FG, int64_t KH, int64_t KW, int64_t OH,
-                                      int64_t OW, ops_window win, int act) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t ow = i % OW, r = i / OW, oh = r % OH;
+                                      const float *__restrict__ bias, IT total, IT C, IT H, IT W, IT F, IT CG, IT FG,
+                                      IT KH, IT KW, IT OH, IT OW, IT sh, IT sw, IT dh, IT dw, IT pt, IT pl, int act) {
+    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
+        IT ow = i % OW, r = i / OW, oh = r % OH;
         r /= OH;
-        int64_t f = r % F, n = r / F, g = f / FG;
+        IT f = r % F, n = r / F, g = f / FG;
         const float *xg = x + (n * C + g * CG) * H * W;
         const float *wf = w + f * CG * KH * KW;
-        const int64_t h0 = oh * win.sh - win.pt, w0 = ow * win.sw - win.pl;
+        const IT h0 = oh * sh - pt, w0 = ow * sw - pl;
         float acc = 0.0f;
-        for (int64_t c = 0; c < CG; c++)
-            for (int64_t kh = 0; kh < KH; kh++) {
-                int64_t h = h0 + kh * win.dh;
+        for (IT c = 0; c < CG; c++)
+            for (IT kh = 0; kh < KH; kh++) {
+                IT h = h0 + kh * dh;
                 if (h < 0 || h >= H)
                     continue;
                 const float *xr = xg + (c * H + h) * W;
                 const float *wr = wf + (c * KH + kh) * KW;
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    int64_t ww = w0 + kw * win.dw;
+                for (IT kw = 0; kw < KW; kw++) {
+                    IT ww = w0 + kw * dw;
                     if (ww >= 0 && ww < W)
-                        acc = __fmaf_rn(wr[kw], xr[ww], acc);
+                        acc = __fmaf_rn(__ldg(wr + kw), __ldg(xr + ww), acc);
                 }
             }
         if (bias)
             acc += bias[f];
         y[i] = rt_act(act, acc);
+    }
+}
+
+/* The same sums, RT_CONV_OWB adjacent outputs of one row per thread: each weight is loaded once
+ * for the RT_CONV_OWB outputs, and each input once per tap row instead of once per output and
+ * tap. Every output still adds its terms in the CPU reference's order. */
+#define RT_CONV_OWB 4
+template <typename IT>
+__global__ void rt_conv_direct_row_kernel(float *__restrict__ y, const float *__restrict__ x,
+                                          const float *__restrict__ w, const float *__restrict__ bias, IT total,
+                                          IT C, IT H, IT W, IT F, IT CG, IT FG, IT KH, IT KW, IT OH, IT OW, IT sh,
+                                          IT sw, IT dh, IT dw, IT pt, IT pl, int act) {
+    const IT OWQ = (OW + RT_CONV_OWB - 1) / RT_CONV_OWB;
+    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
+        IT q = i % OWQ, r = i / OWQ, oh = r % OH;
+        r /= OH;
+        IT f = r % F, n = r / F, g = f / FG;
+        const float *xg = x + (n * C + g * CG) * H * W;
+        const float *wf = w + f * CG * KH * KW;
+        const IT ow0 = q * RT_CONV_OWB, h0 = oh * sh - pt, w0 = ow0 * sw - pl;
+        float acc[RT_CONV_OWB];
+#pragma unroll
+        for (int j = 0; j < RT_CONV_OWB; j++)
+            acc[j] = 0.0f;
+        for (IT c = 0; c < CG; c++)
+            for (IT kh = 0; kh < KH; kh++) {
+                IT h = h0 + kh * dh;
+                if (h < 0 || h >= H)
+                    continue;
+                const float *xr = xg + (c * H + h) * W;
+                const float *wr = wf + (c * KH + kh) * KW;
+                for (IT kw = 0; kw < KW; kw++) {
+                    const float wv = __ldg(wr + kw);
+#pragma unroll
+                    for (int j = 0; j < RT_CONV_OWB; j++) {
+                        IT ww = w0 + j * sw + kw * dw;
+                        if (ww >= 0 && ww < W)
+                            acc[j] = __fmaf_rn(wv, __ldg(xr + ww), acc[j]);
+                    }
+                }
+            }
+        const float b = bias ? bias[f] : 0.0f;
+        float *yr = y + ((n * F + f) * OH + oh) * OW;
+#pragma unroll
+        for (int j = 0; j < RT_CONV_OWB; j++)
+            if (ow0 + j < OW)
+                yr[ow0 + j] = rt_act(act, bias ? acc[j] + b : acc[j]);
     }
 }
 
@@ -306,10 +357,31 @@ static int rt_conv_run_gemm(rt_ctx *ctx, rt_conv_state *st, const float *x, cons
 
 static int rt_conv_run_direct(rt_ctx *ctx, const rt_conv_state *st, const float *x, const float *w,
                               const float *bias, float *y, ops_act act) {
-    const int64_t total = st->N * st->F * st->OHW;
-    rt_conv_direct_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
-        y, x, w, bias, total, st->C, st->H, st->W, st->F, st->CG, st->FG, st->KH, st->KW, st->win.oh, st->win.ow,
-        st->win, (int)act);
+    const ops_window *v = &st->win;
+    /* RT_CONV_OWB outputs per thread where rows have that many, else one */
+    const int row = v->ow >= RT_CONV_OWB;
+    const int64_t total = st->N * st->F * v->oh * (row ? (v->ow + RT_CONV_OWB - 1) / RT_CONV_OWB : v->ow);
+    /* int32 indices where every offset the kernel forms fits: the output, input and weight sizes
+     * bound them (the grid-stride step adds at most one grid to an index below total) */
+    const int64_t grid = (int64_t)rt_blocks(total, RT_THREADS) * RT_THREADS;
+    const int small = rt_fits_int(total + grid) && rt_fits_int(st->N * st->F * st->OHW) &&
+                      rt_fits_int(st->N * st->C * st->H * st->W) && rt_fits_int(st->F * st->CG * st->KH * st->KW) &&
+                      rt_fits_int(v->oh * v->sh + st->KH * v->dh) &&
+                      rt_fits_int((v->ow + RT_CONV_OWB) * v->sw + st->KW * v->dw);
+#define RT_CONV_DIRECT_ARGS(IT)                                                                                       \
+    y, x, w, bias, (IT)total, (IT)st->C, (IT)st->H, (IT)st->W, (IT)st->F, (IT)st->CG, (IT)st->FG, (IT)st->KH,       \
+        (IT)st->KW, (IT)v->oh, (IT)v->ow, (IT)v->sh, (IT)v->sw, (IT)v->dh, (IT)v->dw, (IT)v->pt, (IT)v->pl, (int)act
+    const unsigned blocks = rt_blocks(total, RT_THREADS);
+    cudaStream_t str = rt_stream(ctx);
+    if (row && small)
+        rt_conv_direct_row_kernel<int32_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+    else if (row)
+        rt_conv_direct_row_kernel<int64_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
+    else if (small)
+        rt_conv_direct_kernel<int32_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+    else
+        rt_conv_direct_kernel<int64_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
+#undef RT_CONV_DIRECT_ARGS
     RT_LAUNCH_TRY(ctx);
     return 0;
 }
