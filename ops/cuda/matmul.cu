@@ -443,6 +443,13 @@ int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, siz
     mm_choose_heuristic(p, c);
     if (from_table)
         *from_table = 0;
+    const char *misses = getenv("TASC_MM_MISSES");
+    FILE *f = misses && *misses ? fopen(misses, "a") : NULL;
+    if (f) { /* a log for tuning; failing to write it changes nothing else */
+        fprintf(f, "%lldx%lldx%lldx%lld %s\n", (long long)p->m, (long long)p->n, (long long)p->k,
+                (long long)p->batch, mm_epilogue_name(p->has_bias, p->act));
+        fclose(f);
+    }
     return 0;
 }
 

@@ -122,7 +122,10 @@ int mm_run_version(mm_version v, const mm_problem *p, const float *A, const floa
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
 /* The choice mm_run makes for p; *from_table is 1 when it came from the tuning table, 2 when
- * from the environment variable TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0. */
+ * from the environment variable TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0.
+ * With TASC_MM_MISSES=FILE, every problem the table does not hold is appended to FILE as a line
+ * "MxNxKxB EPILOGUE" (`tasc kernels tune --sizes` syntax), so the shapes a model runs can be
+ * tuned: `sort -u FILE` gives the list. */
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen);
 /* The heuristic alone. */
 void mm_choose_heuristic(const mm_problem *p, mm_choice *c);
