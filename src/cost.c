@@ -225,15 +225,16 @@ done:
 void cost_analytic_defaults(cost_analytic_config *c) {
     c->peak_flops = 51.0e12;
     c->bandwidth = 3.0e12;
-    /* fitted to 781 node configurations timed on the H100 under CUDA-graph replay:
+    /* fitted to 732 node configurations timed on the H100 under CUDA-graph replay, with the
+     * runtime's tuning table covering the zoo's matmuls:
      * `tasc cost fit bench/cost/h100/cost_measured.txt` (bench/cost/README.md) */
-    c->launch_us = 1.59;
-    c->min_us = 0.02904;
-    c->conv_min_us = 13.95;
-    c->matmul_min_us = 6.885;
-    c->conv_eff = 0.4237;
-    c->matmul_eff = 0.8571;
-    c->mem_eff = 0.8328;
+    c->launch_us = 1.58;
+    c->min_us = 0.1434;
+    c->conv_min_us = 7.479;
+    c->matmul_min_us = 5.795;
+    c->conv_eff = 0.4836;
+    c->matmul_eff = 0.8109;
+    c->mem_eff = 0.8433;
     c->sms = 132;
     c->tile = 64;
     c->ksplit_min = 128;

@@ -35,9 +35,9 @@ const char *cost_model_name(const cost_model *m);
 /* The analytic model's constants. The roofline is the H100 SXM's FP32 one: 51 TFLOP/s without
  * tensor cores, 3.0 TB/s of HBM3, 132 SMs. The other defaults are fitted to node times measured
  * on the H100 under CUDA-graph replay, which is how the runtime runs a model (bench/cost/README.md):
- * a launch cost of 1.59 us per kernel, least work times of 0.03 us (memory-bound kernels),
- * 13.95 us (conv2d) and 6.9 us (matmul), efficiencies of 0.42 (conv2d) and 0.86 (matmul), and
- * 0.83 of the bandwidth.
+ * a launch cost of 1.58 us per kernel, least work times of 0.14 us (memory-bound kernels),
+ * 7.5 us (conv2d) and 5.8 us (matmul), efficiencies of 0.48 (conv2d) and 0.81 (matmul), and
+ * 0.84 of the bandwidth.
  *
  * time = launch_us + max(flops / (peak * eff * class_eff), bytes / (bandwidth * eff * mem_eff),
  * min), where bytes are the float32 inputs and outputs, class_eff is conv_eff, matmul_eff or 1,
