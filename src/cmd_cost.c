@@ -70,6 +70,46 @@ static int cc_add(cc_set *s, const cost_sample *e) {
     return 0;
 }
 
+typedef struct {
+    cc_set *s;
+    const char *device; /* the one asked for, or NULL */
+    char *dev;          /* the file's first device (owned) */
+} cc_reader;
+
+static int cc_entry(void *arg, const char *device, const char *key, double us, char *err, size_t errlen) {
+    cc_reader *r = arg;
+    if (r->device ? strcmp(device, r->device) != 0 : r->dev && strcmp(device, r->dev) != 0) {
+        if (r->device)
+            return 0;
+        snprintf(err, errlen, "a second device '%s' after '%s': name one with --device", device, r->dev);
+        return -1;
+    }
+    if (!r->dev && !(r->dev = strdup(device))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    cost_sample e;
+    memset(&e, 0, sizeof e);
+    e.us = us;
+    ops_shape in[OPS_MAX_INPUTS];
+    if (cost_key_parse(key, &e.op, &e.p, &e.n_in, in, &e.n_out, e.out, err, errlen) < 0)
+        return -1;
+    if (e.n_in == 0) {
+        r->s->skipped_const++;
+        return 0;
+    }
+    if (e.n_in > COST_SAMPLE_MAX_IN) {
+        r->s->skipped_big++;
+        return 0;
+    }
+    memcpy(e.in, in, (size_t)e.n_in * sizeof in[0]);
+    if (cc_add(r->s, &e) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* Reads the entries of device (NULL: the only device in the file) into s. */
 static int cc_load(const char *cmd, const char *path, const char *device, cc_set *s) {
     FILE *f = fopen(path, "r");
@@ -77,73 +117,20 @@ static int cc_load(const char *cmd, const char *path, const char *device, cc_set
         cmd_error(cmd, "%s: cannot open", path);
         return -1;
     }
-    char *line = NULL, *dev = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long lineno = 0;
-    int rc = 0;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        char *ldev, *key;
-        double us;
-        int kind = cost_cache_line(line, &ldev, &key, &us);
-        if (kind == 0)
-            continue;
-        if (kind < 0) {
-            cmd_error(cmd, "%s:%ld: expected DEVICE<TAB>KEY<TAB>MICROSECONDS (a finite number >= 0)", path, lineno);
-            rc = -1;
-            break;
-        }
-        if (device ? strcmp(ldev, device) != 0 : dev && strcmp(ldev, dev) != 0) {
-            if (!device) {
-                cmd_error(cmd, "%s:%ld: a second device '%s' after '%s': name one with --device", path, lineno, ldev,
-                          dev);
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        if (!dev && !(dev = strdup(ldev))) {
-            rc = -1;
-            break;
-        }
-        cost_sample e;
-        memset(&e, 0, sizeof e);
-        e.us = us;
-        ops_shape in[OPS_MAX_INPUTS];
-        char why[512];
-        if (cost_key_parse(key, &e.op, &e.p, &e.n_in, in, &e.n_out, e.out, why, sizeof why) < 0) {
-            cmd_error(cmd, "%s:%ld: %s", path, lineno, why);
-            rc = -1;
-            break;
-        }
-        if (e.n_in == 0) {
-            s->skipped_const++;
-            continue;
-        }
-        if (e.n_in > COST_SAMPLE_MAX_IN) {
-            s->skipped_big++;
-            continue;
-        }
-        memcpy(e.in, in, (size_t)e.n_in * sizeof in[0]);
-        if (cc_add(s, &e) < 0) {
-            cmd_error(cmd, "out of memory");
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && s->n == 0) {
+    cc_reader r = {s, device, NULL};
+    char err[1024];
+    int rc = cost_cache_read(f, path, cc_entry, &r, err, sizeof err);
+    fclose(f);
+    if (rc < 0)
+        cmd_error(cmd, "%s", err);
+    else if (s->n == 0) {
         cmd_error(cmd, "%s: no entries%s%s", path, device ? " for device " : "", device ? device : "");
         rc = -1;
-    }
-    if (rc == 0)
+    } else {
         printf("%s: %d configurations of %s (%d constants and %d with over %d inputs left out)\n", path, (int)s->n,
-               dev, (int)s->skipped_const, (int)s->skipped_big, COST_SAMPLE_MAX_IN);
-    free(dev);
-    free(line);
-    fclose(f);
+               r.dev, (int)s->skipped_const, (int)s->skipped_big, COST_SAMPLE_MAX_IN);
+    }
+    free(r.dev);
     return rc;
 }
 

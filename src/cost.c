@@ -399,6 +399,38 @@ int cost_cache_line(char *line, char **device, char **key, double *us) {
     return 1;
 }
 
+int cost_cache_read(FILE *f, const char *path, cost_cache_fn fn, void *arg, char *err, size_t errlen) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long lineno = 0;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        char *dev, *key, why[512] = "";
+        double us;
+        int kind = cost_cache_line(line, &dev, &key, &us);
+        if (kind < 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "%s:%ld: expected DEVICE<TAB>KEY<TAB>MICROSECONDS (a finite number >= 0)",
+                         path, lineno);
+            rc = -1;
+        } else if (kind > 0 && (rc = fn(arg, dev, key, us, why, sizeof why)) != 0) {
+            if (rc < 0 && err && errlen)
+                snprintf(err, errlen, "%s:%ld: %s", path, lineno, why);
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: read error", path);
+        rc = -1;
+    }
+    free(line);
+    return rc < 0 ? -1 : 0;
+}
+
 /* --- node configurations as text ------------------------------------------------------------- */
 
 /* Appends to buf at *at; -1 when it does not fit. */

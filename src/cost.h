@@ -16,6 +16,7 @@
 #define TASC_COST_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "graph.h"
@@ -108,6 +109,11 @@ void cost_model_stats(const cost_model *m, int64_t *computed, int64_t *reused);
  * removed: 0 for a blank or '#' line; 1 for "DEVICE<TAB>KEY<TAB>MICROSECONDS", the line split in
  * place (*device and *key point into it) and the time in *us; -1 for anything else. */
 int cost_cache_line(char *line, char **device, char **key, double *us);
+/* Every entry of an open cache file, in file order, to fn (device and key valid during the call);
+ * a nonzero return of fn stops the reading: -1 is an error (its message in err gets the prefix
+ * "PATH:LINE: "), 1 stops quietly. 0, or -1 with a message (a malformed line, a read error). */
+typedef int (*cost_cache_fn)(void *arg, const char *device, const char *key, double us, char *err, size_t errlen);
+int cost_cache_read(FILE *f, const char *path, cost_cache_fn fn, void *arg, char *err, size_t errlen);
 
 /* A node configuration as text, "OP p1=v1,p2=v2 (shape);(shape)": every parameter the op declares,
  * by name (float values %.9g, enums by name, the list as [a,b]), then the input shapes. This is

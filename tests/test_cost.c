@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "test.h"
@@ -133,15 +134,6 @@ static void test_analytic_set(void) {
     CHECK_EQ_INT(c.sms, 114); /* refusals change nothing */
 }
 
-static int same_shape(const ops_shape *a, const ops_shape *b) {
-    if (a->rank != b->rank)
-        return 0;
-    for (int32_t i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 /* Every node of every zoo model: text -> parse -> text is the identity, and the parse gives the
  * node's op, declared parameters and shapes. */
 static void test_key_round_trip(void) {
@@ -174,9 +166,9 @@ static void test_key_round_trip(void) {
             }
             int ok = op == nd->op && n_in == nd->n_in && n_out == nd->n_out;
             for (int32_t k = 0; ok && k < n_in; k++)
-                ok = same_shape(&pin[k], &in[k]);
+                ok = ops_shape_eq(&pin[k], &in[k]);
             for (int32_t k = 0; ok && k < n_out; k++)
-                ok = same_shape(&out[k], &g->tensors[nd->out[k]].shape);
+                ok = ops_shape_eq(&out[k], &g->tensors[nd->out[k]].shape);
             const ops_desc *d = &ops_table[op];
             for (int32_t i = 0; ok && i < d->n_params; i++) {
                 ops_param_key pk = d->params[i].key;
@@ -340,7 +332,47 @@ static void test_cache_line(void) {
         CHECK_EQ_INT(cost_cache_line(bad[k], &dev, &key, &us), -1);
 }
 
+static int count_entry(void *arg, const char *device, const char *key, double us, char *err, size_t errlen) {
+    int *n = arg;
+    if (!strcmp(key, "stop (1)")) {
+        snprintf(err, errlen, "told to stop on %s", device);
+        return -1;
+    }
+    *n += us > 0.0;
+    return 0;
+}
+
+/* cost_cache_read: entries in order, comments and CRLF skipped, errors named by file and line. */
+static void test_cache_read(void) {
+    char path[] = "/tmp/tasc_test_cost_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w+");
+    fputs("# header\r\nd\trelu (1,4)\t1.5\r\n\nd\trelu (1,8)\t2\nd\tstop (1)\t3\nd\tbad\n", f);
+    rewind(f);
+    int n = 0;
+    char err[512] = "";
+    CHECK(cost_cache_read(f, path, count_entry, &n, err, sizeof err) < 0);
+    CHECK_EQ_INT(n, 2);
+    CHECK_STR_CONTAINS(err, ":5: told to stop on d");
+    CHECK_STR_CONTAINS(err, path);
+    fclose(f);
+    f = fopen(path, "w");
+    fputs("d\trelu (1,4)\t1.5\nd\tbad\n", f);
+    fclose(f);
+    f = fopen(path, "r");
+    n = 0;
+    CHECK(cost_cache_read(f, path, count_entry, &n, err, sizeof err) < 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_STR_CONTAINS(err, ":2: expected DEVICE<TAB>KEY<TAB>MICROSECONDS");
+    fclose(f);
+    remove(path);
+}
+
 int main(void) {
+    test_cache_read();
     test_cache_line();
     test_fit_recovers();
     test_analytic_values();

@@ -123,6 +123,13 @@ int rt_cost_key(ops_type op, const ops_params *p, int32_t n_in, const ops_shape 
 
 /* --- files ---------------------------------------------------------------------------------- */
 
+static int rt_cost_load_entry(void *arg, const char *device, const char *key, double us, char *err, size_t errlen) {
+    (void)err;
+    (void)errlen;
+    rt_cost_put(arg, device, key, us);
+    return 0;
+}
+
 int rt_cost_cache_load(rt_cost_cache *c, const char *path, int missing_ok, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -132,35 +139,7 @@ int rt_cost_cache_load(rt_cost_cache *c, const char *path, int missing_ok, char 
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long lineno = 0;
-    int rc = 0;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        char *dev, *key;
-        double us;
-        int kind = cost_cache_line(line, &dev, &key, &us);
-        if (kind == 0)
-            continue;
-        if (kind < 0) {
-            if (err && errlen)
-                snprintf(err, errlen, "%s:%ld: expected DEVICE<TAB>KEY<TAB>MICROSECONDS (a finite number >= 0)",
-                         path, lineno);
-            rc = -1;
-            break;
-        }
-        rt_cost_put(c, dev, key, us);
-    }
-    if (rc == 0 && ferror(f)) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: read error", path);
-        rc = -1;
-    }
-    free(line);
+    int rc = cost_cache_read(f, path, rt_cost_load_entry, c, err, errlen);
     fclose(f);
     return rc;
 }
