@@ -24,8 +24,8 @@ int cmd_verify(int argc, char **argv);   /* src/cmd_verify.c: Z3 proofs of candi
 int cmd_axioms(int argc, char **argv);   /* src/cmd_axioms.c: tasc axioms check|list */
 int cmd_rules(int argc, char **argv);    /* src/cmd_rules.c: tasc rules export --egg */
 int cmd_optimize(int argc, char **argv); /* src/cmd_optimize.c: search + numerical check */
-int cmd_bench(int argc, char **argv);
-int cmd_cost(int argc, char **argv);     /* src/cmd_cost.c: analytic vs measured node times */    /* src/cmd_bench.c: GPU latency, original vs optimized */
+int cmd_bench(int argc, char **argv);    /* src/cmd_bench.c: GPU latency, original vs optimized */
+int cmd_cost(int argc, char **argv);     /* src/cmd_cost.c: analytic vs measured node times */
 
 /* Shared helpers for the subcommands (src/cmd_util.c). */
 /* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the

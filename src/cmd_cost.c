@@ -5,9 +5,8 @@
  *
  * compare: per op, how many configurations, their measured and predicted sums, and the spread of
  * predicted/measured; overall, the typical factor between the two (exp of the mean |log ratio|).
- * fit: the calibration constants (cost_analytic_fit) that minimise
- * the mean squared log ratio (cost_analytic_fit: Nelder-Mead from the given constants):
- * deterministic, the same file gives the same answer.
+ * fit: the calibration constants that minimise the mean squared log ratio (cost_analytic_fit:
+ * Nelder-Mead from the given constants): deterministic, the same file gives the same answer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,10 +37,10 @@ static void cost_usage(void) {
            "  compare   per op: configurations, measured and predicted sums, the median and the\n"
            "            10th/90th percentiles of predicted/measured; overall, the typical factor\n"
            "            between the two (exp of the mean |log ratio|); the N worst configurations\n"
-           "  fit       the calibration constants launch_us, min_us, conv_min_us, matmul_min_us,\n"
-           "            conv_eff, matmul_eff, mem_eff\n"
-           "            that minimise the mean squared log ratio (Nelder-Mead from the given\n"
-           "            constants; deterministic); prints them as --set options\n"
+           "  fit       the calibration constants (launch_us, min_us, conv_min_us, matmul_min_us,\n"
+           "            conv_eff, matmul_eff, mem_eff) that minimise the mean squared log ratio\n"
+           "            (Nelder-Mead from the given constants; deterministic); prints them as\n"
+           "            --set options\n"
            "\n"
            "options:\n"
            "  --device NAME      the entries of this device (needed when CACHE holds several)\n"
@@ -143,7 +142,7 @@ static int cc_predict(const cc_set *s, const cost_analytic_config *c, double *pr
         return -1;
     }
     for (int32_t i = 0; i < s->n; i++)
-        lr[i] = log(fmax(pred[i], 0.05) / fmax(s->e[i].us, 0.05));
+        lr[i] = cost_log_ratio(pred[i], s->e[i].us);
     return 0;
 }
 
@@ -247,8 +246,6 @@ static void cc_progress(int round, double err2, void *arg) {
 
 /* Fits c in place and prints the result as options. */
 static int cc_fit(const cc_set *s, cost_analytic_config *c) {
-    static const char *const fitted[] = {"launch_us",  "min_us",     "conv_min_us", "matmul_min_us",
-                                         "conv_eff",   "matmul_eff", "mem_eff"};
     char err[512];
     double f0, f;
     if (cost_analytic_error(c, s->e, s->n, NULL, &f0, err, sizeof err) < 0 ||
@@ -259,11 +256,11 @@ static int cc_fit(const cc_set *s, cost_analytic_config *c) {
     }
     printf("fit: mean squared log ratio %.5f -> %.5f\n", f0, f);
     printf("as options:");
-    for (size_t k = 0; k < sizeof fitted / sizeof fitted[0]; k++)
+    for (int32_t k = 0; k < cost_analytic_n_fitted(); k++)
         for (int32_t i = 0; i < cost_analytic_n_params(); i++) {
             double v;
             const char *name = cost_analytic_param(c, i, &v);
-            if (!strcmp(name, fitted[k]))
+            if (!strcmp(name, cost_analytic_fitted(k)))
                 printf(" --set %s=%.4g", name, v);
         }
     printf("\n\n");

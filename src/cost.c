@@ -645,6 +645,10 @@ int cost_key_parse(const char *text, ops_type *op, ops_params *p, int32_t *n_in,
 
 /* --- calibration ----------------------------------------------------------------------------- */
 
+double cost_log_ratio(double predicted_us, double measured_us) {
+    return log(fmax(predicted_us, 0.05) / fmax(measured_us, 0.05));
+}
+
 int cost_analytic_error(const cost_analytic_config *c, const cost_sample *s, int32_t n, double *pred, double *err2,
                         char *err, size_t errlen) {
     cost_model *m = cost_analytic_new(c);
@@ -658,7 +662,7 @@ int cost_analytic_error(const cost_analytic_config *c, const cost_sample *s, int
         }
         if (pred)
             pred[i] = us;
-        double lr = log(fmax(us, 0.05) / fmax(s[i].us, 0.05));
+        double lr = cost_log_ratio(us, s[i].us);
         sum += lr * lr;
     }
     cost_model_free(m);
@@ -676,6 +680,10 @@ static const struct {
     {"mem_eff", 0.02, 8.0, 0.2},
 };
 #define CA_FIT_N ((int)(sizeof ca_fit / sizeof ca_fit[0]))
+
+int32_t cost_analytic_n_fitted(void) { return CA_FIT_N; }
+
+const char *cost_analytic_fitted(int32_t k) { return k >= 0 && k < CA_FIT_N ? ca_fit[k].name : NULL; }
 
 static void ca_fit_get(const cost_analytic_config *c, double *x) {
     for (int k = 0; k < CA_FIT_N; k++)

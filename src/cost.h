@@ -140,6 +140,11 @@ typedef struct {
  * small, not infinitely off) into *err2. 0, or -1 with a message from the model. */
 int cost_analytic_error(const cost_analytic_config *c, const cost_sample *s, int32_t n, double *pred, double *err2,
                         char *err, size_t errlen);
+/* log(predicted / measured), both floored at 0.05 us: the per-sample error of the calibration. */
+double cost_log_ratio(double predicted_us, double measured_us);
+/* The constants cost_analytic_fit fits: how many, and the k-th one's name. */
+int32_t cost_analytic_n_fitted(void);
+const char *cost_analytic_fitted(int32_t k);
 /* Fits the calibration constants of c (launch_us, min_us, conv_min_us, matmul_min_us, conv_eff,
  * matmul_eff, mem_eff; the roofline and the tiling stay) to the samples, minimising
  * cost_analytic_error: rounds of Nelder-Mead from c's values within bounds (times 0..10 us, the

@@ -14,9 +14,7 @@ GPU=${TASC_GPU:-$ROOT/.device/rt/bin/tasc}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
-export NVIDIA_TF32_OVERRIDE=0
-export LD_LIBRARY_PATH="$ROOT/.device/rt/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export TASC_TUNE_TABLE="$ROOT/bench/runtime/matmul_tune.txt"
+. "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH, TASC_TUNE_TABLE
 export TASC_COST_CACHE="$OUT/cost_measured.txt"
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv

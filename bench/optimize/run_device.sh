@@ -16,15 +16,7 @@ GPU=${TASC_GPU:-$ROOT/.device/rt/bin/tasc}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
-export NVIDIA_TF32_OVERRIDE=0
-export LD_LIBRARY_PATH="$ROOT/.device/rt/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-for lib in cudnn cublas; do # the GPU machine's own: the CUDA toolkit's, else the PyTorch wheels'
-    if ldd "$GPU" | grep -q "lib$lib.*not found"; then
-        d=$(python3 -c "import nvidia.$lib, os; print(os.path.join(list(nvidia.$lib.__path__)[0], 'lib'))" 2>/dev/null)
-        [ -n "$d" ] && [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
-    fi
-done
-export TASC_TUNE_TABLE="$ROOT/bench/runtime/matmul_tune.txt"
+. "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH, TASC_TUNE_TABLE
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
     ldd "$GPU" "$OPT" | grep -E "not found|cudnn|cublas|z3"

@@ -18,7 +18,7 @@ GPU=${TASC_GPU:-$ROOT/.device/rt/bin/tasc}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
-export NVIDIA_TF32_OVERRIDE=0
+. "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH
 TABLE="$ROOT/bench/runtime/matmul_tune.txt"
 cp "$TABLE" "$OUT/matmul_tune.txt"
 TASC_MM_MISSES="$TMP/miss.raw" bash "$ROOT/bench/optimize/run_device.sh" "$TMP/before" >/dev/null 2>&1
@@ -36,8 +36,7 @@ for epi in $(awk '{print $2}' "$OUT/misses.txt" | sort -u); do
         fi
         sizes=$(paste -sd, "$b")
         echo "== tune --epilogue $epi --sizes $sizes" >>"$OUT/tune.log"
-        LD_LIBRARY_PATH="$ROOT/.device/rt/lib:${LD_LIBRARY_PATH:-}" \
-            "$GPU" kernels tune --sizes "$sizes" --epilogue "$epi" --table "$OUT/matmul_tune.txt" >>"$OUT/tune.log" 2>&1
+        "$GPU" kernels tune --sizes "$sizes" --epilogue "$epi" --table "$OUT/matmul_tune.txt" >>"$OUT/tune.log" 2>&1
         echo "exit $?" >>"$OUT/tune.log"
     done
 done

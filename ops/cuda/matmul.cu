@@ -443,7 +443,12 @@ int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, siz
     mm_choose_heuristic(p, c);
     if (from_table)
         *from_table = 0;
-    const char *misses = getenv("TASC_MM_MISSES");
+    static const char *misses;
+    static bool misses_read = false;
+    if (!misses_read) { /* read once, as TASC_MM_CHOICE: mm_run chooses on every launch */
+        misses = getenv("TASC_MM_MISSES");
+        misses_read = true;
+    }
     FILE *f = misses && *misses ? fopen(misses, "a") : NULL;
     if (f) { /* a log for tuning; failing to write it changes nothing else */
         fprintf(f, "%lldx%lldx%lldx%lld %s\n", (long long)p->m, (long long)p->n, (long long)p->k,

@@ -93,63 +93,29 @@ __global__ void rt_im2col_kernel(float *__restrict__ col, const float *__restric
     }
 }
 
-/* One thread per output: the CPU reference's sum (channels, then kernel rows, then columns, in
- * float from 0), + bias, activation. For convolutions with short reductions (depthwise, small
- * groups), where a GEMM has too little to multiply. IT is the index type: int32_t whenever every
- * index fits (64-bit division and remainder cost tens of instructions each, more than the few
- * dozen multiply-adds of a grouped 3x3 output). Consecutive threads take consecutive outputs of
- * one filter, so a warp reads the same weights (broadcast) and neighbouring inputs. */
-template <typename IT>
+/* OWB adjacent outputs of one row per thread, each the CPU reference's sum (channels, then kernel
+ * rows, then columns, in float from 0), + bias, activation. For convolutions with short
+ * reductions (depthwise, small groups), where a GEMM has too little to multiply. Each weight is
+ * loaded once for the OWB outputs. Consecutive threads take consecutive row pieces of one
+ * filter, so a warp reads the same weights (broadcast) and neighbouring inputs. IT is the index
+ * type: int32_t whenever every index fits (64-bit division and remainder cost tens of
+ * instructions each, more than the few dozen multiply-adds of a grouped 3x3 output). */
+#define RT_CONV_OWB 4
+template <typename IT, int OWB>
 __global__ void rt_conv_direct_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ w,
                                       const float *__restrict__ bias, IT total, IT C, IT H, IT W, IT F, IT CG, IT FG,
                                       IT KH, IT KW, IT OH, IT OW, IT sh, IT sw, IT dh, IT dw, IT pt, IT pl, int act) {
-    for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
-        IT ow = i % OW, r = i / OW, oh = r % OH;
-        r /= OH;
-        IT f = r % F, n = r / F, g = f / FG;
-        const float *xg = x + (n * C + g * CG) * H * W;
-        const float *wf = w + f * CG * KH * KW;
-        const IT h0 = oh * sh - pt, w0 = ow * sw - pl;
-        float acc = 0.0f;
-        for (IT c = 0; c < CG; c++)
-            for (IT kh = 0; kh < KH; kh++) {
-                IT h = h0 + kh * dh;
-                if (h < 0 || h >= H)
-                    continue;
-                const float *xr = xg + (c * H + h) * W;
-                const float *wr = wf + (c * KH + kh) * KW;
-                for (IT kw = 0; kw < KW; kw++) {
-                    IT ww = w0 + kw * dw;
-                    if (ww >= 0 && ww < W)
-                        acc = __fmaf_rn(__ldg(wr + kw), __ldg(xr + ww), acc);
-                }
-            }
-        if (bias)
-            acc += bias[f];
-        y[i] = rt_act(act, acc);
-    }
-}
-
-/* The same sums, RT_CONV_OWB adjacent outputs of one row per thread: each weight is loaded once
- * for the RT_CONV_OWB outputs, and each input once per tap row instead of once per output and
- * tap. Every output still adds its terms in the CPU reference's order. */
-#define RT_CONV_OWB 4
-template <typename IT>
-__global__ void rt_conv_direct_row_kernel(float *__restrict__ y, const float *__restrict__ x,
-                                          const float *__restrict__ w, const float *__restrict__ bias, IT total,
-                                          IT C, IT H, IT W, IT F, IT CG, IT FG, IT KH, IT KW, IT OH, IT OW, IT sh,
-                                          IT sw, IT dh, IT dw, IT pt, IT pl, int act) {
-    const IT OWQ = (OW + RT_CONV_OWB - 1) / RT_CONV_OWB;
+    const IT OWQ = (OW + OWB - 1) / OWB;
     for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
         IT q = i % OWQ, r = i / OWQ, oh = r % OH;
         r /= OH;
         IT f = r % F, n = r / F, g = f / FG;
         const float *xg = x + (n * C + g * CG) * H * W;
         const float *wf = w + f * CG * KH * KW;
-        const IT ow0 = q * RT_CONV_OWB, h0 = oh * sh - pt, w0 = ow0 * sw - pl;
-        float acc[RT_CONV_OWB];
+        const IT ow0 = q * OWB, h0 = oh * sh - pt, w0 = ow0 * sw - pl;
+        float acc[OWB];
 #pragma unroll
-        for (int j = 0; j < RT_CONV_OWB; j++)
+        for (int j = 0; j < OWB; j++)
             acc[j] = 0.0f;
         for (IT c = 0; c < CG; c++)
             for (IT kh = 0; kh < KH; kh++) {
@@ -161,7 +127,7 @@ __global__ void rt_conv_direct_row_kernel(float *__restrict__ y, const float *__
                 for (IT kw = 0; kw < KW; kw++) {
                     const float wv = __ldg(wr + kw);
 #pragma unroll
-                    for (int j = 0; j < RT_CONV_OWB; j++) {
+                    for (int j = 0; j < OWB; j++) {
                         IT ww = w0 + j * sw + kw * dw;
                         if (ww >= 0 && ww < W)
                             acc[j] = __fmaf_rn(wv, __ldg(xr + ww), acc[j]);
@@ -171,7 +137,7 @@ __global__ void rt_conv_direct_row_kernel(float *__restrict__ y, const float *__
         const float b = bias ? bias[f] : 0.0f;
         float *yr = y + ((n * F + f) * OH + oh) * OW;
 #pragma unroll
-        for (int j = 0; j < RT_CONV_OWB; j++)
+        for (int j = 0; j < OWB; j++)
             if (ow0 + j < OW)
                 yr[ow0 + j] = rt_act(act, bias ? acc[j] + b : acc[j]);
     }
@@ -374,13 +340,13 @@ static int rt_conv_run_direct(rt_ctx *ctx, const rt_conv_state *st, const float 
     const unsigned blocks = rt_blocks(total, RT_THREADS);
     cudaStream_t str = rt_stream(ctx);
     if (row && small)
-        rt_conv_direct_row_kernel<int32_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+        rt_conv_direct_kernel<int32_t, RT_CONV_OWB><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
     else if (row)
-        rt_conv_direct_row_kernel<int64_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
+        rt_conv_direct_kernel<int64_t, RT_CONV_OWB><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
     else if (small)
-        rt_conv_direct_kernel<int32_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+        rt_conv_direct_kernel<int32_t, 1><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
     else
-        rt_conv_direct_kernel<int64_t><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
+        rt_conv_direct_kernel<int64_t, 1><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
 #undef RT_CONV_DIRECT_ARGS
     RT_LAUNCH_TRY(ctx);
     return 0;

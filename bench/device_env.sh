@@ -1,0 +1,13 @@
+# bench/device_env.sh: sourced by the GPU-machine scripts of bench/ (the caller sets ROOT, the
+# repository root, and GPU, the CUDA build of tasc). Strict FP32 (TF32 off); the libraries carried
+# in .device/rt/lib first, then the toolkit's, then cuDNN and cuBLAS from the PyTorch wheels where
+# the toolkit lacks them; the runtime's matmul tuning table.
+export NVIDIA_TF32_OVERRIDE=0
+export LD_LIBRARY_PATH="$ROOT/.device/rt/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+for lib in cudnn cublas; do
+    if ldd "$GPU" | grep -q "lib$lib.*not found"; then
+        d=$(python3 -c "import nvidia.$lib, os; print(os.path.join(list(nvidia.$lib.__path__)[0], 'lib'))" 2>/dev/null)
+        [ -n "$d" ] && [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
+    fi
+done
+export TASC_TUNE_TABLE="$ROOT/bench/runtime/matmul_tune.txt"
