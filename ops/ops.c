@@ -703,82 +703,83 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     PARAMS(P_INT_G(STRIDE_H, 1, 16, 1, 1), P_INT_G(STRIDE_W, 1, 16, 1, 1), P_PAD_G(OPS_PAD_SAME), PADS, \
            P_INT(DIL_H, 1, 16, 1), P_INT(DIL_W, 1, 16, 1), P_INT_G(GROUPS, 1, 65536, 1, 1), \
            P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), \
-    .shape = shape_conv2d, .cpu = ops_cpu_conv2d, .flops = flops_conv2d, .fp = ops_fp_conv2d, .gen = 1, \
+    .shape = shape_conv2d, .flops = flops_conv2d, .fp = ops_fp_conv2d, .gen = 1, \
     .z3 = "conv2d", .weight_input_mask = 0x6
 #define OPS_ENTRY_MATMUL \
-    PARAMS(P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), .shape = shape_matmul, .cpu = ops_cpu_matmul, \
+    PARAMS(P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), .shape = shape_matmul, \
     .flops = flops_matmul, .fp = ops_fp_matmul, .gen = 1, .z3 = "matmul", .weight_input_mask = 0x6
 #define OPS_ENTRY_EWADD \
-    .shape = shape_ewadd, .cpu = ops_cpu_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
+    .shape = shape_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
     .z3 = "ewadd"
 #define OPS_ENTRY_EWMUL \
-    .shape = shape_ewmul, .cpu = ops_cpu_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
+    .shape = shape_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
     .z3 = "ewmul"
-#define OPS_ENTRY_EWSUB .shape = shape_ewsub, .cpu = ops_cpu_ewsub, .flops = flops_elementwise
-#define OPS_ENTRY_EWDIV .shape = shape_ewdiv, .cpu = ops_cpu_ewdiv, .flops = flops_elementwise
+#define OPS_ENTRY_EWSUB .shape = shape_ewsub, .flops = flops_elementwise
+#define OPS_ENTRY_EWDIV .shape = shape_ewdiv, .flops = flops_elementwise
 #define OPS_ENTRY_SMUL \
-    .shape = shape_smul, .cpu = ops_cpu_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
+    .shape = shape_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
     .z3 = "smul"
 #define OPS_ENTRY_RELU \
-    .shape = shape_same, .cpu = ops_cpu_relu, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, .z3 = "relu"
-#define OPS_ENTRY_SIGMOID .shape = shape_same, .cpu = ops_cpu_sigmoid, .flops = flops_elementwise
-#define OPS_ENTRY_TANH .shape = shape_same, .cpu = ops_cpu_tanh, .flops = flops_elementwise
-#define OPS_ENTRY_GELU .shape = shape_same, .cpu = ops_cpu_gelu, .flops = flops_elementwise
-#define OPS_ENTRY_ERF .shape = shape_same, .cpu = ops_cpu_erf, .flops = flops_elementwise
-#define OPS_ENTRY_SQRT .shape = shape_same, .cpu = ops_cpu_sqrt, .flops = flops_elementwise
-#define OPS_ENTRY_POW .shape = shape_pow, .cpu = ops_cpu_pow, .flops = flops_elementwise
+    .shape = shape_same, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, .z3 = "relu"
+#define OPS_ENTRY_SIGMOID .shape = shape_same, .flops = flops_elementwise
+#define OPS_ENTRY_TANH .shape = shape_same, .flops = flops_elementwise
+#define OPS_ENTRY_GELU .shape = shape_same, .flops = flops_elementwise
+#define OPS_ENTRY_ERF .shape = shape_same, .flops = flops_elementwise
+#define OPS_ENTRY_SQRT .shape = shape_same, .flops = flops_elementwise
+#define OPS_ENTRY_POW .shape = shape_pow, .flops = flops_elementwise
 #define OPS_ENTRY_CLIP \
-    PARAMS(P_FLOAT(LO, F_NEG_MAX), P_FLOAT(HI, F_POS_MAX)), .shape = shape_same, .cpu = ops_cpu_clip, \
+    PARAMS(P_FLOAT(LO, F_NEG_MAX), P_FLOAT(HI, F_POS_MAX)), .shape = shape_same, \
     .flops = flops_elementwise
 #define OPS_ENTRY_TRANSPOSE \
-    PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), .shape = shape_transpose, .cpu = ops_cpu_transpose, \
+    PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), .shape = shape_transpose, \
     .flops = flops_zero, .fp = ops_fp_transpose, .gen = 1, .z3 = "transpose"
 #define OPS_ENTRY_CONCAT \
-    PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3)), .shape = shape_concat, .cpu = ops_cpu_concat, \
+    PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3)), .shape = shape_concat, \
     .flops = flops_zero, .fp = ops_fp_concat, .gen = 1, .z3 = "concat"
 #define OPS_ENTRY_SPLIT \
     PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3), P_REQ_G(PARTS, 1, OPS_MAX_OUTPUTS, 2), \
            P_LIST("sizes", 1, MAX_DIM, 0)), \
-    .shape = shape_split, .cpu = ops_cpu_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, .z3 = "split"
+    .shape = shape_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, .z3 = "split"
 #define OPS_ENTRY_AVGPOOL2D \
-    PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), .shape = shape_avgpool2d, .cpu = ops_cpu_avgpool2d, \
+    PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), .shape = shape_avgpool2d, \
     .flops = flops_pool, .fp = ops_fp_avgpool2d, .gen = 1, .z3 = "avgpool2d"
 #define OPS_ENTRY_MAXPOOL2D \
-    PARAMS(POOL_PARAMS), .shape = shape_maxpool2d, .cpu = ops_cpu_maxpool2d, .flops = flops_pool, \
+    PARAMS(POOL_PARAMS), .shape = shape_maxpool2d, .flops = flops_pool, \
     .fp = ops_fp_maxpool2d, .gen = 1, .z3 = "maxpool2d"
-#define OPS_ENTRY_GLOBALAVGPOOL .shape = shape_globalavgpool, .cpu = ops_cpu_globalavgpool, .flops = flops_globalavgpool
+#define OPS_ENTRY_GLOBALAVGPOOL .shape = shape_globalavgpool, .flops = flops_globalavgpool
 #define OPS_ENTRY_ENLARGE \
-    PARAMS(P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_enlarge, .cpu = ops_cpu_enlarge, \
+    PARAMS(P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_enlarge, \
     .flops = flops_zero, .fp = ops_fp_enlarge, .gen = 1, .z3 = "enlarge", .weight_input_mask = 0x1
 #define OPS_ENTRY_CONST_IMM \
-    PARAMS(P_REQ(N, 1, 65536)), .shape = shape_const_imm, .cpu = ops_cpu_const_imm, .flops = flops_zero, \
+    PARAMS(P_REQ(N, 1, 65536)), .shape = shape_const_imm, .flops = flops_zero, \
     .fp = ops_fp_const_imm, .gen = 1, .z3 = "const_imm"
 #define OPS_ENTRY_CONST_ICONV \
     PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 63, 1, 3), P_REQ_G(KW, 1, 63, 1, 3)), .shape = shape_const_iconv, \
-    .cpu = ops_cpu_const_iconv, .flops = flops_zero, .fp = ops_fp_const_iconv, .gen = 1, .z3 = "const_iconv"
+    .flops = flops_zero, .fp = ops_fp_const_iconv, .gen = 1, .z3 = "const_iconv"
 #define OPS_ENTRY_CONST_ONES \
-    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_const_ones, .cpu = ops_cpu_const_ones, \
+    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_const_ones, \
     .flops = flops_zero, .fp = ops_fp_const_ones, .gen = 1, .z3 = "const_ones"
 #define OPS_ENTRY_CONST_POOL \
     PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_const_pool, \
-    .cpu = ops_cpu_const_pool, .flops = flops_zero, .fp = ops_fp_const_pool, .gen = 1, .z3 = "const_pool"
+    .flops = flops_zero, .fp = ops_fp_const_pool, .gen = 1, .z3 = "const_pool"
 #define OPS_ENTRY_BATCHNORM \
-    PARAMS(P_FLOAT(EPS, F_1EM5)), .shape = shape_batchnorm, .cpu = ops_cpu_batchnorm, .flops = flops_batchnorm, \
+    PARAMS(P_FLOAT(EPS, F_1EM5)), .shape = shape_batchnorm, .flops = flops_batchnorm, \
     .weight_input_mask = 0x1e
 #define OPS_ENTRY_RESHAPE \
-    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_reshape, .cpu = ops_cpu_reshape, .flops = flops_zero
+    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_reshape, .flops = flops_zero
 #define OPS_ENTRY_SOFTMAX \
-    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), .shape = shape_softmax, .cpu = ops_cpu_softmax, .flops = flops_softmax
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), .shape = shape_softmax, .flops = flops_softmax
 #define OPS_ENTRY_LAYERNORM \
     PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5)), .shape = shape_layernorm, \
-    .cpu = ops_cpu_layernorm, .flops = flops_layernorm, .weight_input_mask = 0x6
+    .flops = flops_layernorm, .weight_input_mask = 0x6
 #define OPS_ENTRY_GATHER \
-    PARAMS(P_INT(AXIS, 0, 0, 0)), .shape = shape_gather, .cpu = ops_cpu_gather, .flops = flops_zero, \
+    PARAMS(P_INT(AXIS, 0, 0, 0)), .shape = shape_gather, .flops = flops_zero, \
     .weight_input_mask = 0x1
 
 const ops_desc ops_table[OP_COUNT] = {
 #define OP(id, nm, mi, ma, no, dc) \
-    [OP_##id] = {.name = nm, .doc = dc, .min_in = mi, .max_in = ma, .n_out = no, OPS_ENTRY_##id},
+    [OP_##id] = {.name = #nm, .doc = dc, .min_in = mi, .max_in = ma, .n_out = no, .cpu = ops_cpu_##nm, \
+                 OPS_ENTRY_##id},
 #include "ops.def"
 #undef OP
 };

@@ -72,7 +72,33 @@ typedef struct {
     const ops_shape *out;  /* n_out shapes */
 } ops_sig;
 
-struct rt_ctx; /* the GPU runtime's per-graph context (src/), opaque here */
+/* What a GPU kernel entry point (ops_cuda_fn) receives from the executor that calls it: stream
+ * and library handles, the phase, the node's state slot, scratch memory and an error buffer.
+ * Declared here so the kernels (ops/cuda) need nothing from the GPU runtime above them; the
+ * runtime (src/runtime) fills one per node call. Kernels use it through ops/cuda/ops_cuda.h.
+ *
+ * Two phases: in the setup phase (setup 1, the eager first run) a kernel may create its state,
+ * measure algorithms and ask for scratch; it runs for real. In the run phase (stream capture or
+ * replay) it must only enqueue work on stream: no allocation, no synchronisation. */
+typedef struct ops_cuda_env ops_cuda_env;
+struct ops_cuda_env {
+    void *stream;               /* cudaStream_t */
+    void *cudnn;                /* cudnnHandle_t */
+    int setup;                  /* 1: setup phase; 0: run phase */
+    int verbose;                /* explain choices on stderr */
+    const char *node;           /* the node's name, for messages */
+    void *state;                /* the node's state: NULL until the kernel sets it (setup phase) */
+    void (*state_free)(void *state);
+    size_t ws_limit;            /* scratch limit in bytes */
+    /* *ws = scratch of at least bytes, valid until the kernel returns (setup phase: grows and
+     * records the need; run phase: the need must have been recorded); 0, or -1 with err set. */
+    int (*workspace)(ops_cuda_env *e, size_t bytes, void **ws);
+    /* Setup phase: the whole scratch up to ws_limit, for algorithm searches. */
+    int (*workspace_search)(ops_cuda_env *e, void **ws, size_t *bytes);
+    void *owner;                /* the executor's context, opaque to kernels */
+    char *err;                  /* the node's failure message */
+    size_t errlen;
+};
 
 /* Shape inference: fill out[0..*n_out) from the inputs, or write a one-line message to err and
  * return -1. Parameters have already been checked against their domains. */
@@ -87,8 +113,9 @@ typedef double (*ops_flops_fn)(const ops_sig *s);
  * the non-linear stand-in x*(x+1)+1 so relu's zeros cannot make false equalities. Defined for the
  * generation op set only (ops/ops_fp.c); NULL for the others. */
 typedef void (*ops_fp_fn)(const ops_sig *s, const uint32_t *const *in, uint32_t *const *out);
-/* GPU implementation on device buffers; returns 0 or -1 with a message. Filled by src/ (GPU runtime). */
-typedef int (*ops_cuda_fn)(struct rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out);
+/* GPU implementation on device buffers; returns 0, or -1 with a message in env->err. The kernels
+ * (ops/cuda) register one per op (ops_cuda_register). */
+typedef int (*ops_cuda_fn)(ops_cuda_env *env, const ops_sig *s, const float *const *in, float *const *out);
 
 typedef struct {
     const char *name;
@@ -107,8 +134,8 @@ typedef struct {
 } ops_desc;
 
 extern const ops_desc ops_table[OP_COUNT];
-/* The CUDA slot is writable so the GPU runtime registers its kernels at start-up without the
- * op table depending on CUDA; NULL where not (yet) implemented. */
+/* The CUDA slot is writable so the kernels register themselves at start-up (ops_cuda_register,
+ * ops/cuda) without the op table depending on CUDA; NULL in a build without CUDA. */
 extern ops_cuda_fn ops_cuda[OP_COUNT];
 
 typedef struct {

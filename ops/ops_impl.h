@@ -51,37 +51,9 @@ typedef struct {
 } ops_pool;
 void ops_cpu_pool(const ops_pool *pp, int64_t planes, const float *x, float *y);
 
-/* CPU references, one per operator (ops_cpu.c). */
-void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_ewadd(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_ewmul(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_ewsub(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_ewdiv(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_smul(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_relu(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_sigmoid(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_tanh(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_gelu(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_erf(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_sqrt(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_pow(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_clip(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_transpose(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_concat(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_split(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_avgpool2d(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_maxpool2d(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_globalavgpool(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_enlarge(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_const_imm(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_const_iconv(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_const_ones(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_const_pool(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_batchnorm(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_reshape(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_softmax(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_layernorm(const ops_sig *s, const float *const *in, float *const *out);
-void ops_cpu_gather(const ops_sig *s, const float *const *in, float *const *out);
+/* CPU references, one per operator (ops_cpu.c), declared from ops.def: ops_cpu_<name>. */
+#define OP(id, nm, mi, ma, no, dc) void ops_cpu_##nm(const ops_sig *s, const float *const *in, float *const *out);
+#include "ops.def"
+#undef OP
 
 #endif

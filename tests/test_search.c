@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec.h"
 #include "search.h"
 #include "test.h"
 
@@ -70,7 +71,7 @@ static void test_merge_matmuls(const rules_set *rs, cost_model *cm) {
         CHECK(res.n_applied == 1 && res.applied[0].reverse == 1); /* two matmuls are its dst side */
         /* the result equals the original numerically */
         exec_diff worst[2];
-        CHECK_EQ_INT(search_check(g, best, 2, 1e-5, worst, err, sizeof err), 0);
+        CHECK_EQ_INT(exec_check(g, best, 2, 1e-5, worst, err, sizeof err), 0);
         CHECK(worst[0].rel_l2 < 1e-6 && worst[1].rel_l2 < 1e-6);
         /* deterministic: the same search gives the same graph, byte for byte */
         graph *again = NULL;
@@ -159,7 +160,7 @@ static void test_conv_relu(const rules_set *rs, cost_model *cm) {
             CHECK_EQ_INT(best->nodes[i].tag, 1);
         }
         exec_diff worst[1];
-        CHECK_EQ_INT(search_check(g, best, 3, 1e-6, worst, err, sizeof err), 0);
+        CHECK_EQ_INT(exec_check(g, best, 3, 1e-6, worst, err, sizeof err), 0);
         graph_free(best);
     }
     search_result_free(&res);
@@ -192,7 +193,7 @@ static void test_sibling_convs(const rules_set *rs, cost_model *cm) {
         CHECK_EQ_INT(count_op(best, OP_CONV2D), 2);
         CHECK_EQ_INT(applied_count(&res, "merge_conv"), 1);
         exec_diff worst[3];
-        CHECK_EQ_INT(search_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
+        CHECK_EQ_INT(exec_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
         graph_free(best);
     }
     search_result_free(&res);
@@ -205,7 +206,7 @@ static void test_sibling_convs(const rules_set *rs, cost_model *cm) {
         CHECK_EQ_INT(count_op(best, OP_ENLARGE), 1);
         CHECK_EQ_INT(applied_count(&res, "merge-conv"), 1);
         exec_diff worst[3];
-        CHECK_EQ_INT(search_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
+        CHECK_EQ_INT(exec_check(g, best, 1, 1e-5, worst, err, sizeof err), 0);
         graph_free(best);
     }
     search_result_free(&res);
@@ -219,7 +220,7 @@ static void test_sibling_convs(const rules_set *rs, cost_model *cm) {
         CHECK_EQ_INT(count_op(best, OP_ENLARGE), 0); /* folded into the merged kernel */
         CHECK(res.folded >= 1);
         exec_diff worst[3];
-        CHECK_EQ_INT(search_check(g, best, 3, 1e-5, worst, err, sizeof err), 0);
+        CHECK_EQ_INT(exec_check(g, best, 3, 1e-5, worst, err, sizeof err), 0);
         graph_free(best);
     }
     search_result_free(&res);
@@ -269,7 +270,7 @@ static void test_wrong_rule(cost_model *cm) {
         CHECK_EQ_INT(count_op(best, OP_RELU), 0);
         CHECK_EQ_INT(applied_count(&res, "wrong_relu_drop"), 1);
         exec_diff worst[1];
-        CHECK_EQ_INT(search_check(g, best, 3, 1e-4, worst, err, sizeof err), 1);
+        CHECK_EQ_INT(exec_check(g, best, 3, 1e-4, worst, err, sizeof err), 1);
         CHECK(worst[0].rel_l2 > 0.1);
         graph_free(best);
     }
@@ -277,7 +278,7 @@ static void test_wrong_rule(cost_model *cm) {
     /* a check between graphs of different interfaces is an error, not a pass */
     graph *h = two_matmuls();
     exec_diff worst[2];
-    CHECK_EQ_INT(search_check(g, h, 1, 1e-4, worst, err, sizeof err), -1);
+    CHECK_EQ_INT(exec_check(g, h, 1, 1e-4, worst, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "different");
     graph_free(h);
     graph_free(g);

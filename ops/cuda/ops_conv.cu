@@ -18,18 +18,18 @@
  * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup run's
  * data (our kernel, a transcription of the CPU reference, is kept if they disagree); our kernel
  * for asymmetric padding.
- * Per-node state: descriptors and choices, owned by the node (freed by rt_*_free). */
+ * Per-node state: descriptors and choices, owned by the node (freed by oc_*_free). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "matmul.h"
-#include "rt_impl.h"
+#include "ops_cuda.h"
 
 /* --- shared kernels ------------------------------------------------------------------------- */
 
 /* x (NC, H, W) into xp (NC, HP, WP) with pt rows and pl columns of zeros before it. */
-__global__ void rt_pad_kernel(float *__restrict__ xp, const float *__restrict__ x, int64_t total, int64_t H,
+__global__ void oc_pad_kernel(float *__restrict__ xp, const float *__restrict__ x, int64_t total, int64_t H,
                               int64_t W, int64_t HP, int64_t WP, int64_t pt, int64_t pl) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t w = i % WP, r = i / WP, h = r % HP, c = r / HP;
@@ -40,7 +40,7 @@ __global__ void rt_pad_kernel(float *__restrict__ xp, const float *__restrict__ 
 
 /* The CPU reference's pool, one thread per output: cells row by row, padded cells skipped; the
  * mean divides by kh*kw (count_pad) or the valid cells; a NaN in a window wins the max. */
-__global__ void rt_pool_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, int64_t H,
+__global__ void oc_pool_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, int64_t H,
                                int64_t W, int64_t OH, int64_t OW, ops_window win, int is_max, int count_pad) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t ow = i % OW, r = i / OW, oh = r % OH, c = r / OH;
@@ -68,16 +68,16 @@ __global__ void rt_pool_kernel(float *__restrict__ y, const float *__restrict__ 
     }
 }
 
-static size_t rt_up(size_t v) { return (v + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN; }
+static size_t oc_up(size_t v) { return (v + OC_ALIGN - 1) / OC_ALIGN * OC_ALIGN; }
 
-static int rt_fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+static int oc_fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 /* --- conv2d --------------------------------------------------------------------------------- */
 
 /* col (N, C, KH, KW, OH, OW) = the input cell each kernel tap reads for each output, 0 in padding:
  * row (c, kh, kw) of group g's block is the K = C/G * KH * KW long reduction of the weight row. */
 template <typename IT>
-__global__ void rt_im2col_kernel(float *__restrict__ col, const float *__restrict__ x, IT total, IT C, IT H, IT W,
+__global__ void oc_im2col_kernel(float *__restrict__ col, const float *__restrict__ x, IT total, IT C, IT H, IT W,
                                  IT KH, IT KW, IT OH, IT OW, IT sh, IT sw, IT dh, IT dw, IT pt, IT pl) {
     for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < total; i += (IT)gridDim.x * blockDim.x) {
         IT r = i, ow = r % OW;
@@ -100,9 +100,9 @@ __global__ void rt_im2col_kernel(float *__restrict__ col, const float *__restric
  * filter, so a warp reads the same weights (broadcast) and neighbouring inputs. IT is the index
  * type: int32_t whenever every index fits (64-bit division and remainder cost tens of
  * instructions each, more than the few dozen multiply-adds of a grouped 3x3 output). */
-#define RT_CONV_OWB 4
+#define OC_CONV_OWB 4
 template <typename IT, int OWB>
-__global__ void rt_conv_direct_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ w,
+__global__ void oc_conv_direct_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ w,
                                       const float *__restrict__ bias, IT total, IT C, IT H, IT W, IT F, IT CG, IT FG,
                                       IT KH, IT KW, IT OH, IT OW, IT sh, IT sw, IT dh, IT dw, IT pt, IT pl, int act) {
     const IT OWQ = (OW + OWB - 1) / OWB;
@@ -139,50 +139,50 @@ __global__ void rt_conv_direct_kernel(float *__restrict__ y, const float *__rest
 #pragma unroll
         for (int j = 0; j < OWB; j++)
             if (ow0 + j < OW)
-                yr[ow0 + j] = rt_act(act, bias ? acc[j] + b : acc[j]);
+                yr[ow0 + j] = oc_act(act, bias ? acc[j] + b : acc[j]);
     }
 }
 
-typedef enum { RT_CONV_CUDNN, RT_CONV_GEMM, RT_CONV_DIRECT, RT_CONV_PATHS } rt_conv_path;
-static const char *const rt_conv_path_names[RT_CONV_PATHS] = {"cudnn", "gemm", "direct"};
+typedef enum { OC_CONV_CUDNN, OC_CONV_GEMM, OC_CONV_DIRECT, OC_CONV_PATHS } oc_conv_path;
+static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct"};
 
 typedef struct {
     int64_t v[17]; /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit */
-} rt_conv_key;
+} oc_conv_key;
 
 typedef struct {
-    rt_conv_key key;
-    rt_conv_path path;             /* the fastest measured */
+    oc_conv_key key;
+    oc_conv_path path;             /* the fastest measured */
     cudnnConvolutionFwdAlgo_t algo; /* cuDNN's fastest FP32 algorithm */
     size_t ws;                     /* its workspace */
-    float ms[RT_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
-} rt_conv_choice;
+    float ms[OC_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
+} oc_conv_choice;
 
 /* Choices measured so far in this process (configurations recur within and across graphs). */
-static rt_conv_choice *rt_conv_cache;
-static int32_t rt_conv_cache_n, rt_conv_cache_cap;
+static oc_conv_choice *oc_conv_cache;
+static int32_t oc_conv_cache_n, oc_conv_cache_cap;
 
-static const rt_conv_choice *rt_conv_cache_find(const rt_conv_key *k) {
-    for (int32_t i = 0; i < rt_conv_cache_n; i++)
-        if (!memcmp(&rt_conv_cache[i].key, k, sizeof *k))
-            return &rt_conv_cache[i];
+static const oc_conv_choice *oc_conv_cache_find(const oc_conv_key *k) {
+    for (int32_t i = 0; i < oc_conv_cache_n; i++)
+        if (!memcmp(&oc_conv_cache[i].key, k, sizeof *k))
+            return &oc_conv_cache[i];
     return NULL;
 }
 
-static void rt_conv_cache_add(const rt_conv_choice *c) {
-    if (rt_conv_cache_n == rt_conv_cache_cap) {
-        int32_t cap = rt_conv_cache_cap ? 2 * rt_conv_cache_cap : 64;
-        rt_conv_choice *p = (rt_conv_choice *)realloc(rt_conv_cache, (size_t)cap * sizeof *p);
+static void oc_conv_cache_add(const oc_conv_choice *c) {
+    if (oc_conv_cache_n == oc_conv_cache_cap) {
+        int32_t cap = oc_conv_cache_cap ? 2 * oc_conv_cache_cap : 64;
+        oc_conv_choice *p = (oc_conv_choice *)realloc(oc_conv_cache, (size_t)cap * sizeof *p);
         if (!p)
             return; /* measuring again next time is correct, only slower */
-        rt_conv_cache = p;
-        rt_conv_cache_cap = cap;
+        oc_conv_cache = p;
+        oc_conv_cache_cap = cap;
     }
-    rt_conv_cache[rt_conv_cache_n++] = *c;
+    oc_conv_cache[oc_conv_cache_n++] = *c;
 }
 
 typedef struct {
-    rt_conv_path path;
+    oc_conv_path path;
     ops_window win;
     int64_t N, C, H, W, F, CG, FG, G, KH, KW, K, OHW;
     /* cuDNN */
@@ -202,10 +202,10 @@ typedef struct {
     ops_act mm_act;                     /* activation in the matmul's epilogue */
     /* after the convolution, for the cuDNN and GEMM paths */
     int post;                           /* 1: bias and activation in a separate pass */
-} rt_conv_state;
+} oc_conv_state;
 
-static void rt_conv_free(void *p) {
-    rt_conv_state *st = (rt_conv_state *)p;
+static void oc_conv_free(void *p) {
+    oc_conv_state *st = (oc_conv_state *)p;
     if (st->x)
         CUDNN_CHECK(cudnnDestroyTensorDescriptor(st->x));
     if (st->y)
@@ -223,7 +223,7 @@ static void rt_conv_free(void *p) {
     free(st);
 }
 
-static const char *rt_algo_name(cudnnConvolutionFwdAlgo_t a) {
+static const char *oc_algo_name(cudnnConvolutionFwdAlgo_t a) {
     switch (a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
         return "implicit_gemm";
@@ -247,55 +247,55 @@ static const char *rt_algo_name(cudnnConvolutionFwdAlgo_t a) {
 }
 
 /* Copy x into the padded buffer at ws (asymmetric padding only). */
-static int rt_conv_pad(rt_ctx *ctx, const rt_conv_state *st, const float *x, float *ws) {
+static int oc_conv_pad(ops_cuda_env *env, const oc_conv_state *st, const float *x, float *ws) {
     const int64_t total = st->N * st->C * st->HP * st->WP;
-    rt_pad_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(ws, x, total, st->H, st->W, st->HP,
+    oc_pad_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(ws, x, total, st->H, st->W, st->HP,
                                                                                  st->WP, st->win.pt, st->win.pl);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* cuDNN's convolution (fused: with bias and the activation descriptor) into y; ws holds the
  * padded input first when there is one, then the algorithm's workspace. */
-static int rt_conv_run_cudnn(rt_ctx *ctx, rt_conv_state *st, const float *x, const float *w, const float *bias,
+static int oc_conv_run_cudnn(ops_cuda_env *env, oc_conv_state *st, const float *x, const float *w, const float *bias,
                              float *y, char *ws, int fused) {
     const float one = 1.0f, zero = 0.0f;
     if (st->pad_bytes) {
-        if (rt_conv_pad(ctx, st, x, (float *)ws) < 0)
+        if (oc_conv_pad(env, st, x, (float *)ws) < 0)
             return -1;
         x = (const float *)ws;
     }
     void *cws = st->algo_ws ? ws + st->pad_bytes : NULL;
     if (fused)
-        RT_CUDNN_TRY(ctx, cudnnConvolutionBiasActivationForward(rt_cudnn(ctx), &one, st->x, x, st->w, w, st->conv,
+        OC_CUDNN_TRY(env, cudnnConvolutionBiasActivationForward(oc_cudnn(env), &one, st->x, x, st->w, w, st->conv,
                                                                 st->algo, cws, st->algo_ws, &zero, st->y, y, st->b,
                                                                 bias ? bias : st->zero_bias, st->act, st->y, y));
     else
-        RT_CUDNN_TRY(ctx, cudnnConvolutionForward(rt_cudnn(ctx), &one, st->x, x, st->w, w, st->conv, st->algo, cws,
+        OC_CUDNN_TRY(env, cudnnConvolutionForward(oc_cudnn(env), &one, st->x, x, st->w, w, st->conv, st->algo, cws,
                                                   st->algo_ws, &zero, st->y, y));
     return 0;
 }
 
 /* im2col (unless x is already the B matrix) and the hand-written matmul: per image and group,
  * y_g (F/G, OH*OW) = w_g (F/G, K) x col_g (K, OH*OW); act goes into the matmul's epilogue. */
-static int rt_conv_run_gemm(rt_ctx *ctx, rt_conv_state *st, const float *x, const float *w, float *y, float *col,
+static int oc_conv_run_gemm(ops_cuda_env *env, oc_conv_state *st, const float *x, const float *w, float *y, float *col,
                             ops_act act) {
-    const cudaStream_t str = rt_stream(ctx);
+    const cudaStream_t str = oc_stream(env);
     const ops_window *win = &st->win;
     const float *b = x;
     if (!st->gemm_direct_b) {
         const int64_t total = st->N * st->C * st->KH * st->KW * st->OHW;
         const int64_t oh = win->oh, ow = win->ow;
         if (total < INT32_MAX && st->N * st->C * st->H * st->W < INT32_MAX)
-            rt_im2col_kernel<int32_t><<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, str>>>(
+            oc_im2col_kernel<int32_t><<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, str>>>(
                 col, x, (int32_t)total, (int32_t)st->C, (int32_t)st->H, (int32_t)st->W, (int32_t)st->KH,
                 (int32_t)st->KW, (int32_t)oh, (int32_t)ow, (int32_t)win->sh, (int32_t)win->sw, (int32_t)win->dh,
                 (int32_t)win->dw, (int32_t)win->pt, (int32_t)win->pl);
         else
-            rt_im2col_kernel<int64_t><<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, str>>>(
+            oc_im2col_kernel<int64_t><<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, str>>>(
                 col, x, total, st->C, st->H, st->W, st->KH, st->KW, oh, ow, win->sh, win->sw, win->dh, win->dw,
                 win->pt, win->pl);
-        RT_LAUNCH_TRY(ctx);
+        OC_LAUNCH_TRY(env);
         b = col;
     }
     mm_problem p;
@@ -308,7 +308,7 @@ static int rt_conv_run_gemm(rt_ctx *ctx, rt_conv_state *st, const float *x, cons
         p.stride_b = st->K * st->OHW;
         p.stride_c = st->F * st->OHW;
         if (mm_run(&p, w, b, NULL, y, str, msg, sizeof msg) < 0)
-            return rt_fail(ctx, "%s", msg);
+            return oc_fail(env, "%s", msg);
         return 0;
     }
     p.batch = st->G; /* the groups of one image */
@@ -317,72 +317,72 @@ static int rt_conv_run_gemm(rt_ctx *ctx, rt_conv_state *st, const float *x, cons
     p.stride_c = st->FG * st->OHW;
     for (int64_t n = 0; n < st->N; n++)
         if (mm_run(&p, w, b + n * st->G * st->K * st->OHW, NULL, y + n * st->F * st->OHW, str, msg, sizeof msg) < 0)
-            return rt_fail(ctx, "%s", msg);
+            return oc_fail(env, "%s", msg);
     return 0;
 }
 
-static int rt_conv_run_direct(rt_ctx *ctx, const rt_conv_state *st, const float *x, const float *w,
+static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
                               const float *bias, float *y, ops_act act) {
     const ops_window *v = &st->win;
-    /* RT_CONV_OWB outputs per thread where rows have that many, else one */
-    const int row = v->ow >= RT_CONV_OWB;
-    const int64_t total = st->N * st->F * v->oh * (row ? (v->ow + RT_CONV_OWB - 1) / RT_CONV_OWB : v->ow);
+    /* OC_CONV_OWB outputs per thread where rows have that many, else one */
+    const int row = v->ow >= OC_CONV_OWB;
+    const int64_t total = st->N * st->F * v->oh * (row ? (v->ow + OC_CONV_OWB - 1) / OC_CONV_OWB : v->ow);
     /* int32 indices where every offset the kernel forms fits: the output, input and weight sizes
      * bound them (the grid-stride step adds at most one grid to an index below total) */
-    const int64_t grid = (int64_t)rt_blocks(total, RT_THREADS) * RT_THREADS;
-    const int small = rt_fits_int(total + grid) && rt_fits_int(st->N * st->F * st->OHW) &&
-                      rt_fits_int(st->N * st->C * st->H * st->W) && rt_fits_int(st->F * st->CG * st->KH * st->KW) &&
-                      rt_fits_int(v->oh * v->sh + st->KH * v->dh) &&
-                      rt_fits_int((v->ow + RT_CONV_OWB) * v->sw + st->KW * v->dw);
-#define RT_CONV_DIRECT_ARGS(IT)                                                                                       \
+    const int64_t grid = (int64_t)oc_blocks(total, OC_THREADS) * OC_THREADS;
+    const int small = oc_fits_int(total + grid) && oc_fits_int(st->N * st->F * st->OHW) &&
+                      oc_fits_int(st->N * st->C * st->H * st->W) && oc_fits_int(st->F * st->CG * st->KH * st->KW) &&
+                      oc_fits_int(v->oh * v->sh + st->KH * v->dh) &&
+                      oc_fits_int((v->ow + OC_CONV_OWB) * v->sw + st->KW * v->dw);
+#define OC_CONV_DIRECT_ARGS(IT)                                                                                       \
     y, x, w, bias, (IT)total, (IT)st->C, (IT)st->H, (IT)st->W, (IT)st->F, (IT)st->CG, (IT)st->FG, (IT)st->KH,       \
         (IT)st->KW, (IT)v->oh, (IT)v->ow, (IT)v->sh, (IT)v->sw, (IT)v->dh, (IT)v->dw, (IT)v->pt, (IT)v->pl, (int)act
-    const unsigned blocks = rt_blocks(total, RT_THREADS);
-    cudaStream_t str = rt_stream(ctx);
+    const unsigned blocks = oc_blocks(total, OC_THREADS);
+    cudaStream_t str = oc_stream(env);
     if (row && small)
-        rt_conv_direct_kernel<int32_t, RT_CONV_OWB><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+        oc_conv_direct_kernel<int32_t, OC_CONV_OWB><<<blocks, OC_THREADS, 0, str>>>(OC_CONV_DIRECT_ARGS(int32_t));
     else if (row)
-        rt_conv_direct_kernel<int64_t, RT_CONV_OWB><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
+        oc_conv_direct_kernel<int64_t, OC_CONV_OWB><<<blocks, OC_THREADS, 0, str>>>(OC_CONV_DIRECT_ARGS(int64_t));
     else if (small)
-        rt_conv_direct_kernel<int32_t, 1><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int32_t));
+        oc_conv_direct_kernel<int32_t, 1><<<blocks, OC_THREADS, 0, str>>>(OC_CONV_DIRECT_ARGS(int32_t));
     else
-        rt_conv_direct_kernel<int64_t, 1><<<blocks, RT_THREADS, 0, str>>>(RT_CONV_DIRECT_ARGS(int64_t));
-#undef RT_CONV_DIRECT_ARGS
-    RT_LAUNCH_TRY(ctx);
+        oc_conv_direct_kernel<int64_t, 1><<<blocks, OC_THREADS, 0, str>>>(OC_CONV_DIRECT_ARGS(int64_t));
+#undef OC_CONV_DIRECT_ARGS
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* The node's convolution on its chosen path, with its epilogue. */
-static int rt_conv_exec(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const float *bias = s->n_in > 2 ? in[2] : NULL;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     void *ws = NULL;
     switch (st->path) {
-    case RT_CONV_DIRECT:
-        return rt_conv_run_direct(ctx, st, in[0], in[1], bias, out[0], act);
-    case RT_CONV_GEMM:
-        if (rt_workspace(ctx, st->gemm_direct_b ? 0 : st->col_bytes, &ws) < 0 ||
-            rt_conv_run_gemm(ctx, st, in[0], in[1], out[0], (float *)ws, st->mm_act) < 0)
+    case OC_CONV_DIRECT:
+        return oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], act);
+    case OC_CONV_GEMM:
+        if (oc_workspace(env, st->gemm_direct_b ? 0 : st->col_bytes, &ws) < 0 ||
+            oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, st->mm_act) < 0)
             return -1;
         break;
-    case RT_CONV_CUDNN:
-    case RT_CONV_PATHS:
-        if (rt_workspace(ctx, st->pad_bytes + st->algo_ws, &ws) < 0 ||
-            rt_conv_run_cudnn(ctx, st, in[0], in[1], bias, out[0], (char *)ws, st->fused) < 0)
+    case OC_CONV_CUDNN:
+    case OC_CONV_PATHS:
+        if (oc_workspace(env, st->pad_bytes + st->algo_ws, &ws) < 0 ||
+            oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], (char *)ws, st->fused) < 0)
             return -1;
         break;
     }
     if (st->post) {
         const ops_shape *ys = &s->out[0];
-        RT_CUDA_TRY(ctx, rt_launch_bias_act(out[0], bias, ops_shape_numel(ys), ys->dims[1], st->OHW,
-                                            st->mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, rt_stream(ctx)));
+        OC_CUDA_TRY(env, oc_launch_bias_act(out[0], bias, ops_shape_numel(ys), ys->dims[1], st->OHW,
+                                            st->mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, oc_stream(env)));
     }
     return 0;
 }
 
 /* Device time of one run of path on the node's buffers (ms, median of 5 after one warm-up);
  * INFINITY if it fails. ws: the whole search workspace. */
-static float rt_conv_time(rt_ctx *ctx, rt_conv_state *st, rt_conv_path path, const ops_sig *s,
+static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
                           const float *const *in, float *const *out, char *ws) {
     cudaEvent_t e0, e1;
     float ms[5];
@@ -391,14 +391,14 @@ static float rt_conv_time(rt_ctx *ctx, rt_conv_state *st, rt_conv_path path, con
     CUDA_CHECK(cudaEventCreate(&e1));
     int bad = 0;
     for (int r = -1; r < 5 && !bad; r++) {
-        CUDA_CHECK(cudaEventRecord(e0, rt_stream(ctx)));
-        if (path == RT_CONV_CUDNN)
-            bad = rt_conv_run_cudnn(ctx, st, in[0], in[1], bias, out[0], ws, 0) < 0;
-        else if (path == RT_CONV_GEMM)
-            bad = rt_conv_run_gemm(ctx, st, in[0], in[1], out[0], (float *)ws, OPS_ACT_NONE) < 0;
+        CUDA_CHECK(cudaEventRecord(e0, oc_stream(env)));
+        if (path == OC_CONV_CUDNN)
+            bad = oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], ws, 0) < 0;
+        else if (path == OC_CONV_GEMM)
+            bad = oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, OPS_ACT_NONE) < 0;
         else
-            bad = rt_conv_run_direct(ctx, st, in[0], in[1], bias, out[0], (ops_act)s->p->v[PM_ACT]) < 0;
-        CUDA_CHECK(cudaEventRecord(e1, rt_stream(ctx)));
+            bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], (ops_act)s->p->v[PM_ACT]) < 0;
+        CUDA_CHECK(cudaEventRecord(e1, oc_stream(env)));
         CUDA_CHECK(cudaEventSynchronize(e1));
         if (r >= 0)
             CUDA_CHECK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -419,12 +419,12 @@ static float rt_conv_time(rt_ctx *ctx, rt_conv_state *st, rt_conv_path path, con
 }
 
 /* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
-static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0], *ws_ = &s->in[1], *ys = &s->out[0];
     ops_window *win = &st->win;
     char msg[256];
     if (ops_window2d(OP_CONV2D, s->p, xs, ws_, win, msg, sizeof msg) < 0)
-        return rt_fail(ctx, "%s", msg);
+        return oc_fail(env, "%s", msg);
     st->N = xs->dims[0];
     st->C = xs->dims[1];
     st->H = xs->dims[2];
@@ -440,16 +440,16 @@ static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const
     const int sym = win->pt == win->pb && win->pl == win->pr;
     st->HP = sym ? st->H : st->H + win->pt + win->pb;
     st->WP = sym ? st->W : st->W + win->pl + win->pr;
-    st->pad_bytes = sym ? 0 : rt_up((size_t)(st->N * st->C * st->HP * st->WP) * sizeof(float));
+    st->pad_bytes = sym ? 0 : oc_up((size_t)(st->N * st->C * st->HP * st->WP) * sizeof(float));
     st->gemm_direct_b = st->KH == 1 && st->KW == 1 && win->sh == 1 && win->sw == 1 && win->pt == 0 && win->pl == 0 &&
                         win->pb == 0 && win->pr == 0;
-    st->col_bytes = st->gemm_direct_b ? 0 : rt_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
+    st->col_bytes = st->gemm_direct_b ? 0 : oc_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
     const int64_t ph = sym ? win->pt : 0, pw = sym ? win->pl : 0;
     const int64_t dims[] = {st->N, st->C, st->HP, st->WP, st->F, st->CG, st->KH, st->KW, win->sh, win->sw, win->dh,
                             win->dw, ph, pw, st->G, ys->dims[2], ys->dims[3]};
     int cudnn_ok = 1;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        cudnn_ok = cudnn_ok && rt_fits_int(dims[i]);
+        cudnn_ok = cudnn_ok && oc_fits_int(dims[i]);
     if (cudnn_ok) {
         CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->x));
         CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->y));
@@ -475,35 +475,35 @@ static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const
                    on == st->N && oc == st->F && oh == ys->dims[2] && ow == ys->dims[3];
     }
 
-    rt_conv_key key;
+    oc_conv_key key;
     memset(&key, 0, sizeof key);
     const int64_t kv[17] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,  st->KW, win->sh,
-                            win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr, (int64_t)rt_workspace_limit(ctx)};
+                            win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr, (int64_t)oc_workspace_limit(env)};
     memcpy(key.v, kv, sizeof kv);
-    const rt_conv_choice *known = rt_conv_cache_find(&key);
-    rt_conv_choice ch;
+    const oc_conv_choice *known = oc_conv_cache_find(&key);
+    oc_conv_choice ch;
     if (known) {
         ch = *known;
     } else {
         memset(&ch, 0, sizeof ch);
         ch.key = key;
-        for (int p = 0; p < RT_CONV_PATHS; p++)
+        for (int p = 0; p < OC_CONV_PATHS; p++)
             ch.ms[p] = INFINITY;
         void *sws_v = NULL;
         size_t sbytes = 0;
-        if (rt_workspace_search(ctx, &sws_v, &sbytes) < 0)
+        if (oc_workspace_search(env, &sws_v, &sbytes) < 0)
             return -1;
         char *sws = (char *)sws_v;
         if (cudnn_ok && st->pad_bytes < sbytes) {
             const float *x = in[0];
             if (st->pad_bytes) {
-                if (rt_conv_pad(ctx, st, in[0], (float *)sws) < 0)
+                if (oc_conv_pad(env, st, in[0], (float *)sws) < 0)
                     return -1;
                 x = (const float *)sws;
             }
             cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
             int got = 0, pick = -1;
-            if (cudnnFindConvolutionForwardAlgorithmEx(rt_cudnn(ctx), st->x, x, st->w, in[1], st->conv, st->y, out[0],
+            if (cudnnFindConvolutionForwardAlgorithmEx(oc_cudnn(env), st->x, x, st->w, in[1], st->conv, st->y, out[0],
                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf,
                                                        sws + st->pad_bytes,
                                                        sbytes - st->pad_bytes) != CUDNN_STATUS_SUCCESS)
@@ -515,53 +515,53 @@ static int rt_conv_setup(rt_ctx *ctx, rt_conv_state *st, const ops_sig *s, const
             if (pick >= 0) {
                 ch.algo = st->algo = perf[pick].algo;
                 ch.ws = st->algo_ws = perf[pick].memory;
-                ch.ms[RT_CONV_CUDNN] = rt_conv_time(ctx, st, RT_CONV_CUDNN, s, in, out, sws);
+                ch.ms[OC_CONV_CUDNN] = oc_conv_time(env, st, OC_CONV_CUDNN, s, in, out, sws);
             }
         }
         if (st->col_bytes <= sbytes)
-            ch.ms[RT_CONV_GEMM] = rt_conv_time(ctx, st, RT_CONV_GEMM, s, in, out, sws);
+            ch.ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
         if (st->K <= 1024)
-            ch.ms[RT_CONV_DIRECT] = rt_conv_time(ctx, st, RT_CONV_DIRECT, s, in, out, sws);
-        ch.path = RT_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
+            ch.ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
+        ch.path = OC_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
         float best = INFINITY;
-        for (int p = 0; p < RT_CONV_PATHS; p++)
+        for (int p = 0; p < OC_CONV_PATHS; p++)
             if (ch.ms[p] < best) {
                 best = ch.ms[p];
-                ch.path = (rt_conv_path)p;
+                ch.path = (oc_conv_path)p;
             }
-        rt_conv_cache_add(&ch);
+        oc_conv_cache_add(&ch);
     }
     st->path = ch.path;
     const char *force = getenv("TASC_RT_CONV"); /* tests and experiments: a path, where it can run */
-    for (int p = 0; force && p < RT_CONV_PATHS; p++)
-        if (!strcmp(force, rt_conv_path_names[p]) && isfinite(ch.ms[p]))
-            st->path = (rt_conv_path)p;
+    for (int p = 0; force && p < OC_CONV_PATHS; p++)
+        if (!strcmp(force, oc_conv_path_names[p]) && isfinite(ch.ms[p]))
+            st->path = (oc_conv_path)p;
     st->algo = ch.algo;
     st->algo_ws = ch.ws;
-    if (rt_verbose(ctx))
+    if (oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
                         "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms)%s\n",
-                rt_node_name(ctx), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
+                oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
                 (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
-                (long long)st->G, rt_conv_path_names[ch.path], rt_algo_name(ch.algo), (double)ch.ms[RT_CONV_CUDNN],
-                (double)ch.ms[RT_CONV_GEMM], (double)ch.ms[RT_CONV_DIRECT], known ? " (cached)" : "");
+                (long long)st->G, oc_conv_path_names[ch.path], oc_algo_name(ch.algo), (double)ch.ms[OC_CONV_CUDNN],
+                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], known ? " (cached)" : "");
     void *ws = NULL;
-    size_t need = st->path == RT_CONV_CUDNN ? st->pad_bytes + st->algo_ws
-                  : st->path == RT_CONV_GEMM ? st->col_bytes
+    size_t need = st->path == OC_CONV_CUDNN ? st->pad_bytes + st->algo_ws
+                  : st->path == OC_CONV_GEMM ? st->col_bytes
                                              : 0;
-    return rt_workspace(ctx, need, &ws);
+    return oc_workspace(env, need, &ws);
 }
 
 /* Host-side relative L2 difference of two device buffers of n floats (setup only); a
  * non-finite value on one side only, or NaN anywhere, counts as a mismatch (returns INFINITY). */
-static double rt_dev_diff(rt_ctx *ctx, const float *a, const float *b, int64_t n) {
+static double oc_dev_diff(ops_cuda_env *env, const float *a, const float *b, int64_t n) {
     const size_t bytes = (size_t)n * sizeof(float);
     float *h = (float *)malloc(2 * bytes + 1);
     if (!h)
         return INFINITY;
-    CUDA_CHECK(cudaMemcpyAsync(h, a, bytes, cudaMemcpyDeviceToHost, rt_stream(ctx)));
-    CUDA_CHECK(cudaMemcpyAsync(h + n, b, bytes, cudaMemcpyDeviceToHost, rt_stream(ctx)));
-    CUDA_CHECK(cudaStreamSynchronize(rt_stream(ctx)));
+    CUDA_CHECK(cudaMemcpyAsync(h, a, bytes, cudaMemcpyDeviceToHost, oc_stream(env)));
+    CUDA_CHECK(cudaMemcpyAsync(h + n, b, bytes, cudaMemcpyDeviceToHost, oc_stream(env)));
+    CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));
     double num = 0.0, den = 0.0;
     int bad = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -577,59 +577,59 @@ static double rt_dev_diff(rt_ctx *ctx, const float *a, const float *b, int64_t n
     return bad ? INFINITY : sqrt(num) / fmax(sqrt(den), 1e-30);
 }
 
-RT_OP_FN(conv2d) {
-    rt_conv_state *st = (rt_conv_state *)rt_node_state(ctx);
+OPS_CUDA_FN(conv2d) {
+    oc_conv_state *st = (oc_conv_state *)oc_node_state(env);
     if (st)
-        return rt_conv_exec(ctx, st, s, in, out);
-    if (!rt_setup_phase(ctx))
-        return rt_fail(ctx, "internal error: no conv2d state after setup");
-    st = (rt_conv_state *)calloc(1, sizeof *st);
+        return oc_conv_exec(env, st, s, in, out);
+    if (!oc_setup_phase(env))
+        return oc_fail(env, "internal error: no conv2d state after setup");
+    st = (oc_conv_state *)calloc(1, sizeof *st);
     if (!st)
-        return rt_fail(ctx, "out of memory");
-    rt_node_state_set(ctx, st, rt_conv_free);
-    if (rt_conv_setup(ctx, st, s, in, out) < 0)
+        return oc_fail(env, "out of memory");
+    oc_node_state_set(env, st, oc_conv_free);
+    if (oc_conv_setup(env, st, s, in, out) < 0)
         return -1;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
     /* the matmul's epilogue takes relu and gelu, not a bias per output row */
-    st->mm_act = st->path == RT_CONV_GEMM && !has_bias && (act == OPS_ACT_RELU || act == OPS_ACT_GELU) ? act
+    st->mm_act = st->path == OC_CONV_GEMM && !has_bias && (act == OPS_ACT_RELU || act == OPS_ACT_GELU) ? act
                                                                                                        : OPS_ACT_NONE;
-    st->post = st->path != RT_CONV_DIRECT && (has_bias || (act != OPS_ACT_NONE && st->mm_act == OPS_ACT_NONE));
-    if (rt_conv_exec(ctx, st, s, in, out) < 0) /* the unfused result, kept as the reference */
+    st->post = st->path != OC_CONV_DIRECT && (has_bias || (act != OPS_ACT_NONE && st->mm_act == OPS_ACT_NONE));
+    if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
-    if (st->path != RT_CONV_CUDNN || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
+    if (st->path != OC_CONV_CUDNN || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
         return 0;
     /* try bias (and relu) inside cuDNN's call; keep it only if it gives the same result */
     const int64_t n = ops_shape_numel(&s->out[0]);
     const size_t bytes = (size_t)n * sizeof(float);
     float *ref = NULL;
     CUDA_CHECK(cudaMalloc((void **)&ref, bytes));
-    CUDA_CHECK(cudaMemcpyAsync(ref, out[0], bytes, cudaMemcpyDeviceToDevice, rt_stream(ctx)));
+    CUDA_CHECK(cudaMemcpyAsync(ref, out[0], bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
     CUDNN_CHECK(cudnnSetActivationDescriptor(st->act, act == OPS_ACT_RELU ? CUDNN_ACTIVATION_RELU
                                                                           : CUDNN_ACTIVATION_IDENTITY,
                                              CUDNN_PROPAGATE_NAN, 0.0));
     if (!has_bias) {
         const size_t b = (size_t)st->F * sizeof(float);
         CUDA_CHECK(cudaMalloc((void **)&st->zero_bias, b));
-        CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, rt_stream(ctx)));
+        CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, oc_stream(env)));
     }
     st->fused = 1;
     const int post = st->post;
     st->post = 0;
-    int ok = rt_conv_exec(ctx, st, s, in, out) == 0;
-    double rel = ok ? rt_dev_diff(ctx, out[0], ref, n) : 0.0;
+    int ok = oc_conv_exec(env, st, s, in, out) == 0;
+    double rel = ok ? oc_dev_diff(env, out[0], ref, n) : 0.0;
     if (!ok || !(rel <= 1e-5)) {
-        if (!ok && rt_verbose(ctx))
-            fprintf(stderr, "tasc: node '%s': bias/relu not fused (cuDNN: %s)\n", rt_node_name(ctx), ctx->err);
+        if (!ok && oc_verbose(env))
+            fprintf(stderr, "tasc: node '%s': bias/relu not fused (cuDNN: %s)\n", oc_node_name(env), env->err);
         if (ok)
             fprintf(stderr, "tasc: node '%s': cuDNN's fused bias/relu differs from conv + epilogue (rel L2 %.3g); "
-                            "not fused\n", rt_node_name(ctx), rel);
+                            "not fused\n", oc_node_name(env), rel);
         (void)cudaGetLastError();
         st->fused = 0;
         st->post = post;
-        CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, rt_stream(ctx)));
+        CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
     }
-    CUDA_CHECK(cudaStreamSynchronize(rt_stream(ctx)));
+    CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));
     CUDA_CHECK(cudaFree(ref));
     return 0;
 }
@@ -641,10 +641,10 @@ typedef struct {
     cudnnPoolingDescriptor_t pool;
     int own;                  /* 1: our kernel */
     ops_window win;
-} rt_pool_state;
+} oc_pool_state;
 
-static void rt_pool_free(void *p) {
-    rt_pool_state *st = (rt_pool_state *)p;
+static void oc_pool_free(void *p) {
+    oc_pool_state *st = (oc_pool_state *)p;
     if (st->x)
         CUDNN_CHECK(cudnnDestroyTensorDescriptor(st->x));
     if (st->y)
@@ -654,40 +654,40 @@ static void rt_pool_free(void *p) {
     free(st);
 }
 
-static int rt_pool_own(rt_ctx *ctx, const rt_pool_state *st, const ops_sig *s, const float *x, float *y) {
+static int oc_pool_own(ops_cuda_env *env, const oc_pool_state *st, const ops_sig *s, const float *x, float *y) {
     const ops_shape *xs = &s->in[0], *ys = &s->out[0];
     const int64_t total = ops_shape_numel(ys);
     if (total <= 0)
         return 0;
-    rt_pool_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
+    oc_pool_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(
         y, x, total, xs->dims[2], xs->dims[3], ys->dims[2], ys->dims[3], st->win, s->op == OP_MAXPOOL2D,
         (int)s->p->v[PM_COUNT_PAD]);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
-static int rt_pool_cudnn(rt_ctx *ctx, const rt_pool_state *st, const float *x, float *y) {
+static int oc_pool_cudnn(ops_cuda_env *env, const oc_pool_state *st, const float *x, float *y) {
     const float one = 1.0f, zero = 0.0f;
-    RT_CUDNN_TRY(ctx, cudnnPoolingForward(rt_cudnn(ctx), st->pool, &one, st->x, x, &zero, st->y, y));
+    OC_CUDNN_TRY(env, cudnnPoolingForward(oc_cudnn(env), st->pool, &one, st->x, x, &zero, st->y, y));
     return 0;
 }
 
 /* Setup: cuDNN's descriptors when the padding is symmetric, then one run of cuDNN checked
  * against our kernel on the same data. */
-static int rt_pool_setup(rt_ctx *ctx, rt_pool_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+static int oc_pool_setup(ops_cuda_env *env, oc_pool_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0], *ys = &s->out[0];
     char msg[256];
     if (ops_window2d(s->op, s->p, xs, NULL, &st->win, msg, sizeof msg) < 0)
-        return rt_fail(ctx, "%s", msg);
+        return oc_fail(env, "%s", msg);
     const ops_window *w = &st->win;
     st->own = 1;
     const int64_t dims[] = {xs->dims[0], xs->dims[1], xs->dims[2], xs->dims[3], ys->dims[2], ys->dims[3],
                             w->kh,       w->kw,       w->pt,       w->pl,       w->sh,       w->sw};
     int ok = w->pt == w->pb && w->pl == w->pr;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        ok = ok && rt_fits_int(dims[i]);
+        ok = ok && oc_fits_int(dims[i]);
     if (!ok)
-        return rt_pool_own(ctx, st, s, in[0], out[0]);
+        return oc_pool_own(env, st, s, in[0], out[0]);
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->x));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->y));
     CUDNN_CHECK(cudnnCreatePoolingDescriptor(&st->pool));
@@ -703,44 +703,44 @@ static int rt_pool_setup(rt_ctx *ctx, rt_pool_state *st, const ops_sig *s, const
                                     (int)w->pl, (int)w->sh, (int)w->sw) != CUDNN_STATUS_SUCCESS ||
         cudnnGetPooling2dForwardOutputDim(st->pool, st->x, &on, &oc, &oh, &ow) != CUDNN_STATUS_SUCCESS ||
         oh != ys->dims[2] || ow != ys->dims[3])
-        return rt_pool_own(ctx, st, s, in[0], out[0]);
+        return oc_pool_own(env, st, s, in[0], out[0]);
     /* our kernel's result into a scratch buffer, cuDNN's into the output, compared */
     const int64_t n = ops_shape_numel(ys);
     float *ref = NULL;
     CUDA_CHECK(cudaMalloc((void **)&ref, (size_t)n * sizeof(float)));
-    if (rt_pool_own(ctx, st, s, in[0], ref) < 0) {
+    if (oc_pool_own(env, st, s, in[0], ref) < 0) {
         CUDA_CHECK(cudaFree(ref));
         return -1;
     }
-    double rel = rt_pool_cudnn(ctx, st, in[0], out[0]) < 0 ? -1.0 : rt_dev_diff(ctx, out[0], ref, n);
-    CUDA_CHECK(cudaStreamSynchronize(rt_stream(ctx)));
+    double rel = oc_pool_cudnn(env, st, in[0], out[0]) < 0 ? -1.0 : oc_dev_diff(env, out[0], ref, n);
+    CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));
     CUDA_CHECK(cudaFree(ref));
     if (rel < 0.0) {
-        if (rt_verbose(ctx))
-            fprintf(stderr, "tasc: node '%s': pool on our kernel (cuDNN: %s)\n", rt_node_name(ctx), ctx->err);
-        return rt_pool_own(ctx, st, s, in[0], out[0]);
+        if (oc_verbose(env))
+            fprintf(stderr, "tasc: node '%s': pool on our kernel (cuDNN: %s)\n", oc_node_name(env), env->err);
+        return oc_pool_own(env, st, s, in[0], out[0]);
     }
     if (!(rel <= 1e-6)) {
         fprintf(stderr, "tasc: node '%s': cuDNN pooling differs from the reference (rel L2 %.3g); using our kernel\n",
-                rt_node_name(ctx), rel);
-        return rt_pool_own(ctx, st, s, in[0], out[0]);
+                oc_node_name(env), rel);
+        return oc_pool_own(env, st, s, in[0], out[0]);
     }
     st->own = 0;
     return 0;
 }
 
-static int rt_pool(rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out) {
-    rt_pool_state *st = (rt_pool_state *)rt_node_state(ctx);
+static int oc_pool(ops_cuda_env *env, const ops_sig *s, const float *const *in, float *const *out) {
+    oc_pool_state *st = (oc_pool_state *)oc_node_state(env);
     if (st)
-        return st->own ? rt_pool_own(ctx, st, s, in[0], out[0]) : rt_pool_cudnn(ctx, st, in[0], out[0]);
-    if (!rt_setup_phase(ctx))
-        return rt_fail(ctx, "internal error: no pool state after setup");
-    st = (rt_pool_state *)calloc(1, sizeof *st);
+        return st->own ? oc_pool_own(env, st, s, in[0], out[0]) : oc_pool_cudnn(env, st, in[0], out[0]);
+    if (!oc_setup_phase(env))
+        return oc_fail(env, "internal error: no pool state after setup");
+    st = (oc_pool_state *)calloc(1, sizeof *st);
     if (!st)
-        return rt_fail(ctx, "out of memory");
-    rt_node_state_set(ctx, st, rt_pool_free);
-    return rt_pool_setup(ctx, st, s, in, out);
+        return oc_fail(env, "out of memory");
+    oc_node_state_set(env, st, oc_pool_free);
+    return oc_pool_setup(env, st, s, in, out);
 }
 
-RT_OP_FN(avgpool2d) { return rt_pool(ctx, s, in, out); }
-RT_OP_FN(maxpool2d) { return rt_pool(ctx, s, in, out); }
+OPS_CUDA_FN(avgpool2d) { return oc_pool(env, s, in, out); }
+OPS_CUDA_FN(maxpool2d) { return oc_pool(env, s, in, out); }

@@ -9,7 +9,7 @@
  */
 #include <stdint.h>
 
-#include "rt_impl.h"
+#include "ops_cuda.h"
 
 /* --- transpose ------------------------------------------------------------------------------ */
 
@@ -17,11 +17,11 @@ typedef struct {
     int32_t rank;
     int64_t d[OPS_MAX_DIMS];  /* collapsed output dims */
     int64_t st[OPS_MAX_DIMS]; /* input stride of each output dim */
-} rt_perm;
+} oc_perm;
 
 /* T: float, or float4 when the innermost dim stays innermost (rows move whole). */
 template <typename T, typename IT>
-__global__ void rt_transpose_kernel(T *__restrict__ y, const T *__restrict__ x, IT n, rt_perm p) {
+__global__ void oc_transpose_kernel(T *__restrict__ y, const T *__restrict__ x, IT n, oc_perm p) {
     for (IT i = blockIdx.x * (IT)blockDim.x + threadIdx.x; i < n; i += (IT)gridDim.x * blockDim.x) {
         IT r = i, off = 0;
         for (int q = p.rank - 1; q >= 0; q--) {
@@ -33,7 +33,7 @@ __global__ void rt_transpose_kernel(T *__restrict__ y, const T *__restrict__ x, 
     }
 }
 
-RT_OP_FN(transpose) {
+OPS_CUDA_FN(transpose) {
     const ops_shape *xs = &s->in[0], *os = &s->out[0];
     const int64_t n = ops_shape_numel(os);
     if (n <= 0)
@@ -44,7 +44,7 @@ RT_OP_FN(transpose) {
         xst[i] = acc;
         acc *= xs->dims[i];
     }
-    rt_perm p;
+    oc_perm p;
     int32_t q = 0;
     for (int32_t i = 0; i < os->rank; i++) {
         int64_t d = os->dims[i], st = xst[s->p->list[i]];
@@ -60,9 +60,9 @@ RT_OP_FN(transpose) {
         q++;
     }
     p.rank = q;
-    const cudaStream_t str = rt_stream(ctx);
+    const cudaStream_t str = oc_stream(env);
     if (q <= 1) { /* the permutation moves nothing */
-        RT_CUDA_TRY(ctx, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, str));
+        OC_CUDA_TRY(env, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, str));
         return 0;
     }
     int vec = p.st[q - 1] == 1 && p.d[q - 1] % 4 == 0 && ((uintptr_t)in[0] & 15) == 0 && ((uintptr_t)out[0] & 15) == 0;
@@ -76,17 +76,17 @@ RT_OP_FN(transpose) {
         const float4 *x4 = reinterpret_cast<const float4 *>(in[0]);
         float4 *y4 = reinterpret_cast<float4 *>(out[0]);
         if (n4 < INT32_MAX)
-            rt_transpose_kernel<float4, int32_t><<<rt_blocks(n4, RT_THREADS), RT_THREADS, 0, str>>>(y4, x4,
+            oc_transpose_kernel<float4, int32_t><<<oc_blocks(n4, OC_THREADS), OC_THREADS, 0, str>>>(y4, x4,
                                                                                                  (int32_t)n4, p);
         else
-            rt_transpose_kernel<float4, int64_t><<<rt_blocks(n4, RT_THREADS), RT_THREADS, 0, str>>>(y4, x4, n4, p);
+            oc_transpose_kernel<float4, int64_t><<<oc_blocks(n4, OC_THREADS), OC_THREADS, 0, str>>>(y4, x4, n4, p);
     } else if (n < INT32_MAX) {
-        rt_transpose_kernel<float, int32_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0],
+        oc_transpose_kernel<float, int32_t><<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, str>>>(out[0], in[0],
                                                                                            (int32_t)n, p);
     } else {
-        rt_transpose_kernel<float, int64_t><<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, str>>>(out[0], in[0], n, p);
+        oc_transpose_kernel<float, int64_t><<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, str>>>(out[0], in[0], n, p);
     }
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
@@ -98,17 +98,17 @@ typedef struct {
     int64_t start[OPS_MAX_INPUTS + 1];
     int32_t n;
     int64_t row;
-} rt_cat_args;
+} oc_cat_args;
 
 typedef struct {
     float *dst[OPS_MAX_OUTPUTS];
     int64_t start[OPS_MAX_OUTPUTS + 1];
     int32_t n;
     int64_t row;
-} rt_split_args;
+} oc_split_args;
 
 /* Largest k < n with start[k] <= col. */
-static __device__ __forceinline__ int rt_part(const int64_t *start, int n, int64_t col) {
+static __device__ __forceinline__ int oc_part(const int64_t *start, int n, int64_t col) {
     int lo = 0, hi = n - 1;
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
@@ -120,26 +120,26 @@ static __device__ __forceinline__ int rt_part(const int64_t *start, int n, int64
     return lo;
 }
 
-__global__ void rt_concat_kernel(float *__restrict__ y, int64_t total, rt_cat_args a) {
+__global__ void oc_concat_kernel(float *__restrict__ y, int64_t total, oc_cat_args a) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t o = i / a.row, col = i - o * a.row;
-        int k = rt_part(a.start, a.n, col);
+        int k = oc_part(a.start, a.n, col);
         int64_t len = a.start[k + 1] - a.start[k];
         y[i] = a.src[k][o * len + col - a.start[k]];
     }
 }
 
-__global__ void rt_split_kernel(const float *__restrict__ x, int64_t total, rt_split_args a) {
+__global__ void oc_split_kernel(const float *__restrict__ x, int64_t total, oc_split_args a) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t o = i / a.row, col = i - o * a.row;
-        int k = rt_part(a.start, a.n, col);
+        int k = oc_part(a.start, a.n, col);
         int64_t len = a.start[k + 1] - a.start[k];
         a.dst[k][o * len + col - a.start[k]] = x[i];
     }
 }
 
 /* outer = product of dims before axis, inner = after. */
-static void rt_axis_split(const ops_shape *sh, int64_t axis, int64_t *outer, int64_t *inner) {
+static void oc_axis_split(const ops_shape *sh, int64_t axis, int64_t *outer, int64_t *inner) {
     *outer = *inner = 1;
     for (int32_t i = 0; i < sh->rank; i++) {
         if (i < axis)
@@ -149,11 +149,11 @@ static void rt_axis_split(const ops_shape *sh, int64_t axis, int64_t *outer, int
     }
 }
 
-RT_OP_FN(concat) {
+OPS_CUDA_FN(concat) {
     const int64_t axis = s->p->v[PM_AXIS];
     int64_t outer, inner;
-    rt_axis_split(&s->out[0], axis, &outer, &inner);
-    rt_cat_args a;
+    oc_axis_split(&s->out[0], axis, &outer, &inner);
+    oc_cat_args a;
     a.n = s->n_in;
     a.start[0] = 0;
     for (int32_t k = 0; k < s->n_in; k++) {
@@ -164,16 +164,16 @@ RT_OP_FN(concat) {
     const int64_t total = outer * a.row;
     if (total <= 0)
         return 0;
-    rt_concat_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(out[0], total, a);
-    RT_LAUNCH_TRY(ctx);
+    oc_concat_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(out[0], total, a);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
-RT_OP_FN(split) {
+OPS_CUDA_FN(split) {
     const int64_t axis = s->p->v[PM_AXIS];
     int64_t outer, inner;
-    rt_axis_split(&s->in[0], axis, &outer, &inner);
-    rt_split_args a;
+    oc_axis_split(&s->in[0], axis, &outer, &inner);
+    oc_split_args a;
     a.n = s->n_out;
     a.start[0] = 0;
     for (int32_t k = 0; k < s->n_out; k++) {
@@ -184,22 +184,22 @@ RT_OP_FN(split) {
     const int64_t total = outer * a.row;
     if (total <= 0)
         return 0;
-    rt_split_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(in[0], total, a);
-    RT_LAUNCH_TRY(ctx);
+    oc_split_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(in[0], total, a);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* --- reshape, gather, enlarge --------------------------------------------------------------- */
 
-RT_OP_FN(reshape) {
+OPS_CUDA_FN(reshape) {
     const int64_t n = ops_shape_numel(&s->out[0]);
     if (out[0] != in[0] && n > 0)
-        RT_CUDA_TRY(ctx, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice,
-                                         rt_stream(ctx)));
+        OC_CUDA_TRY(env, cudaMemcpyAsync(out[0], in[0], (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                         oc_stream(env)));
     return 0;
 }
 
-__global__ void rt_gather_kernel(float *__restrict__ y, const float *__restrict__ table, const float *__restrict__ ids,
+__global__ void oc_gather_kernel(float *__restrict__ y, const float *__restrict__ table, const float *__restrict__ ids,
                                  int64_t total, int64_t row, int64_t V) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t r = i / row, j = i - r * row;
@@ -208,20 +208,20 @@ __global__ void rt_gather_kernel(float *__restrict__ y, const float *__restrict_
     }
 }
 
-RT_OP_FN(gather) {
+OPS_CUDA_FN(gather) {
     const ops_shape *ts = &s->in[0];
     const int64_t V = ts->dims[0], row = ops_shape_numel(ts) / (V > 0 ? V : 1);
     const int64_t total = ops_shape_numel(&s->out[0]);
     if (total <= 0 || row <= 0)
         return 0;
-    rt_gather_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(out[0], in[0], in[1], total,
+    oc_gather_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(out[0], in[0], in[1], total,
                                                                                     row, V);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* (FC, kh, kw) centred into (FC, KH, KW) at (oh, ow), zeros around. */
-__global__ void rt_enlarge_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, int64_t kh,
+__global__ void oc_enlarge_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, int64_t kh,
                                   int64_t kw, int64_t KH, int64_t KW, int64_t oh, int64_t ow) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t j = i % KW, r = i / KW, h = r % KH, c = r / KH;
@@ -230,27 +230,27 @@ __global__ void rt_enlarge_kernel(float *__restrict__ y, const float *__restrict
     }
 }
 
-RT_OP_FN(enlarge) {
+OPS_CUDA_FN(enlarge) {
     const ops_shape *xs = &s->in[0], *os = &s->out[0];
     const int64_t kh = xs->dims[2], kw = xs->dims[3], KH = os->dims[2], KW = os->dims[3];
     const int64_t total = ops_shape_numel(os);
     if (total <= 0)
         return 0;
-    rt_enlarge_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
+    oc_enlarge_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(
         out[0], in[0], total, kh, kw, KH, KW, (KH - kh) / 2, (KW - kw) / 2);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* --- constants ------------------------------------------------------------------------------ */
 
-__global__ void rt_fill_kernel(float *__restrict__ y, int64_t n, float v) {
+__global__ void oc_fill_kernel(float *__restrict__ y, int64_t n, float v) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         y[i] = v;
 }
 
 /* 1 where (a, b, h, w) = (a, a, ch, cw) in a (A, A, H, W) tensor, else 0; const_imm is H = W = 1. */
-__global__ void rt_eye_kernel(float *__restrict__ y, int64_t total, int64_t A, int64_t H, int64_t W, int64_t ch,
+__global__ void oc_eye_kernel(float *__restrict__ y, int64_t total, int64_t A, int64_t H, int64_t W, int64_t ch,
                               int64_t cw) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t w = i % W, r = i / W, h = r % H;
@@ -260,33 +260,33 @@ __global__ void rt_eye_kernel(float *__restrict__ y, int64_t total, int64_t A, i
     }
 }
 
-static int rt_fill(rt_ctx *ctx, float *y, int64_t n, float v) {
+static int oc_fill(ops_cuda_env *env, float *y, int64_t n, float v) {
     if (n <= 0)
         return 0;
-    rt_fill_kernel<<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(y, n, v);
-    RT_LAUNCH_TRY(ctx);
+    oc_fill_kernel<<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(y, n, v);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
-static int rt_eye(rt_ctx *ctx, float *y, int64_t A, int64_t H, int64_t W) {
+static int oc_eye(ops_cuda_env *env, float *y, int64_t A, int64_t H, int64_t W) {
     const int64_t total = A * A * H * W;
     if (total <= 0)
         return 0;
-    rt_eye_kernel<<<rt_blocks(total, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(y, total, A, H, W, H / 2, W / 2);
-    RT_LAUNCH_TRY(ctx);
+    oc_eye_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(y, total, A, H, W, H / 2, W / 2);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
-RT_OP_FN(const_imm) { return rt_eye(ctx, out[0], s->out[0].dims[0], 1, 1); }
+OPS_CUDA_FN(const_imm) { return oc_eye(env, out[0], s->out[0].dims[0], 1, 1); }
 
-RT_OP_FN(const_iconv) {
+OPS_CUDA_FN(const_iconv) {
     const ops_shape *os = &s->out[0]; /* (c, c, kh, kw) */
-    return rt_eye(ctx, out[0], os->dims[0], os->dims[2], os->dims[3]);
+    return oc_eye(env, out[0], os->dims[0], os->dims[2], os->dims[3]);
 }
 
-RT_OP_FN(const_ones) { return rt_fill(ctx, out[0], ops_shape_numel(&s->out[0]), 1.0f); }
+OPS_CUDA_FN(const_ones) { return oc_fill(env, out[0], ops_shape_numel(&s->out[0]), 1.0f); }
 
-RT_OP_FN(const_pool) {
+OPS_CUDA_FN(const_pool) {
     const ops_shape *os = &s->out[0]; /* (c, 1, kh, kw) */
-    return rt_fill(ctx, out[0], ops_shape_numel(os), (float)(1.0 / (double)(os->dims[2] * os->dims[3])));
+    return oc_fill(env, out[0], ops_shape_numel(os), (float)(1.0 / (double)(os->dims[2] * os->dims[3])));
 }

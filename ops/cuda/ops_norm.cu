@@ -9,63 +9,63 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "rt_impl.h"
+#include "ops_cuda.h"
 
 /* --- warp and block reductions -------------------------------------------------------------- */
 
-static __device__ __forceinline__ double rt_warp_sum(double v) {
+static __device__ __forceinline__ double oc_warp_sum(double v) {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
 /* max that lets a NaN win, as the CPU reference's scan does */
-static __device__ __forceinline__ float rt_max_nan(float a, float b) {
+static __device__ __forceinline__ float oc_max_nan(float a, float b) {
     return a != a ? a : b != b ? b : b > a ? b : a;
 }
 
-static __device__ __forceinline__ float rt_warp_max(float v) {
+static __device__ __forceinline__ float oc_warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1)
-        v = rt_max_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
+        v = oc_max_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
 /* Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
  * sh: 32 doubles of shared memory. */
-static __device__ double rt_block_sum(double v, double *sh) {
+static __device__ double oc_block_sum(double v, double *sh) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    v = rt_warp_sum(v);
+    v = oc_warp_sum(v);
     __syncthreads(); /* sh may still be read from the previous call */
     if (lane == 0)
         sh[warp] = v;
     __syncthreads();
     double t = lane < nw ? sh[lane] : 0.0;
-    return rt_warp_sum(t);
+    return oc_warp_sum(t);
 }
 
 /* --- softmax -------------------------------------------------------------------------------- */
 
 /* Rows of L contiguous elements (axis last): one warp per row. */
-__global__ void rt_softmax_rows_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t rows, int64_t L) {
+__global__ void oc_softmax_rows_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t rows, int64_t L) {
     const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     for (int64_t r = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); r < rows; r += (int64_t)gridDim.x * wpb) {
         const float *xr = x + r * L;
         float *yr = y + r * L;
         float mx = -INFINITY;
         for (int64_t l = lane; l < L; l += 32)
-            mx = rt_max_nan(mx, xr[l]);
-        mx = rt_warp_max(mx);
+            mx = oc_max_nan(mx, xr[l]);
+        mx = oc_warp_max(mx);
         double sum = 0.0;
         for (int64_t l = lane; l < L; l += 32)
             sum += exp((double)xr[l] - (double)mx);
-        sum = rt_warp_sum(sum);
+        sum = oc_warp_sum(sum);
         for (int64_t l = lane; l < L; l += 32)
             yr[l] = (float)(exp((double)xr[l] - (double)mx) / sum);
     }
 }
 
 /* Axis with a stride (inner > 1): one thread per (outer, inner) column, as the CPU reference. */
-__global__ void rt_softmax_cols_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t outer, int64_t L,
+__global__ void oc_softmax_cols_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t outer, int64_t L,
                                        int64_t inner) {
     for (int64_t col = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; col < outer * inner;
          col += (int64_t)gridDim.x * blockDim.x) {
@@ -74,7 +74,7 @@ __global__ void rt_softmax_cols_kernel(float *__restrict__ y, const float *__res
         float *yc = y + o * L * inner + i;
         float mx = xc[0];
         for (int64_t l = 1; l < L; l++)
-            mx = rt_max_nan(mx, xc[l * inner]);
+            mx = oc_max_nan(mx, xc[l * inner]);
         double sum = 0.0;
         for (int64_t l = 0; l < L; l++)
             sum += exp((double)xc[l * inner] - (double)mx);
@@ -83,7 +83,7 @@ __global__ void rt_softmax_cols_kernel(float *__restrict__ y, const float *__res
     }
 }
 
-RT_OP_FN(softmax) {
+OPS_CUDA_FN(softmax) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
     int64_t outer = 1, inner = 1;
@@ -96,20 +96,20 @@ RT_OP_FN(softmax) {
     const int64_t L = xs->dims[axis];
     if (outer * inner * L <= 0)
         return 0;
-    const cudaStream_t st = rt_stream(ctx);
+    const cudaStream_t st = oc_stream(env);
     if (inner == 1)
-        rt_softmax_rows_kernel<<<rt_blocks(outer, RT_THREADS / 32), RT_THREADS, 0, st>>>(out[0], in[0], outer, L);
+        oc_softmax_rows_kernel<<<oc_blocks(outer, OC_THREADS / 32), OC_THREADS, 0, st>>>(out[0], in[0], outer, L);
     else
-        rt_softmax_cols_kernel<<<rt_blocks(outer * inner, RT_THREADS), RT_THREADS, 0, st>>>(out[0], in[0], outer, L,
+        oc_softmax_cols_kernel<<<oc_blocks(outer * inner, OC_THREADS), OC_THREADS, 0, st>>>(out[0], in[0], outer, L,
                                                                                             inner);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* --- layernorm ------------------------------------------------------------------------------ */
 
 /* One block per row of L: mean, then the biased variance of the deviations, both in double. */
-__global__ void rt_layernorm_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ gamma,
+__global__ void oc_layernorm_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ gamma,
                                     const float *__restrict__ beta, int64_t rows, int64_t L, double eps) {
     __shared__ double sh[32];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -118,13 +118,13 @@ __global__ void rt_layernorm_kernel(float *__restrict__ y, const float *__restri
         double s = 0.0;
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x)
             s += xr[l];
-        const double mean = rt_block_sum(s, sh) / (double)L;
+        const double mean = oc_block_sum(s, sh) / (double)L;
         double v = 0.0;
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x) {
             double d = (double)xr[l] - mean;
             v += d * d;
         }
-        const double var = rt_block_sum(v, sh) / (double)L;
+        const double var = oc_block_sum(v, sh) / (double)L;
         const double inv = 1.0 / sqrt(var + eps);
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x) {
             double t = ((double)xr[l] - mean) * inv;
@@ -137,7 +137,7 @@ __global__ void rt_layernorm_kernel(float *__restrict__ y, const float *__restri
     }
 }
 
-RT_OP_FN(layernorm) {
+OPS_CUDA_FN(layernorm) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
     int64_t outer = 1;
@@ -150,42 +150,42 @@ RT_OP_FN(layernorm) {
     const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
     const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL;
     const int threads = L >= 1024 ? 512 : L >= 256 ? 256 : 128;
-    rt_layernorm_kernel<<<rt_blocks(outer, 1), threads, 0, rt_stream(ctx)>>>(out[0], in[0], gamma, beta, outer, L,
+    oc_layernorm_kernel<<<oc_blocks(outer, 1), threads, 0, oc_stream(env)>>>(out[0], in[0], gamma, beta, outer, L,
                                                                            eps);
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* --- globalavgpool -------------------------------------------------------------------------- */
 
 /* One warp per (n, c) plane of HW elements. */
-__global__ void rt_gap_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t planes, int64_t HW) {
+__global__ void oc_gap_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t planes, int64_t HW) {
     const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     for (int64_t p = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); p < planes; p += (int64_t)gridDim.x * wpb) {
         const float *xp = x + p * HW;
         double s = 0.0;
         for (int64_t i = lane; i < HW; i += 32)
             s += xp[i];
-        s = rt_warp_sum(s);
+        s = oc_warp_sum(s);
         if (lane == 0)
             y[p] = (float)(s / (double)HW);
     }
 }
 
-RT_OP_FN(globalavgpool) {
+OPS_CUDA_FN(globalavgpool) {
     const ops_shape *xs = &s->in[0];
     const int64_t planes = xs->dims[0] * xs->dims[1], HW = xs->dims[2] * xs->dims[3];
     if (planes <= 0 || HW <= 0)
         return 0;
-    rt_gap_kernel<<<rt_blocks(planes, RT_THREADS / 32), RT_THREADS, 0, rt_stream(ctx)>>>(out[0], in[0], planes, HW);
-    RT_LAUNCH_TRY(ctx);
+    oc_gap_kernel<<<oc_blocks(planes, OC_THREADS / 32), OC_THREADS, 0, oc_stream(env)>>>(out[0], in[0], planes, HW);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
 /* --- batchnorm ------------------------------------------------------------------------------ */
 
 /* (x - mean) * scale / sqrt(var + eps) + bias per channel, in double as the CPU reference. */
-__global__ void rt_bn_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ scale,
+__global__ void oc_bn_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ scale,
                              const float *__restrict__ bias, const float *__restrict__ mean,
                              const float *__restrict__ var, int64_t n, int64_t C, int64_t inner, double eps) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -199,10 +199,10 @@ typedef struct {
     cudnnTensorDescriptor_t x;   /* (N, C, inner, 1) */
     cudnnTensorDescriptor_t bn;  /* (1, C, 1, 1) */
     int own;                     /* 1: cuDNN refused; our kernel */
-} rt_bn_state;
+} oc_bn_state;
 
-static void rt_bn_free(void *p) {
-    rt_bn_state *st = (rt_bn_state *)p;
+static void oc_bn_free(void *p) {
+    oc_bn_state *st = (oc_bn_state *)p;
     if (st->x)
         CUDNN_CHECK(cudnnDestroyTensorDescriptor(st->x));
     if (st->bn)
@@ -210,35 +210,35 @@ static void rt_bn_free(void *p) {
     free(st);
 }
 
-static int rt_bn_own(rt_ctx *ctx, const ops_sig *s, const float *const *in, float *const *out) {
+static int oc_bn_own(ops_cuda_env *env, const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0];
     const int64_t n = ops_shape_numel(xs), N = xs->dims[0], C = xs->dims[1];
     const int64_t inner = n / (N * C > 0 ? N * C : 1);
     if (n <= 0)
         return 0;
-    rt_bn_kernel<<<rt_blocks(n, RT_THREADS), RT_THREADS, 0, rt_stream(ctx)>>>(
+    oc_bn_kernel<<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(
         out[0], in[0], in[1], in[2], in[3], in[4], n, C, inner, (double)ops_p2f(s->p->v[PM_EPS]));
-    RT_LAUNCH_TRY(ctx);
+    OC_LAUNCH_TRY(env);
     return 0;
 }
 
-static int rt_bn_cudnn(rt_ctx *ctx, rt_bn_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+static int oc_bn_cudnn(ops_cuda_env *env, oc_bn_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const float one = 1.0f, zero = 0.0f;
-    RT_CUDNN_TRY(ctx, cudnnBatchNormalizationForwardInference(
-                          rt_cudnn(ctx), CUDNN_BATCHNORM_SPATIAL, &one, &zero, st->x, in[0], st->x, out[0], st->bn,
+    OC_CUDNN_TRY(env, cudnnBatchNormalizationForwardInference(
+                          oc_cudnn(env), CUDNN_BATCHNORM_SPATIAL, &one, &zero, st->x, in[0], st->x, out[0], st->bn,
                           in[1], in[2], in[3], in[4], (double)ops_p2f(s->p->v[PM_EPS])));
     return 0;
 }
 
-RT_OP_FN(batchnorm) {
-    rt_bn_state *st = (rt_bn_state *)rt_node_state(ctx);
+OPS_CUDA_FN(batchnorm) {
+    oc_bn_state *st = (oc_bn_state *)oc_node_state(env);
     if (!st) {
-        if (!rt_setup_phase(ctx))
-            return rt_fail(ctx, "internal error: no batchnorm state after setup");
-        st = (rt_bn_state *)calloc(1, sizeof *st);
+        if (!oc_setup_phase(env))
+            return oc_fail(env, "internal error: no batchnorm state after setup");
+        st = (oc_bn_state *)calloc(1, sizeof *st);
         if (!st)
-            return rt_fail(ctx, "out of memory");
-        rt_node_state_set(ctx, st, rt_bn_free);
+            return oc_fail(env, "out of memory");
+        oc_node_state_set(env, st, oc_bn_free);
         const ops_shape *xs = &s->in[0];
         const int64_t n = ops_shape_numel(xs), N = xs->dims[0], C = xs->dims[1];
         const int64_t inner = n / (N * C > 0 ? N * C : 1);
@@ -250,15 +250,15 @@ RT_OP_FN(batchnorm) {
             CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)N, (int)C,
                                                    (int)inner, 1));
             CUDNN_CHECK(cudnnSetTensor4dDescriptor(st->bn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, (int)C, 1, 1));
-            if (rt_bn_cudnn(ctx, st, s, in, out) < 0) {
-                if (rt_verbose(ctx))
-                    fprintf(stderr, "tasc: node '%s': batchnorm on our kernel (cuDNN: %s)\n", rt_node_name(ctx),
-                            ctx->err);
+            if (oc_bn_cudnn(env, st, s, in, out) < 0) {
+                if (oc_verbose(env))
+                    fprintf(stderr, "tasc: node '%s': batchnorm on our kernel (cuDNN: %s)\n", oc_node_name(env),
+                            env->err);
                 st->own = 1;
             } else {
                 return 0;
             }
         }
     }
-    return st->own ? rt_bn_own(ctx, s, in, out) : rt_bn_cudnn(ctx, st, s, in, out);
+    return st->own ? oc_bn_own(env, s, in, out) : oc_bn_cudnn(env, st, s, in, out);
 }

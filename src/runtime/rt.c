@@ -80,27 +80,17 @@ const char *rt_versions(void) {
     return buf;
 }
 
-/* --- what op implementations use ------------------------------------------------------------ */
+/* --- what the kernels get: one ops_cuda_env per node call ---------------------------------- */
 
-cudaStream_t rt_stream(const rt_ctx *c) { return c->stream; }
-cudnnHandle_t rt_cudnn(const rt_ctx *c) { return c->cudnn; }
-int rt_setup_phase(const rt_ctx *c) { return c->phase == RT_PHASE_SETUP; }
-int rt_verbose(const rt_ctx *c) { return c->opts.verbose; }
-const char *rt_node_name(const rt_ctx *c) { return c->cur ? c->g->nodes[c->cur->id].name : "?"; }
-void *rt_node_state(const rt_ctx *c) { return c->cur ? c->cur->state : NULL; }
-
-void rt_node_state_set(rt_ctx *c, void *state, void (*free_fn)(void *state)) {
-    if (!c->cur || c->phase != RT_PHASE_SETUP) {
-        fprintf(stderr, "tasc: internal error: node state set outside the setup phase\n");
-        abort();
-    }
-    if (c->cur->state && c->cur->state_free)
-        c->cur->state_free(c->cur->state);
-    c->cur->state = state;
-    c->cur->state_free = free_fn;
+int rt_register_ops(void) {
+    ops_cuda_register();
+    int missing = 0;
+    for (int op = 0; op < OP_COUNT; op++)
+        missing += ops_cuda[op] == NULL;
+    return missing;
 }
 
-int rt_fail(rt_ctx *c, const char *fmt, ...) {
+static int rt_fail(rt_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->err, sizeof c->err, fmt, ap);
@@ -128,7 +118,7 @@ static int rt_ws_grow(rt_ctx *c, size_t bytes) {
     return 0;
 }
 
-int rt_workspace(rt_ctx *c, size_t bytes, void **ws) {
+static int rt_workspace(rt_ctx *c, size_t bytes, void **ws) {
     *ws = NULL;
     if (c->phase == RT_PHASE_SETUP) {
         if (bytes > c->ws_limit)
@@ -146,9 +136,7 @@ int rt_workspace(rt_ctx *c, size_t bytes, void **ws) {
     return 0;
 }
 
-size_t rt_workspace_limit(const rt_ctx *c) { return c->ws_limit; }
-
-int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes) {
+static int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes) {
     *ws = NULL;
     *bytes = 0;
     if (c->phase != RT_PHASE_SETUP)
@@ -158,6 +146,11 @@ int rt_workspace_search(rt_ctx *c, void **ws, size_t *bytes) {
     *ws = c->ws;
     *bytes = c->ws_size;
     return 0;
+}
+
+static int rt_env_workspace(ops_cuda_env *e, size_t bytes, void **ws) { return rt_workspace(e->owner, bytes, ws); }
+static int rt_env_workspace_search(ops_cuda_env *e, void **ws, size_t *bytes) {
+    return rt_workspace_search(e->owner, ws, bytes);
 }
 
 /* --- inputs as the CPU executor makes them -------------------------------------------------- */
@@ -560,10 +553,15 @@ done:
 
 static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
     const graph_node *nd = &c->g->nodes[rn->id];
-    c->cur = rn;
     c->err[0] = '\0';
-    int r = ops_cuda[nd->op](c, &rn->sig, rn->in, rn->out);
-    c->cur = NULL;
+    ops_cuda_env env = {.stream = c->stream, .cudnn = c->cudnn, .setup = c->phase == RT_PHASE_SETUP,
+                        .verbose = c->opts.verbose, .node = nd->name, .state = rn->state,
+                        .state_free = rn->state_free, .ws_limit = c->ws_limit, .workspace = rt_env_workspace,
+                        .workspace_search = rt_env_workspace_search, .owner = c, .err = c->err,
+                        .errlen = sizeof c->err};
+    int r = ops_cuda[nd->op](&env, &rn->sig, rn->in, rn->out);
+    rn->state = env.state;
+    rn->state_free = env.state_free;
     if (r < 0)
         return rt_msg(err, errlen, "node '%s' (%s): %s", nd->name, ops_table[nd->op].name, c->err);
     if (c->phase == RT_PHASE_SETUP) {

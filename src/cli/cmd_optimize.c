@@ -20,6 +20,7 @@
 
 #include "cmd.h"
 #include "cost.h"
+#include "exec.h"
 #include "graph.h"
 #include "rules.h"
 #include "search.h"
@@ -377,7 +378,7 @@ int cmd_optimize(int argc, char **argv) {
             rc = TASC_EXIT_INTERNAL;
             goto done;
         }
-        int c = search_check(g, best, (int32_t)seeds, tol, worst, err, sizeof err);
+        int c = exec_check(g, best, (int32_t)seeds, tol, worst, err, sizeof err);
         if (c < 0) {
             cmd_error("optimize", "%s", err);
             rc = TASC_EXIT_INTERNAL;

@@ -46,4 +46,13 @@ float *npy_read(const char *path, ops_shape *shape, char *err, size_t errlen);
 /* Write float32 .npy through a temporary file and rename. */
 int npy_write(const char *path, const ops_shape *shape, const float *data, char *err, size_t errlen);
 
+/* Numerical check: run a and b (same inputs and outputs) on the CPU executor with the inputs of
+ * seeds 0 .. n_seeds-1; worst[i] (room for a->n_outputs) receives, per output, the largest
+ * relative L2 error and max abs error of b against a over the seeds, and b's NaN/Inf count.
+ * Returns 0 when every output is within tol and finite, 1 when not (err then names an output of
+ * a that is itself not finite, or is empty), -1 with a message when a graph cannot be run or the
+ * interfaces differ. */
+int exec_check(const graph *a, const graph *b, int32_t n_seeds, double tol, exec_diff *worst, char *err,
+                 size_t errlen);
+
 #endif

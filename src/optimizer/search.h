@@ -28,7 +28,6 @@
 #include <stdio.h>
 
 #include "cost.h"
-#include "exec.h"
 #include "graph.h"
 #include "rewrite.h"
 #include "rules.h"
@@ -84,13 +83,5 @@ int search_run(const graph *g, const rules_set *rs, cost_model *cm, const search
 int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **out,
                     search_result *res, char *err, size_t errlen);
 
-/* Numerical check: run a and b (same inputs and outputs) on the CPU executor with the inputs of
- * seeds 0 .. n_seeds-1; worst[i] (room for a->n_outputs) receives, per output, the largest
- * relative L2 error and max abs error of b against a over the seeds, and b's NaN/Inf count.
- * Returns 0 when every output is within tol and finite, 1 when not (err then names an output of
- * a that is itself not finite, or is empty), -1 with a message when a graph cannot be run or the
- * interfaces differ. */
-int search_check(const graph *a, const graph *b, int32_t n_seeds, double tol, exec_diff *worst, char *err,
-                 size_t errlen);
 
 #endif

@@ -1,0 +1,278 @@
+/* base.c: messages, checked allocation, atomic files, mkdir -p, time and number parsing (base.h).
+ * Stateless; every function is safe to call from several threads.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base.h"
+
+/* --- messages -------------------------------------------------------------------------------- */
+
+int base_vfail(char *err, size_t errlen, const char *fmt, va_list ap) {
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    return -1;
+}
+
+int base_fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    base_vfail(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int base_vfail_line(char *err, size_t errlen, const char *fmt, va_list ap) {
+    if (!err || !errlen)
+        return -1;
+    vsnprintf(err, errlen, fmt, ap);
+    for (char *c = err; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    return -1;
+}
+
+int base_fail_line(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    base_vfail_line(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void base_prefix(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen)
+        return;
+    char *old = base_xstrdup(err);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < errlen)
+        snprintf(err + n, errlen - (size_t)n, "%s", old);
+    free(old);
+}
+
+void base_die_at(const char *file, int line, const char *fmt, ...) {
+    fprintf(stderr, "tasc: %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+/* --- allocation ------------------------------------------------------------------------------ */
+
+void *base_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        base_die("out of memory (%zu bytes)", n);
+    return p;
+}
+
+void *base_xcalloc(size_t count, size_t size) {
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        base_die("out of memory (%zu x %zu bytes)", count, size);
+    return p;
+}
+
+void *base_xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        base_die("out of memory (%zu bytes)", n);
+    return q;
+}
+
+char *base_xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    return memcpy(base_xmalloc(n), s, n);
+}
+
+void *base_grow(void *p, int32_t *cap, int32_t need, size_t elem) {
+    if (need <= *cap)
+        return p;
+    int64_t c = *cap < 8 ? 8 : *cap;
+    while (c < need)
+        c *= 2;
+    if (c > INT32_MAX)
+        c = INT32_MAX;
+    if (c < need)
+        base_die("array of %d elements too large", (int)need);
+    char *q = base_xrealloc(p, (size_t)c * elem);
+    memset(q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
+    *cap = (int32_t)c;
+    return q;
+}
+
+/* --- files ----------------------------------------------------------------------------------- */
+
+int base_afile_open(base_afile *a, const char *path, char *err, size_t errlen) {
+    memset(a, 0, sizeof *a);
+    size_t n = strlen(path);
+    a->path = base_xstrdup(path);
+    a->tmp = base_xmalloc(n + 12);
+    memcpy(a->tmp, path, n);
+    memcpy(a->tmp + n, ".tmpXXXXXX", 11);
+    int fd = mkstemp(a->tmp);
+    if (fd < 0) {
+        base_fail(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        free(a->tmp);
+        a->tmp = NULL;
+        base_afile_abort(a);
+        return -1;
+    }
+    (void)fchmod(fd, 0644); /* mkstemp makes 0600 */
+    a->f = fdopen(fd, "w");
+    if (!a->f) {
+        base_fail(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        close(fd);
+        base_afile_abort(a);
+        return -1;
+    }
+    return 0;
+}
+
+int base_afile_commit(base_afile *a, char *err, size_t errlen) {
+    int bad = ferror(a->f);
+    int saved = bad ? EIO : 0;
+    if (fclose(a->f) != 0 && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    a->f = NULL;
+    if (!bad && rename(a->tmp, a->path) != 0) {
+        bad = 1;
+        saved = errno;
+    }
+    if (bad) {
+        base_fail(err, errlen, "%s: cannot write: %s", a->path, strerror(saved));
+        base_afile_abort(a);
+        return -1;
+    }
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+
+void base_afile_abort(base_afile *a) {
+    if (a->f)
+        fclose(a->f);
+    if (a->tmp)
+        unlink(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+}
+
+int base_mkdirs(const char *dir, char *err, size_t errlen) {
+    if (!dir[0])
+        return 0;
+    char *d = base_xstrdup(dir);
+    int rc = 0;
+    for (char *q = d + 1;; q++) {
+        char c = *q;
+        if (c != '/' && c != '\0')
+            continue;
+        *q = '\0';
+        struct stat st;
+        if (mkdir(d, 0755) != 0 && errno != EEXIST) {
+            rc = base_fail(err, errlen, "%s: cannot create the folder: %s", d, strerror(errno));
+            break;
+        }
+        if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            rc = base_fail(err, errlen, "%s: not a folder", d);
+            break;
+        }
+        *q = c;
+        if (!c)
+            break;
+    }
+    free(d);
+    return rc;
+}
+
+int base_mkdirs_for(const char *path, char *err, size_t errlen) {
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    char *d = base_xstrdup(path);
+    d[slash - path] = '\0';
+    int rc = base_mkdirs(d, err, errlen);
+    free(d);
+    return rc;
+}
+
+/* --- time ------------------------------------------------------------------------------------ */
+
+double base_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --- numbers --------------------------------------------------------------------------------- */
+
+int base_parse_double(const char *s, double *out) {
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int base_parse_int64(const char *s, int64_t *out) {
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int base_parse_double_in(const char *s, double lo, double hi, double *out) {
+    double v;
+    if (base_parse_double(s, &v) < 0 || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int base_parse_int64_in(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    int64_t v;
+    if (base_parse_int64(s, &v) < 0 || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int base_mul_i64(int64_t a, int64_t b, int64_t *out) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return -1;
+    *out = r;
+    return 0;
+}
+
+int base_add_i64(int64_t a, int64_t b, int64_t *out) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return -1;
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,85 @@
+/* rt_impl.h: internals of the GPU runtime (rt*.c): the context's layout.
+ *
+ * A kernel entry point (ops_cuda_fn, ops/cuda) is called in two phases with an ops_cuda_env the
+ * runtime fills per node call (rt_exec_node). In the setup phase (the eager first run) it may
+ * create its per-node state, measure algorithms and grow the shared workspace; it runs for real.
+ * In the run phase (stream capture or replay by launches) it only enqueues work on the stream.
+ */
+#ifndef TASC_RT_IMPL_H
+#define TASC_RT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "gpu_util.h"
+#include "ops_cuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "graph.h"
+#include "ops.h"
+#include "rt.h"
+
+#define RT_ERR_LEN 512
+#define RT_ALIGN 256 /* bytes: every tensor buffer starts on this boundary */
+
+typedef enum { RT_PHASE_SETUP, RT_PHASE_RUN } rt_phase;
+
+/* One node as the runtime runs it. */
+typedef struct {
+    int32_t id;              /* graph node id */
+    ops_sig sig;             /* shapes point into in_sh / out_sh below */
+    ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];
+    const float *in[OPS_MAX_INPUTS]; /* device pointers, resolved once memory is placed */
+    float *out[OPS_MAX_OUTPUTS];
+    void *state;             /* the op's per-node state (owned through state_free) */
+    void (*state_free)(void *state);
+} rt_node;
+
+typedef enum {
+    RT_T_NONE,      /* not needed by any run */
+    RT_T_PERSIST,   /* its own allocation for the context's life: inputs, weights, folded values */
+    RT_T_ARENA,     /* a planned slice of the arena */
+    RT_T_ALIAS      /* the same bytes as tensor alias_of (a reshape that moves nothing) */
+} rt_tensor_class;
+
+struct rt_ctx {
+    graph *g;                  /* owned clone */
+    rt_opts opts;
+    cudaStream_t stream;
+    cudnnHandle_t cudnn;
+    /* tensors, indexed by tensor id */
+    uint8_t *tclass;           /* rt_tensor_class */
+    int32_t *alias_of;         /* RT_T_ALIAS: the tensor whose bytes it shares (never itself an alias) */
+    float **dev;               /* device pointer of every needed tensor */
+    /* nodes */
+    rt_node *fold; int32_t n_fold;  /* weight-only nodes, run once at setup */
+    rt_node *run;  int32_t n_run;   /* nodes of every run, in order */
+    int32_t n_dead, n_alias;
+    rt_phase phase;
+    /* memory */
+    char *arena; int64_t arena_bytes, unplanned_bytes;
+    int64_t persist_bytes, input_bytes;
+    void *ws; size_t ws_size, ws_need, ws_limit; /* shared scratch; ws_need: most any node uses */
+    /* graph replay */
+    int graph_state;           /* 0 not captured yet, 1 captured, -1 off or failed */
+    cudaGraphExec_t exec;
+    char graph_note[160];
+    cudaEvent_t ev0, ev1;
+    /* node checks */
+    double check_worst; char check_worst_node[96]; int32_t check_failed;
+    char err[RT_ERR_LEN];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
