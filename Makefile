@@ -1,7 +1,8 @@
 # Convenience front end over CMake. The README's quick start:
 #   make demo   install what is missing, build, optimize the default model with the shipped rule set
 #               (then the numerical check) and print the before/after summary
-#   make test   build with ASan+UBSan and run the whole test suite
+#   make test   build with ASan+UBSan and run the whole test suite (under CI, set CI=true: warnings
+#               are errors, TASC_WERROR)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 TEST_BUILD ?= build-test
@@ -24,7 +25,8 @@ demo: build
 	./$(BUILD)/tasc optimize $(DEMO_MODEL) --rules $(DEMO_RULES) --out $(BUILD)/demo/optimized.json
 
 test: setup
-	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASC_SANITIZE=ON >/dev/null
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASC_SANITIZE=ON \
+	    -DTASC_WERROR=$(if $(CI),ON,OFF) >/dev/null
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS)

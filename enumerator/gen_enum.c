@@ -20,7 +20,6 @@
  * the result does not depend on the schedule.
  */
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,12 +77,9 @@ static uint8_t gw_valtab_get(const gw_valtab *t, uint64_t h, uint64_t *code) {
 
 static void gw_valtab_min(gw_valtab *t, uint64_t h, uint8_t cost, uint64_t code) {
     if (2 * (t->n + 1) > t->cap) { /* grow: rehash into twice the room */
-        gw_valtab g = {calloc((size_t)t->cap * 2, sizeof(uint64_t)), calloc((size_t)t->cap * 2, sizeof(uint64_t)),
-                       calloc((size_t)t->cap * 2, 1), t->cap * 2, 0};
-        if (!g.key || !g.code || !g.cost) {
-            fprintf(stderr, "tasc generate: out of memory for the value table\n");
-            abort();
-        }
+        gw_valtab g = {base_xcalloc((size_t)t->cap * 2, sizeof(uint64_t)),
+                       base_xcalloc((size_t)t->cap * 2, sizeof(uint64_t)), base_xcalloc((size_t)t->cap * 2, 1),
+                       t->cap * 2, 0};
         for (uint64_t i = 0; i < t->cap; i++)
             if (t->key[i]) {
                 uint64_t j = t->key[i] & (g.cap - 1);
@@ -116,13 +112,9 @@ static void gw_valtab_min(gw_valtab *t, uint64_t h, uint8_t cost, uint64_t code)
 static void gw_valtab_init(gw_valtab *t) {
     t->cap = 1u << 16;
     t->n = 0;
-    t->key = calloc((size_t)t->cap, sizeof(uint64_t));
-    t->code = calloc((size_t)t->cap, sizeof(uint64_t));
-    t->cost = calloc((size_t)t->cap, 1);
-    if (!t->key || !t->code || !t->cost) {
-        fprintf(stderr, "tasc generate: out of memory for the value table\n");
-        abort();
-    }
+    t->key = base_xcalloc((size_t)t->cap, sizeof(uint64_t));
+    t->code = base_xcalloc((size_t)t->cap, sizeof(uint64_t));
+    t->cost = base_xcalloc((size_t)t->cap, 1);
 }
 
 static void gw_valtab_free(gw_valtab *t) {
@@ -182,18 +174,9 @@ static void gw_store_push(gw_store *r, uint64_t fp, const gen_code *c) {
     if (r->n_blocks == 0 || r->fill == GW_BLOCK) {
         if (r->n_blocks == r->cap_blocks) {
             r->cap_blocks = r->cap_blocks ? r->cap_blocks * 2 : 64;
-            gen_record **nb = realloc(r->blocks, sizeof(gen_record *) * (size_t)r->cap_blocks);
-            if (!nb) {
-                fprintf(stderr, "tasc generate: out of memory for the graph records\n");
-                abort();
-            }
-            r->blocks = nb;
+            r->blocks = base_xrealloc(r->blocks, sizeof(gen_record *) * (size_t)r->cap_blocks);
         }
-        r->blocks[r->n_blocks] = malloc(sizeof(gen_record) * GW_BLOCK);
-        if (!r->blocks[r->n_blocks]) {
-            fprintf(stderr, "tasc generate: out of memory for %llu graph records\n", (unsigned long long)r->n);
-            abort();
-        }
+        r->blocks[r->n_blocks] = base_xmalloc(sizeof(gen_record) * GW_BLOCK);
         r->n_blocks++;
         r->fill = 0;
     }
@@ -404,32 +387,34 @@ static int32_t gw_exclusive(const gen_walker *w, uint32_t mask) {
     return n;
 }
 
-/* Try adding op (var, in) to the current graph; recurse when it is new and not a repeat. */
-static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
-    const gen_space *sp = w->sp;
-    const gen_variant *va = &sp->variants[var];
+/* The generation policies on the inputs of op (var, in) (see the file comment); 0 rejects it.
+ * *maxprod: the newest op that produced one of them (-1: variables only). */
+static int gw_inputs_ok(const gen_walker *w, const gen_variant *va, const int32_t *in, int32_t *maxprod) {
     const ops_desc *od = &ops_table[va->op];
-    int32_t in[GEN_MAX_IN] = {in0, in1};
-    int32_t n = w->n_ops, maxprod = -1;
-    if (va->n_in == 2 && va->commutative && in0 >= in1)
-        return;
+    if (va->n_in == 2 && va->commutative && in[0] >= in[1])
+        return 0;
     for (int32_t i = 0; i < va->n_in; i++) {
         const gw_tensor *t = &w->t[in[i]];
-        if (t->producer > maxprod)
-            maxprod = t->producer;
+        if (t->producer > *maxprod)
+            *maxprod = t->producer;
         if (va->weight_transform && t->producer >= 0)
-            return;
+            return 0;
         if (va->n_out > 1 && t->producer < 0)
-            return;
+            return 0;
         if (od->weight_input_mask) {
             int weight_slot = (od->weight_input_mask >> i) & 1;
             if ((weight_slot && t->role == GEN_ROLE_DATA) || (!weight_slot && t->role == GEN_ROLE_WEIGHT))
-                return;
+                return 0;
         }
         /* a weight (F, C, KH, KW) is not pooled, nor cut or joined along its window */
         if (t->role == GEN_ROLE_WEIGHT && ((va->windowed && i == 0) || (va->has_axis && va->p.v[PM_AXIS] >= 2)))
-            return;
+            return 0;
     }
+    return 1;
+}
+
+/* 1 when the op reads an inner result of every blocked tensor (they are needed after all). */
+static int gw_frees_blocked(const gen_walker *w, const gen_variant *va, const int32_t *in) {
     for (int32_t b = 0; b < w->n_blocked; b++) {
         int frees = 0;
         for (int32_t i = 0; i < va->n_in && !frees; i++) {
@@ -437,54 +422,73 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
             frees = p >= 0 && (w->blocked_cone[b] >> p & 1u) && in[i] != w->blocked_t[b];
         }
         if (!frees)
-            return;
+            return 0;
     }
-    uint32_t word = GEN_WORD(var, va->n_in > 0 ? in0 : 0, va->n_in > 1 ? in1 : 0);
+    return 1;
+}
+
+/* The op's place and form: 0 when it breaks the canonical order or TASO's input forms. */
+static int gw_form_ok(const gen_walker *w, const gen_variant *va, const int32_t *in, uint32_t word,
+                      int32_t maxprod) {
     /* canonical order (and no repeated op): every later op computable at step s has a larger word */
-    for (int32_t s = n - 1; s > maxprod; s--)
+    for (int32_t s = w->n_ops - 1; s > maxprod; s--)
         if (w->ops[s].word >= word)
-            return;
-    if (va->n_in == 2 && !od->weight_input_mask && in0 == in1)
-        return; /* concat(x, x), smul(s, s): TASO's distinct inputs */
+            return 0;
+    if (va->n_in == 2 && !ops_table[va->op].weight_input_mask && in[0] == in[1])
+        return 0; /* concat(x, x), smul(s, s): TASO's distinct inputs */
     /* commutative inputs have equal shapes: ewadd and ewmul without broadcasting, as TASO */
     if (va->commutative) {
-        if (w->t[in0].shape != w->t[in1].shape) /* equal ids mean equal shapes, unequal ids different ones */
-            return;
-        if (w->t[in0].shape < 0 && !ops_shape_eq(&w->t[in0].full, &w->t[in1].full))
-            return;
+        if (w->t[in[0]].shape != w->t[in[1]].shape) /* equal ids mean equal shapes, unequal ids different ones */
+            return 0;
+        if (w->t[in[0]].shape < 0 && !ops_shape_eq(&w->t[in[0]].full, &w->t[in[1]].full))
+            return 0;
     }
-    ops_shape os[GEN_MAX_OUT];
-    if (gw_infer(w, var, in, os) < 0)
-        return;
-    /* dangling constants must be consumable by the ops still to come */
-    int depvar = 0, consumed = 0;
+    return 1;
+}
+
+/* Dangling constants and skipped variables must be consumable by the ops still to come: 0 when
+ * the op leaves more than they can read; else the graph's *depvar, *dangling and *gaps with it. */
+static int gw_budget(const gen_walker *w, const gen_variant *va, const int32_t *in, int *depvar, int32_t *dangling,
+                     int32_t *gaps) {
+    int32_t room = GEN_MAX_IN * (w->max_ops - w->n_ops - 1);
+    int consumed = 0;
+    *depvar = 0;
     for (int32_t i = 0; i < va->n_in; i++) {
         const gw_tensor *t = &w->t[in[i]];
-        depvar |= t->depvar;
+        *depvar |= t->depvar;
         if (t->producer >= 0 && !t->uses && !t->depvar && (i == 0 || in[1] != in[0]))
             consumed++;
     }
-    int32_t dangling = w->dangling - consumed + (depvar ? 0 : va->n_out);
-    if (dangling > GEN_MAX_IN * (w->max_ops - n - 1))
-        return;
+    *dangling = w->dangling - consumed + (*depvar ? 0 : va->n_out);
+    if (*dangling > room)
+        return 0;
     /* variables skipped in a kind must be usable by the ops still to come; recorded only without */
-    int32_t gaps = gw_gaps(w, in, va->n_in);
-    if (gaps > GEN_MAX_IN * (w->max_ops - n - 1))
-        return;
-    if (w->collect) {
-        if (w->n_first == w->cap_first) {
-            w->cap_first = w->cap_first ? w->cap_first * 2 : 256;
-            uint32_t *nf = realloc(w->first, sizeof(uint32_t) * (size_t)w->cap_first);
-            if (!nf) {
-                fprintf(stderr, "tasc generate: out of memory\n");
-                abort();
-            }
-            w->first = nf;
-        }
-        w->first[w->n_first++] = word;
-        return;
+    *gaps = gw_gaps(w, in, va->n_in);
+    return *gaps <= room;
+}
+
+static void gw_collect(gen_walker *w, uint32_t word) {
+    if (w->n_first == w->cap_first) {
+        w->cap_first = w->cap_first ? w->cap_first * 2 : 256;
+        w->first = base_xrealloc(w->first, sizeof(uint32_t) * (size_t)w->cap_first);
     }
-    /* values */
+    w->first[w->n_first++] = word;
+}
+
+/* An earlier tensor equal to tensor t (shape and values), or -1. */
+static int32_t gw_find_equal(const gen_walker *w, int32_t t) {
+    const gw_tensor *x = &w->t[t];
+    for (int32_t u = 0; u < t; u++)
+        if (w->t[u].hash == x->hash && w->t[u].numel == x->numel && ops_shape_eq(&w->t[u].full, &x->full) &&
+            !memcmp(w->t[u].val, x->val, sizeof(uint32_t) * (size_t)x->numel))
+            return u;
+    return -1;
+}
+
+/* Compute the op's outputs (shapes os) into the buffers of its depth, as the tensors after the
+ * graph's (not yet counted in n_t); 1 when one of them repeats an existing tensor. */
+static int gw_eval(gen_walker *w, const gen_variant *va, const int32_t *in, const ops_shape *os, int depvar) {
+    int32_t n = w->n_ops, f = w->n_t;
     ops_shape ish[GEN_MAX_IN];
     const uint32_t *iv[GEN_MAX_IN];
     for (int32_t i = 0; i < va->n_in; i++) {
@@ -492,9 +496,8 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         iv[i] = w->t[in[i]].val;
     }
     ops_sig sig = {va->op, &va->p, va->n_in, va->n_out, ish, os};
-    od->fp(&sig, iv, w->buf[n]);
+    ops_table[va->op].fp(&sig, iv, w->buf[n]);
     int repeat = 0;
-    int32_t f = w->n_t;
     for (int32_t o = 0; o < va->n_out; o++) {
         gw_tensor *t = &w->t[f + o];
         t->full = os[o];
@@ -502,7 +505,7 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         t->numel = ops_shape_numel(&os[o]);
         t->val = w->buf[n][o];
         t->hash = gen_hash_values(&os[o], t->val, t->numel);
-        t->role = va->n_in > 0 ? w->t[in0].role : va->role;
+        t->role = va->n_in > 0 ? w->t[in[0]].role : va->role;
         t->depvar = (uint8_t)depvar;
         t->producer = (int8_t)n;
         t->uses = 0;
@@ -510,16 +513,18 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
         for (int32_t i = 0; i < va->n_in; i++)
             if (w->t[in[i]].producer >= 0)
                 t->cone |= w->t[in[i]].cone;
-        t->copy = 0;
-        for (int32_t u = 0; u < f + o; u++)
-            if (w->t[u].hash == t->hash && w->t[u].numel == t->numel && ops_shape_eq(&w->t[u].full, &os[o]) &&
-                !memcmp(w->t[u].val, t->val, sizeof(uint32_t) * (size_t)t->numel)) {
-                repeat = 1;
-                t->copy = u < sp->n_vars;
-                break;
-            }
+        int32_t u = gw_find_equal(w, f + o);
+        t->copy = u >= 0 && u < w->sp->n_vars;
+        repeat |= u >= 0;
     }
-    /* push */
+    return repeat;
+}
+
+/* Append op (var, in) to the graph, its outputs already computed by gw_eval. */
+static void gw_push(gen_walker *w, int32_t var, const int32_t *in, uint32_t word) {
+    const gen_space *sp = w->sp;
+    const gen_variant *va = &sp->variants[var];
+    int32_t n = w->n_ops;
     for (int32_t i = 0; i < va->n_in; i++) {
         w->t[in[i]].uses++;
         if (in[i] < sp->n_vars)
@@ -527,60 +532,97 @@ static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
     }
     w->ops[n].var = var;
     w->ops[n].n_in = va->n_in;
-    w->ops[n].in[0] = in0;
-    w->ops[n].in[1] = in1;
-    w->ops[n].first_out = f;
+    w->ops[n].in[0] = in[0];
+    w->ops[n].in[1] = in[1];
+    w->ops[n].first_out = w->n_t;
     w->ops[n].n_out = va->n_out;
     w->ops[n].word = word;
     w->n_ops = n + 1;
-    w->n_t = f + va->n_out;
-    int32_t saved_blocked = w->n_blocked;
-    w->n_blocked = 0; /* the new op read an inner result of every blocked tensor */
-    for (int32_t o = 0; o < va->n_out && (w->values || (w->minimal && !repeat)); o++) {
+    w->n_t += va->n_out;
+}
+
+/* Remove the graph's last op (gw_push undone). */
+static void gw_pop(gen_walker *w) {
+    int32_t n = w->n_ops - 1;
+    w->n_t = w->ops[n].first_out;
+    w->n_ops = n;
+    for (int32_t i = 0; i < w->ops[n].n_in; i++) {
+        int32_t t = w->ops[n].in[i];
+        w->t[t].uses--;
+        if (t < w->sp->n_vars)
+            gw_use_var(w, t, -1);
+    }
+}
+
+/* After pushing an op with outputs f..f+n_out-1. Value pass: each output's value with its fewest
+ * ops goes into the table. Graph pass: the blocked tensors are set afresh (the new op read an
+ * inner result of every one blocked before), with those of the new outputs computed more dearly
+ * here than elsewhere. */
+static void gw_note_outputs(gen_walker *w, int32_t f, int32_t n_out, int repeat) {
+    w->n_blocked = 0;
+    for (int32_t o = 0; o < n_out && (w->values || (w->minimal && !repeat)); o++) {
         const gw_tensor *t = &w->t[f + o];
         uint8_t cost = (uint8_t)__builtin_popcount(t->cone);
         if (w->values) {
             uint64_t code = gw_cone_code(w, t->cone);
             if (code != ~0ull)
                 gw_valtab_min(w->values, t->hash, cost, code);
-        } else {
-            /* computed more cheaply elsewhere, or as cheaply by a cone of lesser code: replacing
-               the ops only this tensor needs by that cheaper computation gives a graph no larger,
-               so an extension that keeps them needed by it alone is implied: blocked */
-            uint64_t mcode = 0;
-            uint8_t m = gw_valtab_get(w->minimal, t->hash, &mcode);
-            if (!m || m > cost)
-                continue;
-            int32_t excl = gw_exclusive(w, t->cone);
-            int block = 0;
-            if (m < excl)
-                block = 1;
-            else if (m == excl && excl == cost) {
-                uint64_t code = gw_cone_code(w, t->cone);
-                block = code != ~0ull && code != mcode;
-            }
-            if (block) {
-                w->blocked_t[w->n_blocked] = f + o;
-                w->blocked_cone[w->n_blocked++] = t->cone;
-            }
+            continue;
+        }
+        /* computed more cheaply elsewhere, or as cheaply by a cone of lesser code: replacing the
+           ops only this tensor needs by that cheaper computation gives a graph no larger, so an
+           extension that keeps them needed by it alone is implied: blocked */
+        uint64_t mcode = 0;
+        uint8_t m = gw_valtab_get(w->minimal, t->hash, &mcode);
+        if (!m || m > cost)
+            continue;
+        int32_t excl = gw_exclusive(w, t->cone);
+        int block = 0;
+        if (m < excl)
+            block = 1;
+        else if (m == excl && excl == cost) {
+            uint64_t code = gw_cone_code(w, t->cone);
+            block = code != ~0ull && code != mcode;
+        }
+        if (block) {
+            w->blocked_t[w->n_blocked] = f + o;
+            w->blocked_cone[w->n_blocked++] = t->cone;
         }
     }
-    int32_t saved_dangling = w->dangling;
+}
+
+/* Try adding op (var, in) to the current graph; recurse when it is new and not a repeat. */
+static void gw_try(gen_walker *w, int32_t var, int32_t in0, int32_t in1) {
+    const gen_variant *va = &w->sp->variants[var];
+    int32_t in[GEN_MAX_IN] = {in0, in1}, maxprod = -1;
+    if (!gw_inputs_ok(w, va, in, &maxprod) || !gw_frees_blocked(w, va, in))
+        return;
+    uint32_t word = GEN_WORD(var, va->n_in > 0 ? in0 : 0, va->n_in > 1 ? in1 : 0);
+    if (!gw_form_ok(w, va, in, word, maxprod))
+        return;
+    ops_shape os[GEN_MAX_OUT];
+    if (gw_infer(w, var, in, os) < 0)
+        return;
+    int depvar;
+    int32_t dangling, gaps;
+    if (!gw_budget(w, va, in, &depvar, &dangling, &gaps))
+        return;
+    if (w->collect) {
+        gw_collect(w, word);
+        return;
+    }
+    int repeat = gw_eval(w, va, in, os, depvar);
+    int32_t f = w->n_t, saved_blocked = w->n_blocked, saved_dangling = w->dangling;
+    gw_push(w, var, in, word);
+    gw_note_outputs(w, f, va->n_out, repeat);
     w->dangling = dangling;
     if (dangling == 0 && gaps == 0 && !w->values)
         gw_record(w);
     if (!repeat && w->n_ops < w->depth)
         gw_expand(w);
-    /* pop */
     w->n_blocked = saved_blocked;
     w->dangling = saved_dangling;
-    w->n_t = f;
-    w->n_ops = n;
-    for (int32_t i = 0; i < va->n_in; i++) {
-        w->t[in[i]].uses--;
-        if (in[i] < sp->n_vars)
-            gw_use_var(w, in[i], -1);
-    }
+    gw_pop(w);
 }
 
 /* 1 unless the memo already knows that variant var does not apply to shapes (sa, sb). */
@@ -645,19 +687,10 @@ static void gw_init(gen_walker *w, const gen_space *sp) {
     w->sp = sp;
     w->max_ops = sp->max_ops;
     w->depth = sp->max_ops;
-    w->memo = calloc((size_t)sp->n_variants * GW_SHAPES * GW_SHAPES, sizeof(uint64_t));
-    if (!w->memo) {
-        fprintf(stderr, "tasc generate: out of memory\n");
-        abort();
-    }
+    w->memo = base_xcalloc((size_t)sp->n_variants * GW_SHAPES * GW_SHAPES, sizeof(uint64_t));
     for (int32_t d = 0; d < GEN_MAX_OPS; d++)
-        for (int32_t o = 0; o < GEN_MAX_OUT; o++) {
-            w->buf[d][o] = malloc(sizeof(uint32_t) * GEN_MAX_ELEMS);
-            if (!w->buf[d][o]) {
-                fprintf(stderr, "tasc generate: out of memory\n");
-                abort();
-            }
-        }
+        for (int32_t o = 0; o < GEN_MAX_OUT; o++)
+            w->buf[d][o] = base_xmalloc(sizeof(uint32_t) * GEN_MAX_ELEMS);
     for (int32_t v = 0; v < sp->n_vars; v++) {
         gw_tensor *t = &w->t[v];
         t->full = sp->vars[v].shape;
@@ -686,7 +719,7 @@ static void gw_progress(gw_shared *sh, int force) {
         return;
 #pragma omp critical(gen_progress)
     {
-        double now = gen_now();
+        double now = base_now();
         if (force || now - sh->last >= 0.25) {
             sh->last = now;
             gen_progress p = {sh->phase, sh->branches_done, sh->branches_total, sh->graphs, now - sh->t0};
@@ -700,19 +733,11 @@ static void gw_progress(gw_shared *sh, int force) {
  * Graph pass: records into parts[thread], not extending tensors that `minimal` knows cheaper. */
 static void gw_pass(const gen_space *sp, gw_shared *sh, const uint32_t *first, int32_t n_first, int threads,
                     gw_valtab *values, const gw_valtab *minimal, gw_store *parts) {
-    gw_valtab *local = values ? calloc((size_t)threads, sizeof *local) : NULL;
-    if (values && !local) {
-        fprintf(stderr, "tasc generate: out of memory\n");
-        abort();
-    }
+    gw_valtab *local = values ? base_xcalloc((size_t)threads, sizeof *local) : NULL;
     sh->branches_done = 0;
 #pragma omp parallel num_threads(threads)
     {
-        gen_walker *w = malloc(sizeof *w);
-        if (!w) {
-            fprintf(stderr, "tasc generate: out of memory\n");
-            abort();
-        }
+        gen_walker *w = base_xmalloc(sizeof *w);
         gw_init(w, sp);
         w->shared = sh;
         w->minimal = minimal;

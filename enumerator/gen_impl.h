@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "base.h"
 #include "gen.h"
 
 #define GEN_MAX_VARIANTS 4000
@@ -141,17 +142,9 @@ uint64_t gen_record_fp(const gen_record *r);
 void gen_record_code(const gen_record *r, gen_code *c);
 int gen_record_cmp(const void *a, const void *b);
 
-/* Enumerate every graph into out (unsorted), with room for `extra` more records. */
+/* Enumerate every graph into out (unsorted), with room for `extra` more records; t0 is the
+ * run's start on base_now's clock, for progress. -1 when out of memory for the records. */
 int gen_enumerate(const gen_space *sp, const gen_config *cfg, uint64_t extra, gen_records *out, double t0,
                   char *err, size_t errlen);
-double gen_now(void);
-
-/* Shared helpers (gen_space.c): format an error into err (when given) and return -1; malloc
- * that aborts with a message when out of memory. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-int gen_fail(char *err, size_t errlen, const char *fmt, ...);
-void *gen_xmalloc(size_t n);
 
 #endif

@@ -1,4 +1,5 @@
-/* gen_pairs.c: from enumerated graphs to rules; the pipeline of gen_run, each stage counted:
+/* gen_pairs.c: from enumerated graphs to rules: gen_run walks a table of stages over one run state
+ * (which owns everything, freed in one place), each stage counted:
  *
  *   records sorted by fingerprint -> buckets of two or more graphs (0-op graphs of one or two
  *   variables take part, so T(T(x)) = x and split(concat(x,y)) = {x,y} are found) -> classes of
@@ -19,7 +20,6 @@
  */
 #include <math.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,95 +494,125 @@ static int32_t gp_find(int32_t *parent, int32_t x) {
     return x;
 }
 
-static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucket *bk) {
+/* One bucket at work; positions k index its members in order (ord), ord[k].index its evaluated
+ * members (m). */
+typedef struct {
+    const gen_space *sp;
+    gp_member *m;                 /* (n_ok) the members that type-check, in record order */
+    gp_mem_order *ord;            /* (n_ok) */
+    int32_t *rep;                 /* (n_rep) class representatives (positions in ord) */
+    int32_t *cls;                 /* (n_ok) class of each position */
+    int32_t *parent;              /* (n_ok) union-find of linked positions */
+    int32_t (*map)[GEN_MAX_GOUT]; /* (n_ok) rep output o -> member output */
+    int32_t n_ok, n_rep;
+} gp_bucket_work;
+
+static void gp_bucket_members(gp_bucket_work *bw, const gen_records *recs, const gp_bucket *bk) {
     int32_t n = (int32_t)(bk->end - bk->begin);
-    gp_member *m = gen_xmalloc(sizeof(gp_member) * (size_t)n);
-    gp_mem_order *ord = gen_xmalloc(sizeof(gp_mem_order) * (size_t)n);
-    int32_t *rep = gen_xmalloc(sizeof(int32_t) * (size_t)n);   /* class representatives (positions in ord) */
-    int32_t *cls = gen_xmalloc(sizeof(int32_t) * (size_t)n);   /* class of each position */
-    int32_t *parent = gen_xmalloc(sizeof(int32_t) * (size_t)n);
-    int32_t(*map)[GEN_MAX_GOUT] = gen_xmalloc(sizeof(*map) * (size_t)n); /* rep output o -> member output */
-    int32_t n_ok = 0, n_rep = 0, cap = 0;
     for (int32_t i = 0; i < n; i++) {
         gen_code c;
         gen_record_code(&recs->recs[bk->begin + (uint64_t)i], &c);
-        if (gp_member_init(sp, &c, &m[n_ok]) < 0)
+        if (gp_member_init(bw->sp, &c, &bw->m[bw->n_ok]) < 0)
             continue;
-        ord[n_ok].n_ops = m[n_ok].g.n_ops;
-        ord[n_ok].code = c;
-        ord[n_ok].index = n_ok;
-        n_ok++;
+        bw->ord[bw->n_ok].n_ops = bw->m[bw->n_ok].g.n_ops;
+        bw->ord[bw->n_ok].code = c;
+        bw->ord[bw->n_ok].index = bw->n_ok;
+        bw->n_ok++;
     }
-    qsort(ord, (size_t)n_ok, sizeof *ord, gp_mem_order_cmp);
-    /* identity graphs of different variables never agree on floats, so they never pair */
-    bk->n_pairs = n_ok > 1 ? (uint64_t)(n_ok - 1) : 0;
-    /* float classes, in order: each member joins the first representative it agrees with */
-    for (int32_t k = 0; k < n_ok; k++) {
-        gp_member *b = &m[ord[k].index];
+    qsort(bw->ord, (size_t)bw->n_ok, sizeof *bw->ord, gp_mem_order_cmp);
+}
+
+/* Float classes, in order: each member joins the first representative it agrees with. */
+static void gp_bucket_classes(gp_bucket_work *bw) {
+    for (int32_t k = 0; k < bw->n_ok; k++) {
+        gp_member *b = &bw->m[bw->ord[k].index];
         int32_t r = 0;
-        for (; r < n_rep; r++)
-            if (gp_match_float(&m[ord[rep[r]].index], b, map[k]) == 0)
+        for (; r < bw->n_rep; r++)
+            if (gp_match_float(&bw->m[bw->ord[bw->rep[r]].index], b, bw->map[k]) == 0)
                 break;
-        if (r == n_rep) {
-            rep[n_rep++] = k;
+        if (r == bw->n_rep) {
+            bw->rep[bw->n_rep++] = k;
             for (int32_t o = 0; o < b->g.n_outputs; o++)
-                map[k][o] = o;
+                bw->map[k][o] = o;
         }
-        cls[k] = r;
-        parent[k] = k;
+        bw->cls[k] = r;
+        bw->parent[k] = k;
     }
-    /* members that differ by a substitution of smaller equal sub-graphs in one common context,
-       or under one common last op, are linked: within a class, only the first member of each
-       linked component needs its pair with the representative */
-    for (int32_t k = 0; k < n_ok; k++)
+}
+
+/* Members that differ by a substitution of smaller equal sub-graphs in one common context, or
+ * under one common last op, are linked: within a class, only the first member of each linked
+ * component needs its pair with the representative. */
+static void gp_bucket_link(gp_bucket_work *bw) {
+    int32_t *parent = bw->parent;
+    for (int32_t k = 0; k < bw->n_ok; k++)
         for (int32_t j = 0; j < k; j++) {
-            if (cls[j] != cls[k] || gp_find(parent, j) == gp_find(parent, k))
+            if (bw->cls[j] != bw->cls[k] || gp_find(parent, j) == gp_find(parent, k))
                 continue;
-            const gp_member *a = &m[ord[j].index], *b = &m[ord[k].index];
+            const gp_member *a = &bw->m[bw->ord[j].index], *b = &bw->m[bw->ord[k].index];
             int32_t mjk[GEN_MAX_GOUT]; /* output of j -> output of k, through the representative */
             for (int32_t o = 0; o < a->g.n_outputs; o++)
-                mjk[map[j][o]] = map[k][o];
-            if (gp_common_supergraph(sp, a, b, mjk) || gp_common_context(sp, a, b, mjk))
+                mjk[bw->map[j][o]] = bw->map[k][o];
+            if (gp_common_supergraph(bw->sp, a, b, mjk) || gp_common_context(bw->sp, a, b, mjk))
                 parent[gp_find(parent, k)] = gp_find(parent, j);
         }
-    for (int32_t k = 0; k < n_ok; k++) {
-        int32_t r = rep[cls[k]];
+}
+
+/* The pair of each member with its class's representative, its renaming form and its flags. */
+static void gp_bucket_pairs(gp_bucket_work *bw, gp_bucket *bk) {
+    int32_t cap = 0;
+    for (int32_t k = 0; k < bw->n_ok; k++) {
+        int32_t r = bw->rep[bw->cls[k]];
         if (r == k)
             continue;
-        const gp_member *a = &m[ord[r].index], *b = &m[ord[k].index];
+        const gp_member *a = &bw->m[bw->ord[r].index], *b = &bw->m[bw->ord[k].index];
         if (bk->n_kept == cap) {
             cap = cap ? cap * 2 : 8;
-            gp_pair *np = realloc(bk->pairs, sizeof(gp_pair) * (size_t)cap);
-            if (!np) {
-                fprintf(stderr, "tasc generate: out of memory\n");
-                abort();
-            }
-            bk->pairs = np;
+            bk->pairs = base_xrealloc(bk->pairs, sizeof(gp_pair) * (size_t)cap);
         }
         gp_pair *p = &bk->pairs[bk->n_kept++];
         memset(p, 0, sizeof *p);
-        p->i = ord[r].index;
-        p->j = ord[k].index;
+        p->i = bw->ord[r].index;
+        p->j = bw->ord[k].index;
         p->flags = GP_F_FLOAT;
-        gp_rename(sp, &a->g, &b->g, &p->canon);
-        if (gp_common_subgraph(sp, a, b))
+        gp_rename(bw->sp, &a->g, &b->g, &p->canon);
+        if (gp_common_subgraph(bw->sp, a, b))
             p->flags |= GP_F_COMMON;
         /* implied when an earlier member of the class is in its component */
-        int32_t root = gp_find(parent, k);
+        int32_t root = gp_find(bw->parent, k);
         for (int32_t j = 0; j < k; j++)
-            if (cls[j] == cls[k] && gp_find(parent, j) == root) {
+            if (bw->cls[j] == bw->cls[k] && gp_find(bw->parent, j) == root) {
                 p->flags |= GP_F_SUPER;
                 break;
             }
     }
-    for (int32_t i = 0; i < n_ok; i++)
-        gp_member_free(sp, &m[i]);
-    free(m);
-    free(ord);
-    free(rep);
-    free(cls);
-    free(parent);
-    free(map);
+}
+
+static void gp_bucket_run(const gen_space *sp, const gen_records *recs, gp_bucket *bk) {
+    size_t n = (size_t)(bk->end - bk->begin);
+    gp_bucket_work bw = {sp,
+                         base_xmalloc(sizeof(gp_member) * n),
+                         base_xmalloc(sizeof(gp_mem_order) * n),
+                         base_xmalloc(sizeof(int32_t) * n),
+                         base_xmalloc(sizeof(int32_t) * n),
+                         base_xmalloc(sizeof(int32_t) * n),
+                         base_xmalloc(sizeof(int32_t[GEN_MAX_GOUT]) * n),
+                         0,
+                         0};
+    gp_bucket_members(&bw, recs, bk);
+    /* identity graphs of different variables never agree on floats, so they never pair */
+    bk->n_pairs = bw.n_ok > 1 ? (uint64_t)(bw.n_ok - 1) : 0;
+    gp_bucket_classes(&bw);
+    gp_bucket_link(&bw);
+    gp_bucket_pairs(&bw, bk);
+    for (int32_t i = 0; i < bw.n_ok; i++)
+        gp_member_free(sp, &bw.m[i]);
+    free(bw.m);
+    free(bw.ord);
+    free(bw.rep);
+    free(bw.cls);
+    free(bw.parent);
+    free(bw.map);
 }
 
 /* =============================================================================================
@@ -702,7 +732,7 @@ static int gp_rule_side_eval(const rules_rule *r, rules_side side, const ops_sha
             int64_t ne = ops_shape_numel(&sh[k][q]);
             if (ne < 0 || ne > (INT64_C(1) << 24))
                 return -1;
-            val[k][q] = gen_xmalloc(sizeof(uint32_t) * (size_t)ne);
+            val[k][q] = base_xmalloc(sizeof(uint32_t) * (size_t)ne);
         }
         ops_sig sig = {o->op, &p, o->n_in, n_out, ish, sh[k]};
         ops_table[o->op].fp(&sig, iv, val[k]);
@@ -737,7 +767,7 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
                 if (sym[v][d] == y)
                     vs[v].dims[d] = gen_sym_alt(y);
             int64_t ne = ops_shape_numel(&vs[v]);
-            vv[v] = gen_xmalloc(sizeof(uint32_t) * (size_t)ne);
+            vv[v] = base_xmalloc(sizeof(uint32_t) * (size_t)ne);
             for (int64_t i = 0; i < ne; i++)
                 vv[v][i] = (uint32_t)gen_mix64(st + (uint64_t)v * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull);
         }
@@ -777,40 +807,77 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
     return 0;
 }
 
-/* Build one rule from two equivalent canonical graphs: 0, 1 when the generality test drops it,
- * -1 on an internal error. */
-static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r, char *err, size_t errlen) {
-    gp_member ma, mb;
-    if (gp_member_init(sp, &s->a, &ma) < 0)
-        return gen_fail(err, errlen, "internal: a generated graph does not type-check");
-    if (gp_member_init(sp, &s->b, &mb) < 0) {
-        gp_member_free(sp, &ma);
-        return gen_fail(err, errlen, "internal: a generated graph does not type-check");
-    }
-    /* src: more ops; equal: the larger code */
-    int a_src = ma.g.n_ops != mb.g.n_ops ? ma.g.n_ops > mb.g.n_ops : gp_code_cmp(&s->a, &s->b) > 0;
-    const gp_member *src = a_src ? &ma : &mb, *dst = a_src ? &mb : &ma;
-    memset(r, 0, sizeof *r);
-    int rc = -1;
-    /* variables: those used, in pool order */
+/* The rule's variables: those the two sides use, in pool order. vmap[v]: pool variable v's index
+ * in the rule (-1: unused); sym[i]: the symbols of rule variable i's dims. */
+static int gp_rule_vars(const gen_space *sp, const gp_member *src, const gp_member *dst, rules_rule *r,
+                        int32_t *vmap, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS], char *err, size_t errlen) {
     uint8_t used[GEN_MAX_POOL] = {0};
     gp_used_vars(sp, &src->g, used);
     gp_used_vars(sp, &dst->g, used);
-    int32_t vmap[GEN_MAX_POOL];
-    int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS];
     for (int32_t v = 0; v < sp->n_vars; v++) {
         vmap[v] = -1;
-        if (used[v]) {
-            if (r->n_vars == RULES_MAX_VARS) {
-                gen_fail(err, errlen, "internal: too many variables in a rule");
-                goto done;
+        if (!used[v])
+            continue;
+        if (r->n_vars == RULES_MAX_VARS)
+            return base_fail(err, errlen, "internal: too many variables in a rule");
+        vmap[v] = r->n_vars;
+        memcpy(sym[r->n_vars], sp->vars[v].sym, sizeof sym[0]);
+        memcpy(r->vars[r->n_vars].name, sp->vars[v].name, RULES_NAME_LEN);
+        r->vars[r->n_vars++].shape = sp->vars[v].shape;
+    }
+    return 0;
+}
+
+/* Tensor t of graph g as a rule reference. */
+static rules_ref gp_rule_ref(const gen_space *sp, const gen_graph *g, const int32_t *vmap, int32_t t) {
+    if (t < sp->n_vars)
+        return (rules_ref){RULES_REF_VAR, vmap[t], 0};
+    return (rules_ref){RULES_REF_OP, g->producer[t], t - g->ops[g->producer[t]].first_out};
+}
+
+/* The variable dims a drawn parameter value equals: those of one symbol, sizes first, kernel
+ * sizes only if nothing else. */
+static void gp_constraint_dims(const rules_rule *r, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS], rules_constraint *c) {
+    int32_t want = -1;
+    for (int pass = 0; pass < 2 && want < 0; pass++)
+        for (int32_t v = 0; v < r->n_vars && want < 0; v++)
+            for (int32_t d = 0; d < r->vars[v].shape.rank && want < 0; d++)
+                if (r->vars[v].shape.dims[d] == c->value && gen_sym_is_kernel(sym[v][d]) == pass)
+                    want = sym[v][d];
+    for (int32_t v = 0; v < r->n_vars; v++)
+        for (int32_t d = 0; d < r->vars[v].shape.rank && c->n_eq < RULES_MAX_EQ; d++)
+            if (r->vars[v].shape.dims[d] == c->value && sym[v][d] == want) {
+                c->eq[c->n_eq].var = v;
+                c->eq[c->n_eq++].dim = d;
             }
-            vmap[v] = r->n_vars;
-            memcpy(sym[r->n_vars], sp->vars[v].sym, sizeof sym[0]);
-            memcpy(r->vars[r->n_vars].name, sp->vars[v].name, RULES_NAME_LEN);
-            r->vars[r->n_vars++].shape = sp->vars[v].shape;
+}
+
+/* One constraint per drawn parameter value of op k of side sd (0: src), tied to the variable dims
+ * it stands for. */
+static int gp_rule_constraints(const gen_variant *va, int sd, int32_t k, rules_rule *r,
+                               int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS], char *err, size_t errlen) {
+    for (int key = 0; key < PM_COUNT; key++) {
+        if (!(va->drawn_keys & (1u << key)))
+            continue;
+        int32_t n_vals = key == PM_LIST ? va->p.n_list : 1;
+        for (int32_t li = 0; li < n_vals; li++) {
+            if (r->n_constraints == RULES_MAX_CONSTRAINTS)
+                return base_fail(err, errlen, "internal: too many constraints in a rule");
+            rules_constraint *c = &r->constraints[r->n_constraints++];
+            c->side = sd ? RULES_SIDE_DST : RULES_SIDE_SRC;
+            c->op = k;
+            c->key = (ops_param_key)key;
+            c->list_index = key == PM_LIST ? li : -1;
+            c->value = key == PM_LIST ? va->p.list[li] : va->p.v[key];
+            gp_constraint_dims(r, sym, c);
         }
     }
+    return 0;
+}
+
+/* The ops of both sides, with the constraints of their drawn sizes. */
+static int gp_rule_sides(const gen_space *sp, const gp_member *src, const gp_member *dst, const int32_t *vmap,
+                         rules_rule *r, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS], char *err, size_t errlen) {
     const gp_member *side[2] = {src, dst};
     rules_graph *rg[2] = {&r->src, &r->dst};
     for (int sd = 0; sd < 2; sd++) {
@@ -822,52 +889,21 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
             o->op = va->op;
             o->p = va->p;
             o->n_in = va->n_in;
-            for (int32_t i = 0; i < va->n_in; i++) {
-                int32_t t = g->ops[k].in[i];
-                if (t < sp->n_vars)
-                    o->in[i] = (rules_ref){RULES_REF_VAR, vmap[t], 0};
-                else
-                    o->in[i] = (rules_ref){RULES_REF_OP, g->producer[t], t - g->ops[g->producer[t]].first_out};
-            }
-            /* drawn sizes: the variable dims they equal */
-            for (int key = 0; key < PM_COUNT; key++) {
-                if (!(va->drawn_keys & (1u << key)))
-                    continue;
-                int32_t n_vals = key == PM_LIST ? va->p.n_list : 1;
-                for (int32_t li = 0; li < n_vals; li++) {
-                    if (r->n_constraints == RULES_MAX_CONSTRAINTS) {
-                        gen_fail(err, errlen, "internal: too many constraints in a rule");
-                        goto done;
-                    }
-                    rules_constraint *c = &r->constraints[r->n_constraints++];
-                    c->side = sd ? RULES_SIDE_DST : RULES_SIDE_SRC;
-                    c->op = k;
-                    c->key = (ops_param_key)key;
-                    c->list_index = key == PM_LIST ? li : -1;
-                    c->value = key == PM_LIST ? va->p.list[li] : va->p.v[key];
-                    /* the variable dims of one symbol: sizes first, kernel sizes only if nothing else */
-                    int32_t want = -1;
-                    for (int pass = 0; pass < 2 && want < 0; pass++)
-                        for (int32_t v = 0; v < r->n_vars && want < 0; v++)
-                            for (int32_t d = 0; d < r->vars[v].shape.rank && want < 0; d++)
-                                if (r->vars[v].shape.dims[d] == c->value && gen_sym_is_kernel(sym[v][d]) == pass)
-                                    want = sym[v][d];
-                    for (int32_t v = 0; v < r->n_vars; v++)
-                        for (int32_t d = 0; d < r->vars[v].shape.rank && c->n_eq < RULES_MAX_EQ; d++)
-                            if (r->vars[v].shape.dims[d] == c->value && sym[v][d] == want) {
-                                c->eq[c->n_eq].var = v;
-                                c->eq[c->n_eq++].dim = d;
-                            }
-                }
-            }
+            for (int32_t i = 0; i < va->n_in; i++)
+                o->in[i] = gp_rule_ref(sp, g, vmap, g->ops[k].in[i]);
+            if (gp_rule_constraints(va, sd, k, r, sym, err, errlen) < 0)
+                return -1;
         }
     }
-    /* outputs, matched on float values (the pair passed the float re-test) */
-    if (src->g.n_outputs != dst->g.n_outputs || src->g.n_outputs > RULES_MAX_OUTPUTS) {
-        gen_fail(err, errlen, "internal: rule sides have %d and %d outputs", (int)src->g.n_outputs,
-                (int)dst->g.n_outputs);
-        goto done;
-    }
+    return 0;
+}
+
+/* The outputs, matched on float values (the pair passed the float re-test). */
+static int gp_rule_outputs(const gen_space *sp, const gp_member *src, const gp_member *dst, const int32_t *vmap,
+                           rules_rule *r, char *err, size_t errlen) {
+    if (src->g.n_outputs != dst->g.n_outputs || src->g.n_outputs > RULES_MAX_OUTPUTS)
+        return base_fail(err, errlen, "internal: rule sides have %d and %d outputs", (int)src->g.n_outputs,
+                         (int)dst->g.n_outputs);
     int taken[GEN_MAX_GOUT] = {0};
     for (int32_t o = 0; o < src->g.n_outputs; o++) {
         int32_t ts = src->g.outputs[o], q = 0;
@@ -877,30 +913,44 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
                 gp_float_close(src->flv[ts], dst->flv[td], ops_shape_numel(&src->shapes[ts])))
                 break;
         }
-        if (q == dst->g.n_outputs) {
-            gen_fail(err, errlen, "internal: rule outputs do not match");
-            goto done;
-        }
+        if (q == dst->g.n_outputs)
+            return base_fail(err, errlen, "internal: rule outputs do not match");
         taken[q] = 1;
-        const gen_graph *gs = &src->g, *gd = &dst->g;
-        int32_t td = gd->outputs[q];
-        r->outputs[o].src = ts < sp->n_vars ? (rules_ref){RULES_REF_VAR, vmap[ts], 0}
-                                            : (rules_ref){RULES_REF_OP, gs->producer[ts],
-                                                          ts - gs->ops[gs->producer[ts]].first_out};
-        r->outputs[o].dst = td < sp->n_vars ? (rules_ref){RULES_REF_VAR, vmap[td], 0}
-                                            : (rules_ref){RULES_REF_OP, gd->producer[td],
-                                                          td - gd->ops[gd->producer[td]].first_out};
+        r->outputs[o].src = gp_rule_ref(sp, &src->g, vmap, ts);
+        r->outputs[o].dst = gp_rule_ref(sp, &dst->g, vmap, dst->g.outputs[q]);
     }
     r->n_outputs = src->g.n_outputs;
-    r->fingerprint = s->fp;
-    r->max_ops = sp->max_ops;
-    char m[256];
-    if (rules_rule_check(r, m, sizeof m) < 0) {
-        gen_fail(err, errlen, "internal: generated rule is invalid: %s", m);
-        goto done;
+    return 0;
+}
+
+/* Build one rule from two equivalent canonical graphs: 0, 1 when the generality test drops it,
+ * -1 on an internal error. */
+static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r, char *err, size_t errlen) {
+    gp_member ma, mb;
+    if (gp_member_init(sp, &s->a, &ma) < 0)
+        return base_fail(err, errlen, "internal: a generated graph does not type-check");
+    if (gp_member_init(sp, &s->b, &mb) < 0) {
+        gp_member_free(sp, &ma);
+        return base_fail(err, errlen, "internal: a generated graph does not type-check");
     }
-    rc = gp_generalize(sp, r, sym);
-done:
+    /* src: more ops; equal: the larger code */
+    int a_src = ma.g.n_ops != mb.g.n_ops ? ma.g.n_ops > mb.g.n_ops : gp_code_cmp(&s->a, &s->b) > 0;
+    const gp_member *src = a_src ? &ma : &mb, *dst = a_src ? &mb : &ma;
+    memset(r, 0, sizeof *r);
+    int rc = -1;
+    int32_t vmap[GEN_MAX_POOL];
+    int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS];
+    if (gp_rule_vars(sp, src, dst, r, vmap, sym, err, errlen) == 0 &&
+        gp_rule_sides(sp, src, dst, vmap, r, sym, err, errlen) == 0 &&
+        gp_rule_outputs(sp, src, dst, vmap, r, err, errlen) == 0) {
+        r->fingerprint = s->fp;
+        r->max_ops = sp->max_ops;
+        char m[256];
+        if (rules_rule_check(r, m, sizeof m) < 0)
+            base_fail(err, errlen, "internal: generated rule is invalid: %s", m);
+        else
+            rc = gp_generalize(sp, r, sym);
+    }
     gp_member_free(sp, &ma);
     gp_member_free(sp, &mb);
     return rc;
@@ -927,13 +977,35 @@ static int gp_order_cmp(const void *x, const void *y) {
 }
 
 /* =============================================================================================
- * the pipeline
+ * the pipeline: gen_run walks a table of stages over one run state
  */
+typedef struct {
+    const gen_config *cfg;
+    char *err;
+    size_t errlen;
+    double t0;                /* the run's start (base_now): progress reports time from here */
+    int threads;
+    const char *stage;        /* the running stage's name */
+    gen_stats st;
+    gen_space sp;
+    gen_records recs;         /* every graph; after "buckets" only those of buckets; freed by "merge" */
+    gp_bucket *bk;            /* (n_buckets) fingerprints of two or more graphs, in order */
+    uint64_t n_buckets;
+    gp_survivor *surv;        /* (n_surv) pairs left by the supergraph pruning, in merge order */
+    uint64_t n_surv, cap_surv;
+    int *made;                /* (n_surv) 0: a rule in built; 1: dropped as an accident of sizes;
+                                 2: an instance of a more general pair */
+    rules_rule *built;        /* (n_surv) */
+    gp_order *ord;            /* (n_ord) the rules, in output order */
+    uint64_t n_ord;
+    rules_set *rs;            /* the result */
+} gp_run;
+
 static void gp_report(const gen_config *cfg, const char *phase, uint64_t done, uint64_t total, uint64_t graphs,
                       double t0, double *last, int force) {
     if (!cfg->progress)
         return;
-    double now = gen_now();
+    double now = base_now();
     if (!force && now - *last < 0.25)
         return;
     *last = now;
@@ -941,287 +1013,349 @@ static void gp_report(const gen_config *cfg, const char *phase, uint64_t done, u
     cfg->progress(cfg->progress_ctx, &p);
 }
 
-int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err, size_t errlen) {
-    double t0 = gen_now();
-    gen_stats st;
-    memset(&st, 0, sizeof st);
-    *out = NULL;
-    gen_space sp;
-    if (gen_space_init(&sp, cfg, err, errlen) < 0)
-        return -1;
-    gen_records recs = {0};
-    /* the 0-op identity graphs: one variable, or two */
-    uint64_t n_ident = (uint64_t)sp.n_vars + (uint64_t)sp.n_vars * (uint64_t)(sp.n_vars - 1) / 2;
-    if (gen_enumerate(&sp, cfg, n_ident, &recs, t0, err, errlen) < 0) {
-        gen_space_free(&sp);
-        return gen_fail(err, errlen, "out of memory while enumerating");
-    }
-    st.graphs = recs.n;
-    for (int32_t v = 0; v < sp.n_vars; v++)
-        for (int32_t u = v; u < sp.n_vars; u++) {
-            uint64_t h[2] = {sp.vars[v].hash, sp.vars[u].hash};
+static int gp_stage_space(gp_run *r) { return gen_space_init(&r->sp, r->cfg, r->err, r->errlen); }
+
+/* Every graph (progress phases "values", then "enumerate"), then the 0-op identity graphs: one
+ * variable, or two. */
+static int gp_stage_enumerate(gp_run *r) {
+    const gen_space *sp = &r->sp;
+    uint64_t n_ident = (uint64_t)sp->n_vars + (uint64_t)sp->n_vars * (uint64_t)(sp->n_vars - 1) / 2;
+    if (gen_enumerate(sp, r->cfg, n_ident, &r->recs, r->t0, r->err, r->errlen) < 0)
+        return base_fail(r->err, r->errlen, "out of memory while enumerating");
+    r->st.graphs = r->recs.n;
+    for (int32_t v = 0; v < sp->n_vars; v++)
+        for (int32_t u = v; u < sp->n_vars; u++) {
+            uint64_t h[2] = {sp->vars[v].hash, sp->vars[u].hash};
             gen_code c;
             memset(&c, 0, sizeof c);
             c.w[0] = ((GEN_IDENT_VAR + 1u) << 20) | ((uint32_t)v << 14) | ((uint32_t)(u == v ? GEN_NOREF : u) << 8);
-            recs.recs[recs.n++] = gen_record_make(gen_hash_outputs(h, u == v ? 1 : 2) & sp.fp_mask, &c);
+            r->recs.recs[r->recs.n++] = gen_record_make(gen_hash_outputs(h, u == v ? 1 : 2) & sp->fp_mask, &c);
         }
-    st.t_enum_s = gen_now() - t0;
-    double t1 = gen_now();
-    int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
-    gp_sort(&recs, cfg->fp_bits ? cfg->fp_bits : 64, threads);
-    /* distinct fingerprints of enumerated graphs; buckets of two or more */
-    uint64_t n_buckets = 0, cap_buckets = 0;
-    gp_bucket *bk = NULL;
-    for (uint64_t b = 0; b < recs.n;) {
-        uint64_t e = b + 1, fp = gen_record_fp(&recs.recs[b]);
-        gen_code c;
-        gen_record_code(&recs.recs[b], &c);
-        int real = gp_code_ops(&c) > 0;
-        while (e < recs.n && gen_record_fp(&recs.recs[e]) == fp) {
-            gen_record_code(&recs.recs[e], &c);
-            real |= gp_code_ops(&c) > 0;
-            e++;
-        }
-        st.fingerprints += (uint64_t)real;
+    return 0;
+}
+
+static int gp_stage_sort(gp_run *r) {
+    gp_sort(&r->recs, r->cfg->fp_bits ? r->cfg->fp_bits : 64, r->threads);
+    return 0;
+}
+
+static int32_t gp_record_ops(const gen_record *rec) {
+    gen_code c;
+    gen_record_code(rec, &c);
+    return gp_code_ops(&c);
+}
+
+/* Keep only the records of buckets: most graphs have a fingerprint of their own. */
+static void gp_keep_bucket_records(gp_run *r) {
+    uint64_t kept = 0;
+    for (uint64_t b = 0; b < r->n_buckets; b++)
+        kept += r->bk[b].end - r->bk[b].begin;
+    gen_record *small = malloc((size_t)(kept ? kept : 1) * sizeof *small);
+    if (!small)
+        return; /* keep them all */
+    uint64_t at = 0;
+    for (uint64_t b = 0; b < r->n_buckets; b++) {
+        uint64_t len = r->bk[b].end - r->bk[b].begin;
+        memcpy(small + at, r->recs.recs + r->bk[b].begin, (size_t)len * sizeof *small);
+        r->bk[b].begin = at;
+        r->bk[b].end = at + len;
+        at += len;
+    }
+    free(r->recs.recs);
+    r->recs.recs = small;
+    r->recs.n = r->recs.cap = kept;
+}
+
+/* Distinct fingerprints of enumerated graphs (0-op graphs alone do not count one); buckets: those
+ * of two or more graphs. */
+static int gp_stage_buckets(gp_run *r) {
+    const gen_records *recs = &r->recs;
+    uint64_t cap = 0;
+    for (uint64_t b = 0; b < recs->n;) {
+        uint64_t e = b + 1, fp = gen_record_fp(&recs->recs[b]);
+        int real = gp_record_ops(&recs->recs[b]) > 0;
+        while (e < recs->n && gen_record_fp(&recs->recs[e]) == fp)
+            real |= gp_record_ops(&recs->recs[e++]) > 0;
+        r->st.fingerprints += (uint64_t)real;
         if (e - b > 1 && real) {
-            if (n_buckets == cap_buckets) {
-                cap_buckets = cap_buckets ? cap_buckets * 2 : 1024;
-                gp_bucket *nb = realloc(bk, (size_t)cap_buckets * sizeof *nb);
-                if (!nb) {
-                    free(bk);
-                    free(recs.recs);
-                    gen_space_free(&sp);
-                    return gen_fail(err, errlen, "out of memory");
-                }
-                bk = nb;
+            if (r->n_buckets == cap) {
+                cap = cap ? cap * 2 : 1024;
+                gp_bucket *nb = realloc(r->bk, (size_t)cap * sizeof *nb);
+                if (!nb)
+                    return base_fail(r->err, r->errlen, "out of memory");
+                r->bk = nb;
             }
-            memset(&bk[n_buckets], 0, sizeof bk[n_buckets]);
-            bk[n_buckets].begin = b;
-            bk[n_buckets].end = e;
-            n_buckets++;
-            for (uint64_t i = b; i < e; i++) {
-                gen_record_code(&recs.recs[i], &c);
-                st.multi_graphs += gp_code_ops(&c) > 0;
-            }
+            gp_bucket *k = &r->bk[r->n_buckets++];
+            memset(k, 0, sizeof *k);
+            k->begin = b;
+            k->end = e;
+            for (uint64_t i = b; i < e; i++)
+                r->st.multi_graphs += gp_record_ops(&recs->recs[i]) > 0;
         }
         b = e;
     }
-    /* keep only the records of buckets: most graphs have a fingerprint of their own */
-    {
-        uint64_t kept = 0;
-        for (uint64_t b = 0; b < n_buckets; b++)
-            kept += bk[b].end - bk[b].begin;
-        gen_record *small = malloc((size_t)(kept ? kept : 1) * sizeof *small);
-        if (small) {
-            uint64_t at = 0;
-            for (uint64_t b = 0; b < n_buckets; b++) {
-                uint64_t len = bk[b].end - bk[b].begin;
-                memcpy(small + at, recs.recs + bk[b].begin, (size_t)len * sizeof *small);
-                bk[b].begin = at;
-                bk[b].end = at + len;
-                at += len;
-            }
-            free(recs.recs);
-            recs.recs = small;
-            recs.n = recs.cap = kept;
-        }
-    }
-    st.t_sort_s = gen_now() - t1;
-    double t2 = gen_now(), last = 0;
-    uint64_t done = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (uint64_t b = 0; b < n_buckets; b++) {
-        gp_bucket_run(&sp, &recs, &bk[b]);
+    gp_keep_bucket_records(r);
+    return 0;
+}
+
+/* Each bucket's float classes, candidate pairs and pruning marks; buckets in parallel. */
+static int gp_stage_pairs(gp_run *r) {
+    uint64_t n = r->n_buckets, done = 0;
+    double last = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r->threads)
+    for (uint64_t b = 0; b < n; b++) {
+        gp_bucket_run(&r->sp, &r->recs, &r->bk[b]);
 #pragma omp atomic
         done++;
-        if (cfg->progress) {
+        if (r->cfg->progress) {
 #pragma omp critical(gen_pairs_progress)
-            gp_report(cfg, "pairs", done, n_buckets, st.graphs, t0, &last, 0);
+            gp_report(r->cfg, r->stage, done, n, r->st.graphs, r->t0, &last, 0);
         }
     }
-    gp_report(cfg, "pairs", n_buckets, n_buckets, st.graphs, t0, &last, 1);
+    gp_report(r->cfg, r->stage, n, n, r->st.graphs, r->t0, &last, 1);
+    return 0;
+}
 
-    /* merge in bucket order: commutativity pairs first, then the buckets */
-    gp_survivor *surv = NULL;
-    uint64_t n_surv = 0, cap_surv = 0;
-    gp_seen *seen = NULL;
-    int oom = 0;
-    for (int32_t v = 0; v < sp.n_variants; v++) {
-        const gen_variant *va = &sp.variants[v];
+/* Room for one more survivor; NULL when out of memory. */
+static gp_survivor *gp_survivor_add(gp_run *r) {
+    if (r->n_surv == r->cap_surv) {
+        uint64_t cap = r->cap_surv ? r->cap_surv * 2 : 1024;
+        gp_survivor *ns = realloc(r->surv, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return NULL;
+        r->surv = ns;
+        r->cap_surv = cap;
+    }
+    return &r->surv[r->n_surv++];
+}
+
+/* Commutativity, which canonical input order folds into the enumeration: one pair per commutative
+ * op form, through every pruning stage up to specialisation. */
+static int gp_merge_commutative(gp_run *r) {
+    const gen_space *sp = &r->sp;
+    for (int32_t v = 0; v < sp->n_variants; v++) {
+        const gen_variant *va = &sp->variants[v];
         if (!va->commutative)
             continue;
-        st.pairs++;
-        st.after_float++;
-        st.after_rename++;
-        st.after_common++;
-        st.after_super++;
-        if (n_surv == cap_surv) {
-            cap_surv = cap_surv ? cap_surv * 2 : 1024;
-            gp_survivor *ns = realloc(surv, (size_t)cap_surv * sizeof *ns);
-            if (!ns) {
-                oom = 1;
-                break;
-            }
-            surv = ns;
-        }
-        gp_survivor *s = &surv[n_surv++];
+        r->st.pairs++;
+        r->st.after_float++;
+        r->st.after_rename++;
+        r->st.after_common++;
+        r->st.after_super++;
+        gp_survivor *s = gp_survivor_add(r);
+        if (!s)
+            return -1;
         memset(s, 0, sizeof *s);
         /* op(a, b) and op(b, a): the second is not in canonical order on purpose */
         s->a.w[0] = GEN_WORD(v, va->comm_pair[0], va->comm_pair[1]);
         s->b.w[0] = GEN_WORD(v, va->comm_pair[1], va->comm_pair[0]);
         gp_member m;
-        if (gp_member_init(&sp, &s->a, &m) == 0) {
-            s->fp = gen_hash_outputs(m.oh, m.g.n_outputs) & sp.fp_mask;
-            gp_member_free(&sp, &m);
+        if (gp_member_init(sp, &s->a, &m) == 0) {
+            s->fp = gen_hash_outputs(m.oh, m.g.n_outputs) & sp->fp_mask;
+            gp_member_free(sp, &m);
         }
     }
-    for (uint64_t b = 0; b < n_buckets && !oom; b++) {
-        st.pairs += bk[b].n_pairs;
-        for (int32_t k = 0; k < bk[b].n_kept; k++) {
-            gp_pair *p = &bk[b].pairs[k];
-            st.after_float++;
+    return 0;
+}
+
+/* The buckets' pairs in bucket order through the renaming (one pair per form, in seen), common
+ * subgraph and supergraph stages. */
+static int gp_merge_buckets(gp_run *r, gp_seen **seen) {
+    for (uint64_t b = 0; b < r->n_buckets; b++) {
+        r->st.pairs += r->bk[b].n_pairs;
+        for (int32_t k = 0; k < r->bk[b].n_kept; k++) {
+            gp_pair *p = &r->bk[b].pairs[k];
+            r->st.after_float++;
             gp_seen *f;
-            HASH_FIND(hh, seen, &p->canon, sizeof(gp_key), f);
+            HASH_FIND(hh, *seen, &p->canon, sizeof(gp_key), f);
             if (f)
                 continue;
             f = malloc(sizeof *f);
-            if (!f) {
-                oom = 1;
-                break;
-            }
+            if (!f)
+                return -1;
             f->key = p->canon;
-            HASH_ADD(hh, seen, key, sizeof(gp_key), f);
-            st.after_rename++;
+            HASH_ADD(hh, *seen, key, sizeof(gp_key), f);
+            r->st.after_rename++;
             if (p->flags & GP_F_COMMON)
                 continue;
-            st.after_common++;
+            r->st.after_common++;
             if (p->flags & GP_F_SUPER)
                 continue;
-            st.after_super++;
-            if (n_surv == cap_surv) {
-                cap_surv = cap_surv ? cap_surv * 2 : 1024;
-                gp_survivor *ns = realloc(surv, (size_t)cap_surv * sizeof *ns);
-                if (!ns) {
-                    oom = 1;
-                    break;
-                }
-                surv = ns;
-            }
-            gp_survivor *s = &surv[n_surv++];
+            r->st.after_super++;
+            gp_survivor *s = gp_survivor_add(r);
+            if (!s)
+                return -1;
             s->a = p->canon.first;
             s->b = p->canon.second;
-            s->fp = gen_record_fp(&recs.recs[bk[b].begin]);
+            s->fp = gen_record_fp(&r->recs.recs[r->bk[b].begin]);
         }
     }
-    gp_seen *f, *tmp;
+    return 0;
+}
+
+static void gp_free_buckets(gp_run *r) {
+    for (uint64_t b = 0; b < r->n_buckets; b++)
+        free(r->bk[b].pairs);
+    free(r->bk);
+    r->bk = NULL;
+    r->n_buckets = 0;
+    free(r->recs.recs);
+    memset(&r->recs, 0, sizeof r->recs);
+}
+
+/* Merge in bucket order, commutativity pairs first; the buckets and records are done with. */
+static int gp_stage_merge(gp_run *r) {
+    gp_seen *seen = NULL, *f, *tmp;
+    int rc = gp_merge_commutative(r);
+    if (rc == 0)
+        rc = gp_merge_buckets(r, &seen);
     HASH_ITER(hh, seen, f, tmp) {
         HASH_DEL(seen, f);
         free(f);
     }
-    for (uint64_t b = 0; b < n_buckets; b++)
-        free(bk[b].pairs);
-    free(bk);
-    free(recs.recs);
-    int rc = -1;
-    rules_set *rs = NULL;
-    gp_order *ord = NULL;
-    rules_rule *built = NULL;
-    if (oom) {
-        gen_fail(err, errlen, "out of memory while pairing");
-        goto done;
-    }
-    /* rules, in a stable order: fewer ops first */
-    built = calloc((size_t)(n_surv ? n_surv : 1), sizeof *built);
-    ord = calloc((size_t)(n_surv ? n_surv : 1), sizeof *ord);
-    if (!built || !ord) {
-        gen_fail(err, errlen, "out of memory");
-        goto done;
-    }
-    int *made = calloc((size_t)(n_surv ? n_surv : 1), sizeof *made);
+    gp_free_buckets(r);
+    return rc < 0 ? base_fail(r->err, r->errlen, "out of memory while pairing") : 0;
+}
+
+/* Each survivor, in parallel: an instance of a more general pair (specialisation), or a rule,
+ * which the generality test may drop. The first internal error fails the run. */
+static int gp_stage_rules(gp_run *r) {
+    uint64_t n = r->n_surv;
+    r->made = calloc((size_t)(n ? n : 1), sizeof *r->made);
+    r->built = calloc((size_t)(n ? n : 1), sizeof *r->built);
+    if (!r->made || !r->built)
+        return base_fail(r->err, r->errlen, "out of memory");
     int failed = 0;
-    if (!made) {
-        gen_fail(err, errlen, "out of memory");
-        goto done;
-    }
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-    for (uint64_t i = 0; i < n_surv; i++) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(r->threads)
+    for (uint64_t i = 0; i < n; i++) {
         char e[256];
-        if (gp_specialization(&sp, &surv[i])) {
-            made[i] = 2;
+        if (gp_specialization(&r->sp, &r->surv[i])) {
+            r->made[i] = 2;
             continue;
         }
-        made[i] = gp_make_rule(&sp, &surv[i], &built[i], e, sizeof e);
-        if (made[i] < 0) {
+        r->made[i] = gp_make_rule(&r->sp, &r->surv[i], &r->built[i], e, sizeof e);
+        if (r->made[i] < 0) {
 #pragma omp critical(gen_rule_error)
             if (!failed) {
                 failed = 1;
-                gen_fail(err, errlen, "%s", e);
+                base_fail(r->err, r->errlen, "%s", e);
             }
         }
     }
-    if (failed) {
-        free(made);
-        goto done;
-    }
-    uint64_t n_ord = 0;
-    st.after_special = n_surv;
-    for (uint64_t i = 0; i < n_surv; i++) {
-        st.after_special -= made[i] == 2;
-        if (made[i] != 0)
+    if (failed)
+        return -1;
+    r->st.after_special = n;
+    for (uint64_t i = 0; i < n; i++)
+        r->st.after_special -= r->made[i] == 2;
+    return 0;
+}
+
+/* The rules in a stable order, fewer ops first, into the result. */
+static int gp_stage_rule_set(gp_run *r) {
+    r->ord = calloc((size_t)(r->n_surv ? r->n_surv : 1), sizeof *r->ord);
+    if (!r->ord)
+        return base_fail(r->err, r->errlen, "out of memory");
+    for (uint64_t i = 0; i < r->n_surv; i++) {
+        if (r->made[i] != 0)
             continue; /* an instance of a more general pair, or an accident of the pool's sizes */
-        int32_t na = gp_code_ops(&surv[i].a), nb = gp_code_ops(&surv[i].b);
-        int a_src = na != nb ? na > nb : gp_code_cmp(&surv[i].a, &surv[i].b) > 0;
-        gp_order *od = &ord[n_ord++];
+        const gp_survivor *s = &r->surv[i];
+        int32_t na = gp_code_ops(&s->a), nb = gp_code_ops(&s->b);
+        int a_src = na != nb ? na > nb : gp_code_cmp(&s->a, &s->b) > 0;
+        gp_order *od = &r->ord[r->n_ord++];
         od->ops = na + nb;
         od->src_ops = a_src ? na : nb;
-        od->a = a_src ? surv[i].a : surv[i].b;
-        od->b = a_src ? surv[i].b : surv[i].a;
+        od->a = a_src ? s->a : s->b;
+        od->b = a_src ? s->b : s->a;
         od->index = (int32_t)i;
     }
-    free(made);
-    st.after_general = n_ord;
-    qsort(ord, (size_t)n_ord, sizeof *ord, gp_order_cmp);
-    rs = rules_set_new();
+    r->st.after_general = r->n_ord;
+    qsort(r->ord, (size_t)r->n_ord, sizeof *r->ord, gp_order_cmp);
+    r->rs = rules_set_new();
     for (int op = 0; op < OP_COUNT; op++)
-        rs->op_set[op] = sp.op_set[op];
-    rs->max_ops = sp.max_ops;
-    for (uint64_t i = 0; i < n_ord; i++) {
-        rules_rule *r = &built[ord[i].index];
+        r->rs->op_set[op] = r->sp.op_set[op];
+    r->rs->max_ops = r->sp.max_ops;
+    for (uint64_t i = 0; i < r->n_ord; i++) {
+        rules_rule *rule = &r->built[r->ord[i].index];
         char id[32];
-        snprintf(id, sizeof id, "g%d_%05llu", (int)sp.max_ops, (unsigned long long)(i + 1));
-        r->id = id;
-        r->stages = GP_STAGES;
-        int32_t added = rules_set_add(rs, r);
-        r->id = r->stages = NULL;
-        if (added < 0) {
-            gen_fail(err, errlen, "out of memory");
-            goto done;
-        }
+        snprintf(id, sizeof id, "g%d_%05llu", (int)r->sp.max_ops, (unsigned long long)(i + 1));
+        rule->id = id;
+        rule->stages = GP_STAGES;
+        int32_t added = rules_set_add(r->rs, rule);
+        rule->id = rule->stages = NULL;
+        if (added < 0)
+            return base_fail(r->err, r->errlen, "out of memory");
     }
-    st.t_pairs_s = gen_now() - t2;
-    st.t_total_s = gen_now() - t0;
-    rules_set_count(rs, "graphs", st.graphs);
-    rules_set_count(rs, "fingerprints", st.fingerprints);
-    rules_set_count(rs, "pairs", st.pairs);
-    rules_set_count(rs, "float_retest", st.after_float);
-    rules_set_count(rs, "renaming", st.after_rename);
-    rules_set_count(rs, "common_subgraph", st.after_common);
-    rules_set_count(rs, "supergraph", st.after_super);
-    rules_set_count(rs, "specialization", st.after_special);
-    rules_set_count(rs, "generality", st.after_general);
-    rules_set_count(rs, "rules", (uint64_t)rs->n_rules);
-    rc = 0;
-done:
-    free(built);
-    free(ord);
-    free(surv);
-    gen_space_free(&sp);
-    if (rc < 0) {
-        rules_set_free(rs);
-        return -1;
-    }
-    *out = rs;
-    if (st_out)
-        *st_out = st;
     return 0;
+}
+
+/* The stages in order; each one's time counts in one of gen_stats's times. */
+typedef enum { GP_T_ENUM, GP_T_SORT, GP_T_PAIRS, GP_T_COUNT } gp_timer;
+static const struct {
+    const char *name;         /* also the progress phase of stages that report their own */
+    int (*run)(gp_run *r);    /* 0, or -1 with the message in r->err */
+    gp_timer timer;
+} gp_stages[] = {
+    {"space", gp_stage_space, GP_T_ENUM},
+    {"enumerate", gp_stage_enumerate, GP_T_ENUM},
+    {"sort", gp_stage_sort, GP_T_SORT},
+    {"buckets", gp_stage_buckets, GP_T_SORT},
+    {"pairs", gp_stage_pairs, GP_T_PAIRS},
+    {"merge", gp_stage_merge, GP_T_PAIRS},
+    {"rules", gp_stage_rules, GP_T_PAIRS},
+    {"rule_set", gp_stage_rule_set, GP_T_PAIRS},
+};
+
+/* The stage counts, into the rule set's manifest. */
+static void gp_manifest(rules_set *rs, const gen_stats *st) {
+    rules_set_count(rs, "graphs", st->graphs);
+    rules_set_count(rs, "fingerprints", st->fingerprints);
+    rules_set_count(rs, "pairs", st->pairs);
+    rules_set_count(rs, "float_retest", st->after_float);
+    rules_set_count(rs, "renaming", st->after_rename);
+    rules_set_count(rs, "common_subgraph", st->after_common);
+    rules_set_count(rs, "supergraph", st->after_super);
+    rules_set_count(rs, "specialization", st->after_special);
+    rules_set_count(rs, "generality", st->after_general);
+    rules_set_count(rs, "rules", (uint64_t)rs->n_rules);
+}
+
+/* Everything a run holds, whether it got to the end or not. */
+static void gp_run_free(gp_run *r) {
+    gen_space_free(&r->sp);
+    gp_free_buckets(r);
+    free(r->surv);
+    free(r->made);
+    free(r->built);
+    free(r->ord);
+    rules_set_free(r->rs);
+    memset(r, 0, sizeof *r);
+}
+
+int gen_run(const gen_config *cfg, rules_set **out, gen_stats *st_out, char *err, size_t errlen) {
+    gp_run r;
+    memset(&r, 0, sizeof r);
+    r.t0 = base_now();
+    r.cfg = cfg;
+    r.err = err;
+    r.errlen = errlen;
+    r.threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
+    *out = NULL;
+    double *timer[GP_T_COUNT] = {&r.st.t_enum_s, &r.st.t_sort_s, &r.st.t_pairs_s};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof gp_stages / sizeof gp_stages[0] && rc == 0; i++) {
+        double t = base_now();
+        r.stage = gp_stages[i].name;
+        rc = gp_stages[i].run(&r);
+        *timer[gp_stages[i].timer] += base_now() - t;
+    }
+    if (rc == 0) {
+        r.st.t_total_s = base_now() - r.t0;
+        gp_manifest(r.rs, &r.st);
+        *out = r.rs;
+        r.rs = NULL;
+        if (st_out)
+            *st_out = r.st;
+    }
+    gp_run_free(&r);
+    return rc < 0 ? -1 : 0;
 }

@@ -10,32 +10,11 @@
  * (.weight_input_mask). Commutativity is probed on the fingerprints, not listed.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "gen_impl.h"
-
-int gen_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-void *gen_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "tasc: out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return p;
-}
 
 /* The input pool: prefix, role, how many, shape as dimension symbols. */
 static const struct {
@@ -68,12 +47,6 @@ static ops_shape gen_kind_shape(int32_t k) {
     return ops_shape_make(gen_pool_kinds[k].rank, d);
 }
 #define GEN_N_KINDS ((int32_t)(sizeof gen_pool_kinds / sizeof gen_pool_kinds[0]))
-
-double gen_now(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
-}
 
 uint64_t gen_mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
@@ -162,14 +135,14 @@ int gen_parse_ops(gen_config *cfg, const char *list, char *err, size_t errlen) {
         size_t n = e ? (size_t)(e - p) : strlen(p);
         char name[64];
         if (n == 0 || n >= sizeof name)
-            return gen_fail(err, errlen, "--ops: empty or overlong entry in '%s'", list);
+            return base_fail(err, errlen, "--ops: empty or overlong entry in '%s'", list);
         memcpy(name, p, n);
         name[n] = '\0';
         int op = ops_find(name);
         if (op < 0)
-            return gen_fail(err, errlen, "--ops: unknown op '%s'", name);
+            return base_fail(err, errlen, "--ops: unknown op '%s'", name);
         if (!ops_table[op].gen || !ops_table[op].fp)
-            return gen_fail(err, errlen, "--ops: '%s' is not in the generation op set", name);
+            return base_fail(err, errlen, "--ops: '%s' is not in the generation op set", name);
         cfg->ops[op] = 1;
         any = 1;
         p += n;
@@ -177,7 +150,7 @@ int gen_parse_ops(gen_config *cfg, const char *list, char *err, size_t errlen) {
             p++;
     }
     if (!any)
-        return gen_fail(err, errlen, "--ops: no op given");
+        return base_fail(err, errlen, "--ops: no op given");
     return 0;
 }
 
@@ -287,7 +260,7 @@ static int gen_eval_op_fp(const gen_variant *va, int32_t n_in, const gen_var *co
     if (ops_infer(va->op, &va->p, n_in, ish, &n_out, oshape, NULL, 0) < 0)
         return -1;
     for (int32_t o = 0; o < n_out; o++)
-        out[o] = gen_xmalloc(sizeof(uint32_t) * (size_t)ops_shape_numel(&oshape[o]));
+        out[o] = base_xmalloc(sizeof(uint32_t) * (size_t)ops_shape_numel(&oshape[o]));
     ops_sig sig = {va->op, &va->p, n_in, n_out, ish, oshape};
     ops_table[va->op].fp(&sig, iv, out);
     return n_out;
@@ -321,7 +294,7 @@ static int gen_probe_commutative(const gen_space *sp, const gen_variant *va, int
 
 static int gen_add_variant(gen_space *sp, const gen_variant *va, char *err, size_t errlen) {
     if (sp->n_variants == GEN_MAX_VARIANTS)
-        return gen_fail(err, errlen, "more than %d op forms in the generation set", GEN_MAX_VARIANTS);
+        return base_fail(err, errlen, "more than %d op forms in the generation set", GEN_MAX_VARIANTS);
     sp->variants[sp->n_variants++] = *va;
     return 0;
 }
@@ -332,7 +305,7 @@ static int gen_op_variants(gen_space *sp, ops_type op, char *err, size_t errlen)
     int32_t n_in = od->max_in < 0 ? (od->min_in > 2 ? od->min_in : 2) : od->min_in;
     if (n_in > GEN_MAX_IN)
         return 0; /* no generation form with this many inputs */
-    gen_choices *ch = gen_xmalloc(sizeof(gen_choices) * OPS_MAX_OP_PARAMS); /* [n_params] */
+    gen_choices *ch = base_xmalloc(sizeof(gen_choices) * OPS_MAX_OP_PARAMS); /* [n_params] */
     int32_t idx[OPS_MAX_OP_PARAMS] = {0};
     for (int32_t i = 0; i < od->n_params; i++) {
         gen_param_choices(sp, &od->params[i], &ch[i]);
@@ -407,10 +380,10 @@ static uint64_t gen_rand(uint64_t *s) {
 int gen_space_init(gen_space *sp, const gen_config *cfg, char *err, size_t errlen) {
     memset(sp, 0, sizeof *sp);
     if (cfg->max_ops < 1 || cfg->max_ops > GEN_MAX_OPS)
-        return gen_fail(err, errlen, "max ops %d out of range 1..%d", (int)cfg->max_ops, GEN_MAX_OPS);
+        return base_fail(err, errlen, "max ops %d out of range 1..%d", (int)cfg->max_ops, GEN_MAX_OPS);
     int bits = cfg->fp_bits ? cfg->fp_bits : 64;
     if (bits < 1 || bits > 64)
-        return gen_fail(err, errlen, "fingerprint bits %d out of range 1..64", bits);
+        return base_fail(err, errlen, "fingerprint bits %d out of range 1..64", bits);
     sp->max_ops = cfg->max_ops;
     sp->fp_mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
     sp->seed = cfg->seed ? cfg->seed : 0x5eed0fa5c0ffee11ull;
@@ -421,17 +394,17 @@ int gen_space_init(gen_space *sp, const gen_config *cfg, char *err, size_t errle
         sp->op_set[op] = (uint8_t)(ops_table[op].gen && ops_table[op].fp && ops_table[op].cpu && (!any || cfg->ops[op]));
     for (int op = 0; op < OP_COUNT; op++)
         if (any && cfg->ops[op] && !sp->op_set[op])
-            return gen_fail(err, errlen, "op '%s' is not in the generation op set", ops_table[op].name);
+            return base_fail(err, errlen, "op '%s' is not in the generation op set", ops_table[op].name);
 
     uint64_t rs = sp->seed;
     for (int32_t k = 0; k < GEN_N_KINDS; k++) {
         if (sp->n_classes == GEN_MAX_CLASSES)
-            return gen_fail(err, errlen, "too many pool kinds");
+            return base_fail(err, errlen, "too many pool kinds");
         sp->class_first[sp->n_classes] = sp->n_vars;
         sp->class_size[sp->n_classes] = gen_pool_kinds[k].count;
         for (int32_t i = 0; i < gen_pool_kinds[k].count; i++) {
             if (sp->n_vars == GEN_MAX_POOL)
-                return gen_fail(err, errlen, "pool larger than %d", GEN_MAX_POOL);
+                return base_fail(err, errlen, "pool larger than %d", GEN_MAX_POOL);
             gen_var *v = &sp->vars[sp->n_vars++];
             snprintf(v->name, sizeof v->name, "%.3s%u", gen_pool_kinds[k].prefix, (unsigned)(i & 0xff));
             v->shape = gen_kind_shape(k);
@@ -441,8 +414,8 @@ int gen_space_init(gen_space *sp, const gen_config *cfg, char *err, size_t errle
             v->cls = sp->n_classes;
             v->slot = i;
             v->numel = ops_shape_numel(&v->shape);
-            v->fp = gen_xmalloc(sizeof(uint32_t) * (size_t)v->numel);
-            v->fv = gen_xmalloc(sizeof(float) * (size_t)v->numel);
+            v->fp = base_xmalloc(sizeof(uint32_t) * (size_t)v->numel);
+            v->fv = base_xmalloc(sizeof(float) * (size_t)v->numel);
             for (int64_t j = 0; j < v->numel; j++) {
                 uint64_t r = gen_rand(&rs);
                 v->fp[j] = (uint32_t)r;
@@ -452,7 +425,7 @@ int gen_space_init(gen_space *sp, const gen_config *cfg, char *err, size_t errle
         }
         sp->n_classes++;
     }
-    sp->variants = gen_xmalloc(sizeof(gen_variant) * GEN_MAX_VARIANTS);
+    sp->variants = base_xmalloc(sizeof(gen_variant) * GEN_MAX_VARIANTS);
     for (int op = 0; op < OP_COUNT; op++)
         if (sp->op_set[op] && gen_op_variants(sp, (ops_type)op, err, errlen) < 0) {
             gen_space_free(sp);
@@ -460,7 +433,7 @@ int gen_space_init(gen_space *sp, const gen_config *cfg, char *err, size_t errle
         }
     if (sp->n_variants == 0) {
         gen_space_free(sp);
-        return gen_fail(err, errlen, "the op set gives no op forms to enumerate");
+        return base_fail(err, errlen, "the op set gives no op forms to enumerate");
     }
     return 0;
 }
@@ -538,7 +511,7 @@ int gen_eval_fp(const gen_space *sp, const gen_graph *g, const ops_shape *shapes
             iv[i] = vals[g->ops[k].in[i]];
         }
         for (int32_t o = 0; o < va->n_out; o++)
-            vals[f + o] = gen_xmalloc(sizeof(uint32_t) * (size_t)ops_shape_numel(&shapes[f + o]));
+            vals[f + o] = base_xmalloc(sizeof(uint32_t) * (size_t)ops_shape_numel(&shapes[f + o]));
         ops_sig sig = {va->op, &va->p, va->n_in, va->n_out, in, &shapes[f]};
         ops_table[va->op].fp(&sig, iv, &vals[f]);
         for (int32_t o = 0; o < va->n_out; o++)
@@ -561,7 +534,7 @@ int gen_eval_float(const gen_space *sp, const gen_graph *g, const ops_shape *sha
             iv[i] = vals[g->ops[k].in[i]];
         }
         for (int32_t o = 0; o < va->n_out; o++)
-            vals[f + o] = gen_xmalloc(sizeof(float) * (size_t)ops_shape_numel(&shapes[f + o]));
+            vals[f + o] = base_xmalloc(sizeof(float) * (size_t)ops_shape_numel(&shapes[f + o]));
         ops_sig sig = {va->op, &va->p, va->n_in, va->n_out, in, &shapes[f]};
         ops_table[va->op].cpu(&sig, iv, &vals[f]);
     }

@@ -99,7 +99,7 @@ void graph_write_dot(const graph *g, FILE *f) {
                 ops_shape_str(&ts->shape, sb, sizeof sb));
     }
 
-    int32_t *order = graph_impl_xrealloc(NULL, (size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *order);
     if (graph_topo_order(g, order, NULL, 0) < 0)
         for (int32_t n = 0; n < g->n_nodes; n++)
             order[n] = n;

@@ -27,43 +27,10 @@
 /* ---------------------------------------------------------------------------------------------
  * small helpers shared with json.c and dot.c
  */
-void graph_impl_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    for (char *c = err; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
-}
-
-void *graph_impl_xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "tasc: out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return q;
-}
-
-char *graph_impl_xstrdup(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = graph_impl_xrealloc(NULL, n);
-    memcpy(d, s, n);
-    return d;
-}
-
 int64_t graph_impl_default_max_elements(void) {
-    const char *env = getenv("TASC_MAX_ELEMENTS");
-    if (env && *env) {
-        char *end = NULL;
-        errno = 0;
-        long long v = strtoll(env, &end, 10);
-        if (!errno && end && !*end && v > 0)
-            return (int64_t)v;
-    }
+    int64_t v;
+    if (base_parse_int64_in(getenv("TASC_MAX_ELEMENTS"), 1, INT64_MAX, &v) == 0)
+        return v;
     return GRAPH_DEFAULT_MAX_ELEMENTS;
 }
 
@@ -90,16 +57,16 @@ const char *graph_impl_param_name(const ops_param_desc *d) {
 
 int graph_impl_check_name(const char *name, char *msg, size_t len) {
     if (!name) {
-        graph_impl_msg(msg, len, "a name is required");
+        base_fail_line(msg, len, "a name is required");
         return -1;
     }
     if (!*name) {
-        graph_impl_msg(msg, len, "the name is empty");
+        base_fail_line(msg, len, "the name is empty");
         return -1;
     }
     for (const unsigned char *c = (const unsigned char *)name; *c; c++)
         if (*c < 0x20 || *c == 0x7f) {
-            graph_impl_msg(msg, len, "the name contains a control character (0x%02x)", *c);
+            base_fail_line(msg, len, "the name contains a control character (0x%02x)", *c);
             return -1;
         }
     return 0;
@@ -107,25 +74,25 @@ int graph_impl_check_name(const char *name, char *msg, size_t len) {
 
 int graph_impl_check_shape(const graph *g, const ops_shape *s, char *msg, size_t len) {
     if (s->rank < 0 || s->rank > OPS_MAX_DIMS) {
-        graph_impl_msg(msg, len, "rank %d is out of range (0 to %d dims)", (int)s->rank, OPS_MAX_DIMS);
+        base_fail_line(msg, len, "rank %d is out of range (0 to %d dims)", (int)s->rank, OPS_MAX_DIMS);
         return -1;
     }
     for (int32_t d = 0; d < s->rank; d++)
         if (s->dims[d] <= 0) {
-            graph_impl_msg(msg, len, "dimension %d is %lld (dims must be positive)", (int)d,
+            base_fail_line(msg, len, "dimension %d is %lld (dims must be positive)", (int)d,
                            (long long)s->dims[d]);
             return -1;
         }
     char sb[160];
     int64_t n = ops_shape_numel(s);
     if (n < 0) {
-        graph_impl_msg(msg, len, "shape %s has more elements than int64 can count",
+        base_fail_line(msg, len, "shape %s has more elements than int64 can count",
                        ops_shape_str(s, sb, sizeof sb));
         return -1;
     }
     int64_t lim = g->max_elements > 0 ? g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
     if (n > lim) {
-        graph_impl_msg(msg, len, "shape %s has %lld elements, over the limit of %lld per tensor (TASC_MAX_ELEMENTS)",
+        base_fail_line(msg, len, "shape %s has %lld elements, over the limit of %lld per tensor (TASC_MAX_ELEMENTS)",
                        ops_shape_str(s, sb, sizeof sb), (long long)n, (long long)lim);
         return -1;
     }
@@ -136,37 +103,37 @@ int graph_impl_check_init(const graph_init *init, char *msg, size_t len) {
     switch (init->kind) {
     case GRAPH_INIT_RANDOM:
         if (!isfinite(init->mean) || !isfinite(init->std) || init->std < 0.0f) {
-            graph_impl_msg(msg, len, "random init needs a finite mean and a finite std >= 0 (mean %g, std %g)",
+            base_fail_line(msg, len, "random init needs a finite mean and a finite std >= 0 (mean %g, std %g)",
                            (double)init->mean, (double)init->std);
             return -1;
         }
         return 0;
     case GRAPH_INIT_CONSTANT:
         if (!isfinite(init->value)) {
-            graph_impl_msg(msg, len, "constant init needs a finite value (got %g)", (double)init->value);
+            base_fail_line(msg, len, "constant init needs a finite value (got %g)", (double)init->value);
             return -1;
         }
         return 0;
     case GRAPH_INIT_FILE:
         if (!init->path || !*init->path) {
-            graph_impl_msg(msg, len, "file init needs a path");
+            base_fail_line(msg, len, "file init needs a path");
             return -1;
         }
         if (init->offset < 0) {
-            graph_impl_msg(msg, len, "file init offset %lld is negative", (long long)init->offset);
+            base_fail_line(msg, len, "file init offset %lld is negative", (long long)init->offset);
             return -1;
         }
         return 0;
     case GRAPH_INIT_DATA:
         if (!init->blob) {
-            graph_impl_msg(msg, len, "data init needs values (no blob)");
+            base_fail_line(msg, len, "data init needs values (no blob)");
             return -1;
         }
         return 0;
     case GRAPH_INIT_COUNT:
         break;
     }
-    graph_impl_msg(msg, len, "init kind %d is not a known kind", (int)init->kind);
+    base_fail_line(msg, len, "init kind %d is not a known kind", (int)init->kind);
     return -1;
 }
 
@@ -175,7 +142,7 @@ void graph_nameset_init(graph_name_set *s, size_t cap) {
     s->head = NULL;
     s->n = 0;
     s->cap = cap;
-    s->pool = graph_impl_xrealloc(NULL, (cap ? cap : 1) * sizeof *s->pool);
+    s->pool = base_xmalloc((cap ? cap : 1) * sizeof *s->pool);
 }
 
 void graph_nameset_free(graph_name_set *s) {
@@ -198,8 +165,7 @@ graph_name_ent *graph_nameset_add(graph_name_set *s, const char *key, graph_name
     if (e)
         return NULL;
     if (s->n >= s->cap) { /* the pool is sized by the caller; a bug if exceeded */
-        fprintf(stderr, "tasc: internal error: name set over its capacity %zu\n", s->cap);
-        abort();
+        base_die("name set over its capacity %zu", s->cap);
     }
     e = &s->pool[s->n++];
     memset(e, 0, sizeof *e);
@@ -212,12 +178,8 @@ graph_name_ent *graph_nameset_add(graph_name_set *s, const char *key, graph_name
  * lifetime
  */
 graph *graph_new(const char *name) {
-    graph *g = calloc(1, sizeof *g);
-    if (!g) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
-    g->name = graph_impl_xstrdup(name ? name : "");
+    graph *g = base_xcalloc(1, sizeof *g);
+    g->name = base_xstrdup(name ? name : "");
     g->max_elements = graph_impl_default_max_elements();
     return g;
 }
@@ -245,40 +207,36 @@ void graph_free(graph *g) {
 static int32_t *graph_dup_ids(const int32_t *a, int32_t n) {
     if (!n)
         return NULL;
-    int32_t *d = graph_impl_xrealloc(NULL, (size_t)n * sizeof *d);
+    int32_t *d = base_xmalloc((size_t)n * sizeof *d);
     memcpy(d, a, (size_t)n * sizeof *d);
     return d;
 }
 
 graph *graph_clone(const graph *g) {
-    graph *c = calloc(1, sizeof *c);
-    if (!c) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    graph *c = base_xcalloc(1, sizeof *c);
     *c = *g;
-    c->name = graph_impl_xstrdup(g->name ? g->name : "");
-    c->base_dir = g->base_dir ? graph_impl_xstrdup(g->base_dir) : NULL;
+    c->name = base_xstrdup(g->name ? g->name : "");
+    c->base_dir = g->base_dir ? base_xstrdup(g->base_dir) : NULL;
     c->cap_tensors = g->n_tensors;
     c->cap_nodes = g->n_nodes;
     c->tensors = NULL;
     c->nodes = NULL;
     if (g->n_tensors) {
-        c->tensors = graph_impl_xrealloc(NULL, (size_t)g->n_tensors * sizeof *c->tensors);
+        c->tensors = base_xmalloc((size_t)g->n_tensors * sizeof *c->tensors);
         memcpy(c->tensors, g->tensors, (size_t)g->n_tensors * sizeof *c->tensors);
         for (int32_t i = 0; i < g->n_tensors; i++) {
             graph_tensor *t = &c->tensors[i];
-            t->name = t->name ? graph_impl_xstrdup(t->name) : NULL;
-            t->init.path = t->init.path ? graph_impl_xstrdup(t->init.path) : NULL;
+            t->name = t->name ? base_xstrdup(t->name) : NULL;
+            t->init.path = t->init.path ? base_xstrdup(t->init.path) : NULL;
             if (t->init.blob) /* shared, never copied: clones during a search cost no weight memory */
                 graph_blob_ref(t->init.blob);
         }
     }
     if (g->n_nodes) {
-        c->nodes = graph_impl_xrealloc(NULL, (size_t)g->n_nodes * sizeof *c->nodes);
+        c->nodes = base_xmalloc((size_t)g->n_nodes * sizeof *c->nodes);
         memcpy(c->nodes, g->nodes, (size_t)g->n_nodes * sizeof *c->nodes);
         for (int32_t i = 0; i < g->n_nodes; i++)
-            c->nodes[i].name = c->nodes[i].name ? graph_impl_xstrdup(c->nodes[i].name) : NULL;
+            c->nodes[i].name = c->nodes[i].name ? base_xstrdup(c->nodes[i].name) : NULL;
     }
     c->inputs = graph_dup_ids(g->inputs, g->n_inputs);
     c->weights = graph_dup_ids(g->weights, g->n_weights);
@@ -299,11 +257,8 @@ static void graph_fail(graph *g, const char *fmt, ...) {
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g->err, sizeof g->err, fmt, ap);
+    base_vfail_line(g->err, sizeof g->err, fmt, ap);
     va_end(ap);
-    for (char *c = g->err; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
 }
 
 static int graph_tensor_name_taken(const graph *g, const char *name) {
@@ -323,7 +278,7 @@ static int graph_node_name_taken(const graph *g, const char *name) {
 static int32_t graph_push_tensor(graph *g) {
     if (g->n_tensors == g->cap_tensors) {
         int32_t cap = g->cap_tensors ? 2 * g->cap_tensors : 16;
-        g->tensors = graph_impl_xrealloc(g->tensors, (size_t)cap * sizeof *g->tensors);
+        g->tensors = base_xrealloc(g->tensors, (size_t)cap * sizeof *g->tensors);
         g->cap_tensors = cap;
     }
     graph_tensor *t = &g->tensors[g->n_tensors];
@@ -333,7 +288,7 @@ static int32_t graph_push_tensor(graph *g) {
 }
 
 static void graph_push_id(int32_t **arr, int32_t *n, int32_t id) {
-    *arr = graph_impl_xrealloc(*arr, (size_t)(*n + 1) * sizeof **arr);
+    *arr = base_xrealloc(*arr, (size_t)(*n + 1) * sizeof **arr);
     (*arr)[(*n)++] = id;
 }
 
@@ -344,7 +299,7 @@ static int graph_check_data_size(const graph_init *init, const ops_shape *s, cha
     int64_t n = ops_shape_numel(s);
     if (graph_blob_numel(init->blob) != n) {
         char sb[160];
-        graph_impl_msg(msg, len, "data init holds %lld values, shape %s needs %lld",
+        base_fail_line(msg, len, "data init holds %lld values, shape %s needs %lld",
                        (long long)graph_blob_numel(init->blob), ops_shape_str(s, sb, sizeof sb), (long long)n);
         return -1;
     }
@@ -357,11 +312,11 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
     if (graph_impl_check_name(name, msg, len) < 0)
         return -1;
     if (check_unique && graph_tensor_name_taken(g, name)) {
-        graph_impl_msg(msg, len, "duplicate tensor name");
+        base_fail_line(msg, len, "duplicate tensor name");
         return -1;
     }
     if ((int)dt < 0 || dt >= GRAPH_DT_COUNT) {
-        graph_impl_msg(msg, len, "dtype %d is not a known dtype", (int)dt);
+        base_fail_line(msg, len, "dtype %d is not a known dtype", (int)dt);
         return -1;
     }
     if (graph_impl_check_shape(g, s, msg, len) < 0)
@@ -372,7 +327,7 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
         return -1;
     int32_t id = graph_push_tensor(g);
     graph_tensor *t = &g->tensors[id];
-    t->name = graph_impl_xstrdup(name);
+    t->name = base_xstrdup(name);
     t->shape = *s;
     for (int32_t d = s->rank; d < OPS_MAX_DIMS; d++)
         t->shape.dims[d] = 0;
@@ -380,7 +335,7 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
     t->dtype = dt;
     if (kind == GRAPH_T_WEIGHT) {
         t->init = *init;
-        t->init.path = init->kind == GRAPH_INIT_FILE ? graph_impl_xstrdup(init->path) : NULL;
+        t->init.path = init->kind == GRAPH_INIT_FILE ? base_xstrdup(init->path) : NULL;
         t->init.blob = init->kind == GRAPH_INIT_DATA ? graph_blob_ref(init->blob) : NULL;
         /* keep only the fields of the kind, so equal initialisers compare equal */
         if (init->kind != GRAPH_INIT_RANDOM) {
@@ -410,7 +365,7 @@ static int graph_params_normalize(ops_type op, const ops_params *p, ops_params *
         ops_param_key k = od->params[i].key;
         if (k == PM_LIST) {
             if (p->n_list < 0 || p->n_list > OPS_MAX_LIST) {
-                graph_impl_msg(msg, len, "parameter '%s' has %d values (0 to %d allowed)",
+                base_fail_line(msg, len, "parameter '%s' has %d values (0 to %d allowed)",
                                graph_impl_param_name(&od->params[i]), (int)p->n_list, OPS_MAX_LIST);
                 return -1;
             }
@@ -436,7 +391,7 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
                             int32_t n_in, const int32_t *in, const char *const *out_names,
                             int check_unique, int32_t *out, char *msg, size_t len) {
     if ((int)op < 0 || op >= OP_COUNT) {
-        graph_impl_msg(msg, len, "op %d is not an operator", (int)op);
+        base_fail_line(msg, len, "op %d is not an operator", (int)op);
         return -1;
     }
     const ops_desc *od = &ops_table[op];
@@ -444,28 +399,28 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
         if (graph_impl_check_name(name, msg, len) < 0)
             return -1;
         if (check_unique && graph_node_name_taken(g, name)) {
-            graph_impl_msg(msg, len, "duplicate node name");
+            base_fail_line(msg, len, "duplicate node name");
             return -1;
         }
     }
     if (n_in < 0 || n_in > OPS_MAX_INPUTS || (n_in > 0 && !in)) {
-        graph_impl_msg(msg, len, "%d inputs given (0 to %d allowed)", (int)n_in, OPS_MAX_INPUTS);
+        base_fail_line(msg, len, "%d inputs given (0 to %d allowed)", (int)n_in, OPS_MAX_INPUTS);
         return -1;
     }
     int32_t max_in = od->max_in < 0 ? OPS_MAX_INPUTS : od->max_in;
     if (n_in < od->min_in || n_in > max_in) {
         if (od->min_in == max_in)
-            graph_impl_msg(msg, len, "op '%s' takes %d input%s, got %d", od->name, (int)od->min_in,
+            base_fail_line(msg, len, "op '%s' takes %d input%s, got %d", od->name, (int)od->min_in,
                            od->min_in == 1 ? "" : "s", (int)n_in);
         else
-            graph_impl_msg(msg, len, "op '%s' takes %d to %d inputs, got %d", od->name, (int)od->min_in,
+            base_fail_line(msg, len, "op '%s' takes %d to %d inputs, got %d", od->name, (int)od->min_in,
                            (int)max_in, (int)n_in);
         return -1;
     }
     ops_shape in_sh[OPS_MAX_INPUTS];
     for (int32_t k = 0; k < n_in; k++) {
         if (in[k] < 0 || in[k] >= g->n_tensors) {
-            graph_impl_msg(msg, len, "input %d is tensor id %d, not a tensor of this graph", (int)k, (int)in[k]);
+            base_fail_line(msg, len, "input %d is tensor id %d, not a tensor of this graph", (int)k, (int)in[k]);
             return -1;
         }
         in_sh[k] = g->tensors[in[k]].shape;
@@ -478,11 +433,11 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
     char ierr[GRAPH_ERR_LEN];
     ierr[0] = '\0';
     if (ops_infer(op, &q, n_in, in_sh, &n_out, out_sh, ierr, sizeof ierr) < 0) {
-        graph_impl_msg(msg, len, "%s", ierr[0] ? ierr : "shape inference failed");
+        base_fail_line(msg, len, "%s", ierr[0] ? ierr : "shape inference failed");
         return -1;
     }
     if (n_out < 1 || n_out > OPS_MAX_OUTPUTS) {
-        graph_impl_msg(msg, len, "op '%s' inferred %d outputs (1 to %d allowed)", od->name, (int)n_out,
+        base_fail_line(msg, len, "op '%s' inferred %d outputs (1 to %d allowed)", od->name, (int)n_out,
                        OPS_MAX_OUTPUTS);
         return -1;
     }
@@ -517,13 +472,13 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
         if (out_names) {
             char m2[GRAPH_ERR_LEN];
             if (graph_impl_check_name(out_names[i], m2, sizeof m2) < 0) {
-                graph_impl_msg(msg, len, "output %d: %s", (int)i, m2);
+                base_fail_line(msg, len, "output %d: %s", (int)i, m2);
                 rc = -1;
                 break;
             }
-            names[i] = graph_impl_xstrdup(out_names[i]);
+            names[i] = base_xstrdup(out_names[i]);
         } else {
-            names[i] = graph_impl_xrealloc(NULL, nl);
+            names[i] = base_xmalloc(nl);
             graph_default_out_name(name, n_out, i, names[i], nl);
         }
         if (check_unique) {
@@ -531,14 +486,14 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
             for (int32_t j = 0; j < i && !taken; j++)
                 taken = !strcmp(names[j], names[i]);
             if (taken) {
-                graph_impl_msg(msg, len, "output tensor name '%s' is already used", names[i]);
+                base_fail_line(msg, len, "output tensor name '%s' is already used", names[i]);
                 rc = -1;
                 break;
             }
         }
         char sm[GRAPH_ERR_LEN];
         if (graph_impl_check_shape(g, &out_sh[i], sm, sizeof sm) < 0) {
-            graph_impl_msg(msg, len, "output '%s': %s", names[i], sm);
+            base_fail_line(msg, len, "output '%s': %s", names[i], sm);
             rc = -1;
         }
     }
@@ -550,13 +505,13 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
 
     if (g->n_nodes == g->cap_nodes) {
         int32_t cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
-        g->nodes = graph_impl_xrealloc(g->nodes, (size_t)cap * sizeof *g->nodes);
+        g->nodes = base_xrealloc(g->nodes, (size_t)cap * sizeof *g->nodes);
         g->cap_nodes = cap;
     }
     int32_t nid = g->n_nodes++;
     graph_node *nd = &g->nodes[nid];
     memset(nd, 0, sizeof *nd);
-    nd->name = graph_impl_xstrdup(name);
+    nd->name = base_xstrdup(name);
     nd->op = op;
     nd->p = q;
     nd->n_in = n_in;
@@ -583,7 +538,7 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
 
 int graph_impl_mark_output(graph *g, int32_t t, char *msg, size_t len) {
     if (t < 0 || t >= g->n_tensors) {
-        graph_impl_msg(msg, len, "tensor id %d is not a tensor of this graph", (int)t);
+        base_fail_line(msg, len, "tensor id %d is not a tensor of this graph", (int)t);
         return -1;
     }
     graph_push_id(&g->outputs, &g->n_outputs, t);
@@ -593,11 +548,11 @@ int graph_impl_mark_output(graph *g, int32_t t, char *msg, size_t len) {
 /* Shape from (rank, dims) with range checks before touching dims. */
 static int graph_make_shape(int32_t rank, const int64_t *dims, ops_shape *s, char *msg, size_t len) {
     if (rank < 0 || rank > OPS_MAX_DIMS) {
-        graph_impl_msg(msg, len, "rank %d is out of range (0 to %d dims)", (int)rank, OPS_MAX_DIMS);
+        base_fail_line(msg, len, "rank %d is out of range (0 to %d dims)", (int)rank, OPS_MAX_DIMS);
         return -1;
     }
     if (rank > 0 && !dims) {
-        graph_impl_msg(msg, len, "rank %d but no dims", (int)rank);
+        base_fail_line(msg, len, "rank %d but no dims", (int)rank);
         return -1;
     }
     memset(s, 0, sizeof *s);
@@ -962,13 +917,13 @@ static int32_t graph_heap_pop(graph_heap *h) {
 static int32_t graph_input_producer(const graph *g, int32_t n, int32_t k, char *err, size_t errlen) {
     int32_t t = g->nodes[n].in[k];
     if (t < 0 || t >= g->n_tensors) {
-        graph_impl_msg(err, errlen, "node '%s': input %d is tensor id %d, not a tensor of this graph",
+        base_fail_line(err, errlen, "node '%s': input %d is tensor id %d, not a tensor of this graph",
                        g->nodes[n].name ? g->nodes[n].name : "?", (int)k, (int)t);
         return -2;
     }
     int32_t p = g->tensors[t].producer;
     if (p < -1 || p >= g->n_nodes) {
-        graph_impl_msg(err, errlen, "tensor '%s': producer %d is not a node of this graph",
+        base_fail_line(err, errlen, "tensor '%s': producer %d is not a node of this graph",
                        g->tensors[t].name ? g->tensors[t].name : "?", (int)p);
         return -2;
     }
@@ -979,15 +934,11 @@ int32_t graph_impl_kahn(int32_t n, const int32_t *pstart, const int32_t *pred, i
     if (n <= 0)
         return 0;
     int32_t n_edges = pstart[n];
-    int32_t *indeg = calloc((size_t)n, sizeof *indeg);
-    int32_t *sstart = calloc((size_t)n + 1, sizeof *sstart);
-    int32_t *succ = graph_impl_xrealloc(NULL, (size_t)(n_edges ? n_edges : 1) * sizeof *succ);
-    int32_t *fill = graph_impl_xrealloc(NULL, (size_t)n * sizeof *fill);
-    graph_heap h = {graph_impl_xrealloc(NULL, (size_t)n * sizeof(int32_t)), 0};
-    if (!indeg || !sstart) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    int32_t *indeg = base_xcalloc((size_t)n, sizeof *indeg);
+    int32_t *sstart = base_xcalloc((size_t)n + 1, sizeof *sstart);
+    int32_t *succ = base_xmalloc((size_t)(n_edges ? n_edges : 1) * sizeof *succ);
+    int32_t *fill = base_xmalloc((size_t)n * sizeof *fill);
+    graph_heap h = {base_xmalloc((size_t)n * sizeof(int32_t)), 0};
     /* successors in CSR form: succ[sstart[p] .. sstart[p+1]) are the items waiting on p */
     for (int32_t v = 0; v < n; v++)
         for (int32_t e = pstart[v]; e < pstart[v + 1]; e++) {
@@ -1021,13 +972,9 @@ int32_t graph_impl_kahn(int32_t n, const int32_t *pstart, const int32_t *pred, i
 
 int32_t graph_impl_find_cycle(int32_t n, const int32_t *pstart, const int32_t *pred,
                               const int32_t *order, int32_t n_emitted, int32_t *cyc) {
-    uint8_t *emitted = calloc((size_t)n + 1, 1);
-    int32_t *step = graph_impl_xrealloc(NULL, (size_t)n * sizeof *step);
-    int32_t *next = graph_impl_xrealloc(NULL, (size_t)n * sizeof *next);
-    if (!emitted) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    uint8_t *emitted = base_xcalloc((size_t)n + 1, 1);
+    int32_t *step = base_xmalloc((size_t)n * sizeof *step);
+    int32_t *next = base_xmalloc((size_t)n * sizeof *next);
     for (int32_t i = 0; i < n_emitted; i++)
         emitted[order[i]] = 1;
     for (int32_t i = 0; i < n; i++)
@@ -1093,15 +1040,11 @@ int graph_topo_order(const graph *g, int32_t *order, char *err, size_t errlen) {
     int32_t n = g->n_nodes;
     if (n == 0)
         return 0;
-    int32_t *pstart = calloc((size_t)n + 1, sizeof *pstart);
-    if (!pstart) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    int32_t *pstart = base_xcalloc((size_t)n + 1, sizeof *pstart);
     for (int32_t v = 0; v < n; v++) {
         const graph_node *nd = &g->nodes[v];
         if (nd->n_in < 0 || nd->n_in > OPS_MAX_INPUTS) {
-            graph_impl_msg(err, errlen, "node '%s': %d inputs", nd->name ? nd->name : "?", (int)nd->n_in);
+            base_fail_line(err, errlen, "node '%s': %d inputs", nd->name ? nd->name : "?", (int)nd->n_in);
             free(pstart);
             return -1;
         }
@@ -1116,7 +1059,7 @@ int graph_topo_order(const graph *g, int32_t *order, char *err, size_t errlen) {
         }
         pstart[v + 1] = pstart[v] + c;
     }
-    int32_t *pred = graph_impl_xrealloc(NULL, (size_t)(pstart[n] ? pstart[n] : 1) * sizeof *pred);
+    int32_t *pred = base_xmalloc((size_t)(pstart[n] ? pstart[n] : 1) * sizeof *pred);
     for (int32_t v = 0, e = 0; v < n; v++)
         for (int32_t k = 0; k < g->nodes[v].n_in; k++) {
             int32_t p = g->tensors[g->nodes[v].in[k]].producer;
@@ -1126,14 +1069,14 @@ int graph_topo_order(const graph *g, int32_t *order, char *err, size_t errlen) {
     int rc = 0;
     int32_t cnt = graph_impl_kahn(n, pstart, pred, order);
     if (cnt < n) {
-        int32_t *cyc = graph_impl_xrealloc(NULL, (size_t)n * sizeof *cyc);
-        const char **names = graph_impl_xrealloc(NULL, (size_t)n * sizeof *names);
+        int32_t *cyc = base_xmalloc((size_t)n * sizeof *cyc);
+        const char **names = base_xmalloc((size_t)n * sizeof *names);
         for (int32_t v = 0; v < n; v++)
             names[v] = g->nodes[v].name ? g->nodes[v].name : "?";
         int32_t len = graph_impl_find_cycle(n, pstart, pred, order, cnt, cyc);
         char path[GRAPH_ERR_LEN];
         graph_impl_cycle_str(names, cyc, len, path, sizeof path);
-        graph_impl_msg(err, errlen, "node '%s': cycle: %s", len ? names[cyc[0]] : "?", path);
+        base_fail_line(err, errlen, "node '%s': cycle: %s", len ? names[cyc[0]] : "?", path);
         free(cyc);
         free(names);
         rc = -1;
@@ -1146,59 +1089,55 @@ int graph_topo_order(const graph *g, int32_t *order, char *err, size_t errlen) {
 /* Structural checks of tensors and nodes (ids, producers, shapes, names); no cycle check. */
 static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
     char m[GRAPH_ERR_LEN];
-    int32_t *seen = calloc((size_t)g->n_tensors + 1, sizeof *seen);
-    if (!seen) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    int32_t *seen = base_xcalloc((size_t)g->n_tensors + 1, sizeof *seen);
     int rc = -1;
     for (int32_t i = 0; i < g->n_inputs; i++) {
         int32_t t = g->inputs[i];
         if (t < 0 || t >= g->n_tensors || g->tensors[t].kind != GRAPH_T_INPUT || seen[t]++) {
-            graph_impl_msg(err, errlen, "inputs[%d]: tensor id %d is not a graph input, or listed twice", (int)i, (int)t);
+            base_fail_line(err, errlen, "inputs[%d]: tensor id %d is not a graph input, or listed twice", (int)i, (int)t);
             goto done;
         }
     }
     for (int32_t i = 0; i < g->n_weights; i++) {
         int32_t t = g->weights[i];
         if (t < 0 || t >= g->n_tensors || g->tensors[t].kind != GRAPH_T_WEIGHT || seen[t]++) {
-            graph_impl_msg(err, errlen, "weights[%d]: tensor id %d is not a weight, or listed twice", (int)i, (int)t);
+            base_fail_line(err, errlen, "weights[%d]: tensor id %d is not a weight, or listed twice", (int)i, (int)t);
             goto done;
         }
     }
     for (int32_t i = 0; i < g->n_outputs; i++) {
         int32_t t = g->outputs[i];
         if (t < 0 || t >= g->n_tensors) {
-            graph_impl_msg(err, errlen, "outputs[%d]: tensor id %d is not a tensor of this graph", (int)i, (int)t);
+            base_fail_line(err, errlen, "outputs[%d]: tensor id %d is not a tensor of this graph", (int)i, (int)t);
             goto done;
         }
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const graph_tensor *ts = &g->tensors[t];
         if (graph_impl_check_name(ts->name, m, sizeof m) < 0) {
-            graph_impl_msg(err, errlen, "tensor %d: %s", (int)t, m);
+            base_fail_line(err, errlen, "tensor %d: %s", (int)t, m);
             goto done;
         }
         if (graph_impl_check_shape(g, &ts->shape, m, sizeof m) < 0) {
-            graph_impl_msg(err, errlen, "tensor '%s': %s", ts->name, m);
+            base_fail_line(err, errlen, "tensor '%s': %s", ts->name, m);
             goto done;
         }
         if ((int)ts->dtype < 0 || ts->dtype >= GRAPH_DT_COUNT) {
-            graph_impl_msg(err, errlen, "tensor '%s': dtype %d is not a known dtype", ts->name, (int)ts->dtype);
+            base_fail_line(err, errlen, "tensor '%s': dtype %d is not a known dtype", ts->name, (int)ts->dtype);
             goto done;
         }
         switch (ts->kind) {
         case GRAPH_T_INPUT:
         case GRAPH_T_WEIGHT:
             if (ts->producer != -1 || !seen[t]) {
-                graph_impl_msg(err, errlen, "tensor '%s': a %s must be listed in the graph's %s and have no producer",
+                base_fail_line(err, errlen, "tensor '%s': a %s must be listed in the graph's %s and have no producer",
                                ts->name, ts->kind == GRAPH_T_INPUT ? "graph input" : "weight",
                                ts->kind == GRAPH_T_INPUT ? "inputs" : "weights");
                 goto done;
             }
             if (ts->kind == GRAPH_T_WEIGHT && (graph_impl_check_init(&ts->init, m, sizeof m) < 0 ||
                                                graph_check_data_size(&ts->init, &ts->shape, m, sizeof m) < 0)) {
-                graph_impl_msg(err, errlen, "weight '%s': %s", ts->name, m);
+                base_fail_line(err, errlen, "weight '%s': %s", ts->name, m);
                 goto done;
             }
             break;
@@ -1206,7 +1145,7 @@ static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
             int32_t p = ts->producer;
             if (p < 0 || p >= g->n_nodes || ts->out_index < 0 || ts->out_index >= g->nodes[p].n_out ||
                 g->nodes[p].out[ts->out_index] != t) {
-                graph_impl_msg(err, errlen, "tensor '%s': not produced by the node it names (producer %d, output %d)",
+                base_fail_line(err, errlen, "tensor '%s': not produced by the node it names (producer %d, output %d)",
                                ts->name, (int)p, (int)ts->out_index);
                 goto done;
             }
@@ -1214,27 +1153,27 @@ static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
         }
         case GRAPH_T_COUNT:
         default: /* memory read as an enum: any value may be there */
-            graph_impl_msg(err, errlen, "tensor '%s': kind %d is not a known kind", ts->name, (int)ts->kind);
+            base_fail_line(err, errlen, "tensor '%s': kind %d is not a known kind", ts->name, (int)ts->kind);
             goto done;
         }
     }
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
         if (graph_impl_check_name(nd->name, m, sizeof m) < 0) {
-            graph_impl_msg(err, errlen, "node %d: %s", (int)n, m);
+            base_fail_line(err, errlen, "node %d: %s", (int)n, m);
             goto done;
         }
         if ((int)nd->op < 0 || nd->op >= OP_COUNT) {
-            graph_impl_msg(err, errlen, "node '%s': op %d is not an operator", nd->name, (int)nd->op);
+            base_fail_line(err, errlen, "node '%s': op %d is not an operator", nd->name, (int)nd->op);
             goto done;
         }
         if (nd->n_in < 0 || nd->n_in > OPS_MAX_INPUTS || nd->n_out < 1 || nd->n_out > OPS_MAX_OUTPUTS) {
-            graph_impl_msg(err, errlen, "node '%s': %d inputs and %d outputs", nd->name, (int)nd->n_in, (int)nd->n_out);
+            base_fail_line(err, errlen, "node '%s': %d inputs and %d outputs", nd->name, (int)nd->n_in, (int)nd->n_out);
             goto done;
         }
         for (int32_t k = 0; k < nd->n_in; k++)
             if (nd->in[k] < 0 || nd->in[k] >= g->n_tensors) {
-                graph_impl_msg(err, errlen, "node '%s': input %d is tensor id %d, not a tensor of this graph",
+                base_fail_line(err, errlen, "node '%s': input %d is tensor id %d, not a tensor of this graph",
                                nd->name, (int)k, (int)nd->in[k]);
                 goto done;
             }
@@ -1242,7 +1181,7 @@ static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
             int32_t t = nd->out[k];
             if (t < 0 || t >= g->n_tensors || g->tensors[t].kind != GRAPH_T_INTER || g->tensors[t].producer != n ||
                 g->tensors[t].out_index != k) {
-                graph_impl_msg(err, errlen, "node '%s': output %d (tensor id %d) does not name this node as producer",
+                base_fail_line(err, errlen, "node '%s': output %d (tensor id %d) does not name this node as producer",
                                nd->name, (int)k, (int)t);
                 goto done;
             }
@@ -1255,12 +1194,12 @@ static int graph_validate_structure(const graph *g, char *err, size_t errlen) {
     int dup = 0;
     for (int32_t t = 0; t < g->n_tensors && !dup; t++)
         if (!graph_nameset_add(&ts, g->tensors[t].name, NULL)) {
-            graph_impl_msg(err, errlen, "tensor '%s': duplicate tensor name", g->tensors[t].name);
+            base_fail_line(err, errlen, "tensor '%s': duplicate tensor name", g->tensors[t].name);
             dup = 1;
         }
     for (int32_t n = 0; n < g->n_nodes && !dup; n++)
         if (!graph_nameset_add(&ns, g->nodes[n].name, NULL)) {
-            graph_impl_msg(err, errlen, "node '%s': duplicate node name", g->nodes[n].name);
+            base_fail_line(err, errlen, "node '%s': duplicate node name", g->nodes[n].name);
             dup = 1;
         }
     graph_nameset_free(&ts);
@@ -1274,24 +1213,24 @@ done:
 
 int graph_validate(const graph *g, char *err, size_t errlen) {
     if (!g) {
-        graph_impl_msg(err, errlen, "no graph");
+        base_fail_line(err, errlen, "no graph");
         return -1;
     }
     if (g->err[0]) {
-        graph_impl_msg(err, errlen, "%s", g->err);
+        base_fail_line(err, errlen, "%s", g->err);
         return -1;
     }
     if (g->n_nodes < 1) {
-        graph_impl_msg(err, errlen, "the graph has no nodes");
+        base_fail_line(err, errlen, "the graph has no nodes");
         return -1;
     }
     if (g->n_outputs < 1) {
-        graph_impl_msg(err, errlen, "the graph has no outputs");
+        base_fail_line(err, errlen, "the graph has no outputs");
         return -1;
     }
     if (graph_validate_structure(g, err, errlen) < 0)
         return -1;
-    int32_t *order = graph_impl_xrealloc(NULL, (size_t)g->n_nodes * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)g->n_nodes * sizeof *order);
     int rc = graph_topo_order(g, order, err, errlen);
     free(order);
     if (rc < 0)
@@ -1305,18 +1244,18 @@ int graph_validate(const graph *g, char *err, size_t errlen) {
         char m[GRAPH_ERR_LEN];
         m[0] = '\0';
         if (ops_infer(nd->op, &nd->p, nd->n_in, in_sh, &n_out, out_sh, m, sizeof m) < 0) {
-            graph_impl_msg(err, errlen, "node '%s': %s", nd->name, m[0] ? m : "shape inference failed");
+            base_fail_line(err, errlen, "node '%s': %s", nd->name, m[0] ? m : "shape inference failed");
             return -1;
         }
         if (n_out != nd->n_out) {
-            graph_impl_msg(err, errlen, "node '%s': has %d outputs, the op infers %d", nd->name, (int)nd->n_out,
+            base_fail_line(err, errlen, "node '%s': has %d outputs, the op infers %d", nd->name, (int)nd->n_out,
                            (int)n_out);
             return -1;
         }
         for (int32_t k = 0; k < n_out; k++)
             if (!ops_shape_eq(&out_sh[k], &g->tensors[nd->out[k]].shape)) {
                 char a[160], b[160];
-                graph_impl_msg(err, errlen, "node '%s': output %d has shape %s, the op infers %s", nd->name, (int)k,
+                base_fail_line(err, errlen, "node '%s': output %d has shape %s, the op infers %s", nd->name, (int)k,
                                ops_shape_str(&g->tensors[nd->out[k]].shape, a, sizeof a),
                                ops_shape_str(&out_sh[k], b, sizeof b));
                 return -1;
@@ -1378,13 +1317,13 @@ static uint64_t graph_hash_leaf(const graph *g, int32_t t, const int32_t *input_
 }
 
 uint64_t graph_hash(const graph *g) {
-    int32_t *order = graph_impl_xrealloc(NULL, (size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *order);
     if (graph_topo_order(g, order, NULL, 0) < 0) {
         free(order);
         return 0;
     }
-    uint64_t *th = graph_impl_xrealloc(NULL, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *th);
-    int32_t *input_pos = graph_impl_xrealloc(NULL, (size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *input_pos);
+    uint64_t *th = base_xmalloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *th);
+    int32_t *input_pos = base_xmalloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *input_pos);
     for (int32_t t = 0; t < g->n_tensors; t++)
         input_pos[t] = -1;
     for (int32_t i = 0; i < g->n_inputs; i++)
@@ -1428,13 +1367,9 @@ uint64_t graph_hash(const graph *g) {
 /* --- compaction ------------------------------------------------------------------------- */
 void graph_compact(graph *g) {
     int32_t nn = g->n_nodes, nt = g->n_tensors;
-    uint8_t *live = calloc((size_t)nn + 1, 1);
-    uint8_t *used = calloc((size_t)nt + 1, 1);
-    int32_t *stack = graph_impl_xrealloc(NULL, (size_t)(nn ? nn : 1) * sizeof *stack);
-    if (!live || !used) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    uint8_t *live = base_xcalloc((size_t)nn + 1, 1);
+    uint8_t *used = base_xcalloc((size_t)nt + 1, 1);
+    int32_t *stack = base_xmalloc((size_t)(nn ? nn : 1) * sizeof *stack);
     int32_t sp = 0;
     for (int32_t i = 0; i < g->n_outputs; i++) {
         int32_t t = g->outputs[i];
@@ -1458,8 +1393,8 @@ void graph_compact(graph *g) {
         }
     }
     /* keep: every graph input (they are the interface), used weights, outputs of live nodes */
-    int32_t *tmap = graph_impl_xrealloc(NULL, (size_t)(nt ? nt : 1) * sizeof *tmap);
-    int32_t *nmap = graph_impl_xrealloc(NULL, (size_t)(nn ? nn : 1) * sizeof *nmap);
+    int32_t *tmap = base_xmalloc((size_t)(nt ? nt : 1) * sizeof *tmap);
+    int32_t *nmap = base_xmalloc((size_t)(nn ? nn : 1) * sizeof *nmap);
     int32_t k = 0;
     for (int32_t n = 0; n < nn; n++) {
         nmap[n] = live[n] ? k : -1;
@@ -1596,8 +1531,7 @@ void graph_blob_unref(graph_blob *b) {
         return;
     long long was = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     if (was <= 0) { /* a bug in our code: more unrefs than refs */
-        fprintf(stderr, "tasc: internal error: graph_blob released too often\n");
-        abort();
+        base_die("graph_blob released too often");
     }
     if (was == 1)
         free(b);
@@ -1620,42 +1554,42 @@ static int graph_read_weight_file(const graph *g, const graph_tensor *ts, int64_
     char *full = NULL;
     if (path[0] != '/' && g->base_dir && g->base_dir[0]) {
         size_t n = strlen(g->base_dir) + strlen(path) + 2;
-        full = graph_impl_xrealloc(NULL, n);
+        full = base_xmalloc(n);
         snprintf(full, n, "%s/%s", g->base_dir, path);
         path = full;
     }
     int rc = -1;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        graph_impl_msg(err, errlen, "weight '%s': file '%s': %s", ts->name, path, strerror(errno));
+        base_fail_line(err, errlen, "weight '%s': file '%s': %s", ts->name, path, strerror(errno));
         free(full);
         return -1;
     }
     struct stat st;
     if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-        graph_impl_msg(err, errlen, "weight '%s': file '%s': not a regular file", ts->name, path);
+        base_fail_line(err, errlen, "weight '%s': file '%s': not a regular file", ts->name, path);
         goto done;
     }
     int64_t off = ts->init.offset;
     if (numel > (INT64_MAX - off) / 4) {
-        graph_impl_msg(err, errlen, "weight '%s': file '%s': offset %lld + %lld float32 values overflows",
+        base_fail_line(err, errlen, "weight '%s': file '%s': offset %lld + %lld float32 values overflows",
                        ts->name, path, (long long)off, (long long)numel);
         goto done;
     }
     int64_t need = off + 4 * numel;
     if ((int64_t)st.st_size < need) {
-        graph_impl_msg(err, errlen,
+        base_fail_line(err, errlen,
                        "weight '%s': file '%s' has %lld bytes, needs %lld (offset %lld + %lld float32 values)",
                        ts->name, path, (long long)st.st_size, (long long)need, (long long)off, (long long)numel);
         goto done;
     }
     if (fseeko(f, (off_t)off, SEEK_SET) != 0) {
-        graph_impl_msg(err, errlen, "weight '%s': file '%s': cannot seek to %lld: %s", ts->name, path,
+        base_fail_line(err, errlen, "weight '%s': file '%s': cannot seek to %lld: %s", ts->name, path,
                        (long long)off, strerror(errno));
         goto done;
     }
     if (numel > 0 && fread(dst, 4, (size_t)numel, f) != (size_t)numel) {
-        graph_impl_msg(err, errlen, "weight '%s': file '%s': read failed%s%s", ts->name, path,
+        base_fail_line(err, errlen, "weight '%s': file '%s': read failed%s%s", ts->name, path,
                        ferror(f) ? ": " : " (short file)", ferror(f) ? strerror(errno) : "");
         goto done;
     }
@@ -1683,13 +1617,13 @@ done:
 
 int graph_weight_values(const graph *g, int32_t t, float *dst, char *err, size_t errlen) {
     if (t < 0 || t >= g->n_tensors || g->tensors[t].kind != GRAPH_T_WEIGHT) {
-        graph_impl_msg(err, errlen, "tensor id %d is not a weight", (int)t);
+        base_fail_line(err, errlen, "tensor id %d is not a weight", (int)t);
         return -1;
     }
     const graph_tensor *ts = &g->tensors[t];
     int64_t n = ops_shape_numel(&ts->shape);
     if (n < 0) {
-        graph_impl_msg(err, errlen, "weight '%s': element count overflows", ts->name);
+        base_fail_line(err, errlen, "weight '%s': element count overflows", ts->name);
         return -1;
     }
     switch (ts->init.kind) {
@@ -1702,13 +1636,13 @@ int graph_weight_values(const graph *g, int32_t t, float *dst, char *err, size_t
         return 0;
     case GRAPH_INIT_FILE:
         if (!ts->init.path || !ts->init.path[0]) {
-            graph_impl_msg(err, errlen, "weight '%s': file init without a path", ts->name);
+            base_fail_line(err, errlen, "weight '%s': file init without a path", ts->name);
             return -1;
         }
         return graph_read_weight_file(g, ts, n, dst, err, errlen);
     case GRAPH_INIT_DATA:
         if (!ts->init.blob || ts->init.blob->numel != n) {
-            graph_impl_msg(err, errlen, "weight '%s': data init holds %lld values, the shape needs %lld", ts->name,
+            base_fail_line(err, errlen, "weight '%s': data init holds %lld values, the shape needs %lld", ts->name,
                            (long long)(ts->init.blob ? ts->init.blob->numel : 0), (long long)n);
             return -1;
         }
@@ -1718,7 +1652,7 @@ int graph_weight_values(const graph *g, int32_t t, float *dst, char *err, size_t
     case GRAPH_INIT_COUNT:
         break;
     }
-    graph_impl_msg(err, errlen, "weight '%s': init kind %d is not a known kind", ts->name, (int)ts->init.kind);
+    base_fail_line(err, errlen, "weight '%s': init kind %d is not a known kind", ts->name, (int)ts->init.kind);
     return -1;
 }
 

@@ -14,6 +14,7 @@
 
 #include <uthash.h>
 
+#include "base.h"
 #include "graph.h"
 
 #if defined(__GNUC__)
@@ -21,13 +22,6 @@
 #else
 #define GRAPH_PRINTF(a, b)
 #endif
-
-/* snprintf into err when err is not NULL; newlines in the result become spaces. */
-void graph_impl_msg(char *err, size_t errlen, const char *fmt, ...) GRAPH_PRINTF(3, 4);
-
-/* Allocation that aborts with a message on failure (tier 2: out of memory is not user input). */
-void *graph_impl_xrealloc(void *p, size_t n);
-char *graph_impl_xstrdup(const char *s);
 
 /* TASC_MAX_ELEMENTS from the environment when it is a positive integer, else the default. */
 int64_t graph_impl_default_max_elements(void);

@@ -12,11 +12,9 @@
  * Returned graphs and strings belong to the caller.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,12 +74,12 @@ static void jl_fail(jl_ctx *c, const char *label, const char *fmt, ...) {
     char m[GRAPH_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    base_vfail(m, sizeof m, fmt, ap);
     va_end(ap);
     if (label)
-        graph_impl_msg(c->err, c->errlen, "%s: %s: %s", c->where, label, m);
+        base_fail_line(c->err, c->errlen, "%s: %s: %s", c->where, label, m);
     else
-        graph_impl_msg(c->err, c->errlen, "%s: %s", c->where, m);
+        base_fail_line(c->err, c->errlen, "%s: %s", c->where, m);
 }
 
 static const char *jl_type(const json_t *v) {
@@ -611,7 +609,7 @@ static void jl_default_outs(jl_node *nd) {
         return;
     size_t n = strlen(nd->name) + 16;
     for (int32_t k = 0; k < nd->n_out; k++) {
-        nd->own_out[k] = graph_impl_xrealloc(NULL, n);
+        nd->own_out[k] = base_xmalloc(n);
         if (nd->n_out == 1)
             snprintf(nd->own_out[k], n, "%s", nd->name);
         else
@@ -659,7 +657,7 @@ static int jl_nodes(jl_ctx *c, json_t *arr) {
             continue;
         const char *opname = ops_table[nd->op].name;
         size_t len = strlen(opname) + 24;
-        nd->autoname = graph_impl_xrealloc(NULL, len);
+        nd->autoname = base_xmalloc(len);
         int32_t k = 0;
         for (int32_t j = 0; j < i; j++)
             k += c->nodes[j].op == nd->op;
@@ -687,13 +685,9 @@ static int jl_nodes(jl_ctx *c, json_t *arr) {
     }
 
     /* resolve inputs into dependencies, sort, add */
-    int32_t *pstart = calloc((size_t)n + 1, sizeof *pstart);
-    int32_t *pred = graph_impl_xrealloc(NULL, ((size_t)n * OPS_MAX_INPUTS + 1) * sizeof *pred);
-    int32_t *order = graph_impl_xrealloc(NULL, (size_t)n * sizeof *order);
-    if (!pstart) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    int32_t *pstart = base_xcalloc((size_t)n + 1, sizeof *pstart);
+    int32_t *pred = base_xmalloc(((size_t)n * OPS_MAX_INPUTS + 1) * sizeof *pred);
+    int32_t *order = base_xmalloc((size_t)n * sizeof *order);
     int rc = -1;
     int32_t e = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -712,8 +706,8 @@ static int jl_nodes(jl_ctx *c, json_t *arr) {
     }
     int32_t cnt = graph_impl_kahn(n, pstart, pred, order);
     if (cnt < n) {
-        int32_t *cyc = graph_impl_xrealloc(NULL, (size_t)n * sizeof *cyc);
-        const char **names = graph_impl_xrealloc(NULL, (size_t)n * sizeof *names);
+        int32_t *cyc = base_xmalloc((size_t)n * sizeof *cyc);
+        const char **names = base_xmalloc((size_t)n * sizeof *names);
         for (int32_t i = 0; i < n; i++)
             names[i] = c->nodes[i].name;
         int32_t len = graph_impl_find_cycle(n, pstart, pred, order, cnt, cyc);
@@ -794,7 +788,7 @@ static int jl_array(jl_ctx *c, json_t *root, const char *key, int required, json
 static char *jl_stem(const char *where) {
     const char *b = strrchr(where, '/');
     b = b ? b + 1 : where;
-    char *s = graph_impl_xstrdup(b);
+    char *s = base_xstrdup(b);
     char *dot = strrchr(s, '.');
     if (dot && dot != s)
         *dot = '\0';
@@ -808,9 +802,9 @@ static graph *jl_load(const char *text, size_t len, const char *where, int64_t m
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         if (je.line > 0)
-            graph_impl_msg(err, errlen, "%s:%d:%d: %s", where, je.line, je.column > 0 ? je.column : 1, je.text);
+            base_fail_line(err, errlen, "%s:%d:%d: %s", where, je.line, je.column > 0 ? je.column : 1, je.text);
         else
-            graph_impl_msg(err, errlen, "%s: %s", where, je.text);
+            base_fail_line(err, errlen, "%s: %s", where, je.text);
         return NULL;
     }
     jl_ctx c;
@@ -870,11 +864,7 @@ static graph *jl_load(const char *text, size_t len, const char *where, int64_t m
     if (max_elements > 0)
         c.g->max_elements = max_elements;
     c.n_nodes = (int32_t)json_array_size(nodes);
-    c.nodes = calloc((size_t)c.n_nodes, sizeof *c.nodes);
-    if (!c.nodes) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
+    c.nodes = base_xcalloc((size_t)c.n_nodes, sizeof *c.nodes);
     size_t n_names = json_array_size(inputs) + json_array_size(weights) + (size_t)c.n_nodes * OPS_MAX_OUTPUTS;
     graph_nameset_init(&c.tnames, n_names);
     graph_nameset_init(&c.nnames, (size_t)c.n_nodes);
@@ -903,7 +893,7 @@ graph *graph_load_json_string(const char *text, const char *where, int64_t max_e
     if (!where)
         where = "<string>";
     if (!text) {
-        graph_impl_msg(err, errlen, "%s: no text", where);
+        base_fail_line(err, errlen, "%s: no text", where);
         return NULL;
     }
     return jl_load(text, strlen(text), where, max_elements, err, errlen);
@@ -912,34 +902,34 @@ graph *graph_load_json_string(const char *text, const char *where, int64_t max_e
 graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        graph_impl_msg(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        base_fail_line(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        graph_impl_msg(err, errlen, "%s: is a directory, not a model file", path);
+        base_fail_line(err, errlen, "%s: is a directory, not a model file", path);
         fclose(f);
         return NULL;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (int64_t)st.st_size > JL_MAX_FILE_BYTES) {
-        graph_impl_msg(err, errlen, "%s: %lld bytes, larger than the limit of %lld for a model file", path,
+        base_fail_line(err, errlen, "%s: %lld bytes, larger than the limit of %lld for a model file", path,
                        (long long)st.st_size, (long long)JL_MAX_FILE_BYTES);
         fclose(f);
         return NULL;
     }
     size_t cap = 1 << 16, len = 0;
-    char *buf = graph_impl_xrealloc(NULL, cap);
+    char *buf = base_xmalloc(cap);
     for (;;) {
         if (len == cap) {
             if ((int64_t)cap >= JL_MAX_FILE_BYTES) {
-                graph_impl_msg(err, errlen, "%s: larger than the limit of %lld bytes for a model file", path,
+                base_fail_line(err, errlen, "%s: larger than the limit of %lld bytes for a model file", path,
                                (long long)JL_MAX_FILE_BYTES);
                 free(buf);
                 fclose(f);
                 return NULL;
             }
             cap *= 2;
-            buf = graph_impl_xrealloc(buf, cap);
+            buf = base_xrealloc(buf, cap);
         }
         size_t r = fread(buf + len, 1, cap - len, f);
         len += r;
@@ -947,7 +937,7 @@ graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t
             break;
     }
     if (ferror(f)) {
-        graph_impl_msg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        base_fail_line(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         free(buf);
         fclose(f);
         return NULL;
@@ -958,12 +948,12 @@ graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t
     if (g) {
         const char *slash = strrchr(path, '/');
         if (!slash) {
-            g->base_dir = graph_impl_xstrdup(".");
+            g->base_dir = base_xstrdup(".");
         } else if (slash == path) {
-            g->base_dir = graph_impl_xstrdup("/");
+            g->base_dir = base_xstrdup("/");
         } else {
             size_t n = (size_t)(slash - path);
-            g->base_dir = graph_impl_xrealloc(NULL, n + 1);
+            g->base_dir = base_xmalloc(n + 1);
             memcpy(g->base_dir, path, n);
             g->base_dir[n] = '\0';
         }
@@ -984,7 +974,7 @@ static void js_put(js_buf *b, const char *s, size_t n) {
         size_t cap = b->cap ? b->cap : 256;
         while (b->n + n + 1 > cap)
             cap *= 2;
-        b->s = graph_impl_xrealloc(b->s, cap);
+        b->s = base_xrealloc(b->s, cap);
         b->cap = cap;
     }
     memcpy(b->s + b->n, s, n);
@@ -1140,7 +1130,7 @@ static json_t *js_str(js_ctx *c, const char *s, const char *what) {
     json_t *v = json_string(s ? s : "");
     if (!v) {
         if (!c->bad)
-            graph_impl_msg(c->err, c->errlen, "%s is not valid UTF-8", what);
+            base_fail_line(c->err, c->errlen, "%s is not valid UTF-8", what);
         c->bad = 1;
         return json_null();
     }
@@ -1157,7 +1147,7 @@ static json_t *js_shape(const ops_shape *s) {
 static json_t *js_real(js_ctx *c, float f, const char *what) {
     if (!isfinite(f)) {
         if (!c->bad)
-            graph_impl_msg(c->err, c->errlen, "%s is %g, not a finite number", what, (double)f);
+            base_fail_line(c->err, c->errlen, "%s is %g, not a finite number", what, (double)f);
         c->bad = 1;
         return json_null();
     }
@@ -1219,7 +1209,7 @@ static json_t *js_init(js_ctx *c, const graph_tensor *ts) {
         break;
     case GRAPH_INIT_DATA: /* never inline: graph_save_json moves these to the sidecar first */
         if (!c->bad)
-            graph_impl_msg(c->err, c->errlen, "weight '%s' holds values in memory, which only graph_save_json "
+            base_fail_line(c->err, c->errlen, "weight '%s' holds values in memory, which only graph_save_json "
                            "can write (into the sidecar weights file)", ts->name);
         c->bad = 1;
         break;
@@ -1233,7 +1223,7 @@ static json_t *js_init(js_ctx *c, const graph_tensor *ts) {
 static char *js_text(const graph *g, char *err, size_t errlen) {
     if (graph_validate(g, err, errlen) < 0)
         return NULL;
-    int32_t *order = graph_impl_xrealloc(NULL, (size_t)g->n_nodes * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)g->n_nodes * sizeof *order);
     if (graph_topo_order(g, order, err, errlen) < 0) {
         free(order);
         return NULL;
@@ -1281,7 +1271,7 @@ static char *js_text(const graph *g, char *err, size_t errlen) {
         /* output names only where they differ from the default naming */
         int deflt = 1;
         size_t nl = strlen(nd->name) + 16;
-        char *dn = graph_impl_xrealloc(NULL, nl);
+        char *dn = base_xmalloc(nl);
         for (int32_t k = 0; k < nd->n_out && deflt; k++) {
             if (nd->n_out == 1)
                 snprintf(dn, nl, "%s", nd->name);
@@ -1322,7 +1312,7 @@ char *graph_to_json_string(const graph *g) { return js_text(g, NULL, 0); }
 char *graph_sidecar_path(const char *json_path) {
     size_t n = strlen(json_path);
     size_t stem = n >= 5 && !strcmp(json_path + n - 5, ".json") ? n - 5 : n;
-    char *p = graph_impl_xrealloc(NULL, stem + sizeof ".weights.bin");
+    char *p = base_xmalloc(stem + sizeof ".weights.bin");
     memcpy(p, json_path, stem);
     memcpy(p + stem, ".weights.bin", sizeof ".weights.bin");
     return p;
@@ -1339,46 +1329,15 @@ int graph_has_sidecar_weights(const graph *g) {
     return 0;
 }
 
-/* A new temporary "<path>.tmp.<pid>.<k>" next to path, opened for writing; *tmp gets its name
- * (caller frees). -1 with a message naming path. */
-static int js_tmp_create(const char *path, char **tmp, char *err, size_t errlen) {
-    static atomic_uint counter; /* temporaries of concurrent saves get distinct names */
-    size_t tl = strlen(path) + 64;
-    *tmp = graph_impl_xrealloc(NULL, tl);
-    int fd = -1;
-    for (int tries = 0; tries < 100 && fd < 0; tries++) {
-        snprintf(*tmp, tl, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
-        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        graph_impl_msg(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-    }
-    return fd;
-}
-
-/* write() all of buf; -1 with a message naming path. */
-static int js_write_all(int fd, const void *buf, size_t len, const char *path, char *err, size_t errlen) {
-    const char *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, p + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            graph_impl_msg(err, errlen, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "no progress");
-            return -1;
-        }
-        done += (size_t)w;
-    }
+/* fwrite all of buf; -1 with a message naming path. */
+static int js_write_all(FILE *f, const void *buf, size_t len, const char *path, char *err, size_t errlen) {
+    if (len && fwrite(buf, 1, len, f) != len)
+        return base_fail_line(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     return 0;
 }
 
 /* Write n float32 values little-endian, through a bounded buffer. */
-static int js_write_le(int fd, const float *v, int64_t n, const char *path, char *err, size_t errlen) {
+static int js_write_le(FILE *f, const float *v, int64_t n, const char *path, char *err, size_t errlen) {
     uint8_t buf[1 << 16];
     for (int64_t at = 0; at < n;) {
         int64_t m = n - at < (int64_t)sizeof buf / 4 ? n - at : (int64_t)sizeof buf / 4;
@@ -1390,7 +1349,7 @@ static int js_write_le(int fd, const float *v, int64_t n, const char *path, char
             buf[4 * j + 2] = (uint8_t)(u >> 16);
             buf[4 * j + 3] = (uint8_t)(u >> 24);
         }
-        if (js_write_all(fd, buf, (size_t)m * 4, path, err, errlen) < 0)
+        if (js_write_all(f, buf, (size_t)m * 4, path, err, errlen) < 0)
             return -1;
         at += m;
     }
@@ -1430,8 +1389,8 @@ static int64_t js_sidecar_layout(const graph *g, int64_t *off, int32_t *src) {
     return at;
 }
 
-/* Write the sidecar's values (layout above) to fd; path names it in messages. */
-static int js_sidecar_write(const graph *g, const int64_t *off, const int32_t *src, int fd, const char *path,
+/* Write the sidecar's values (layout above) to f; path names it in messages. */
+static int js_sidecar_write(const graph *g, const int64_t *off, const int32_t *src, FILE *f, const char *path,
                             char *err, size_t errlen) {
     static const uint8_t zeros[GRAPH_SIDECAR_ALIGN];
     int64_t at = 0;
@@ -1440,7 +1399,7 @@ static int js_sidecar_write(const graph *g, const int64_t *off, const int32_t *s
             continue;
         const graph_tensor *ts = &g->tensors[g->weights[i]];
         int64_t n = ops_shape_numel(&ts->shape);
-        if (js_write_all(fd, zeros, (size_t)(off[i] - at), path, err, errlen) < 0)
+        if (js_write_all(f, zeros, (size_t)(off[i] - at), path, err, errlen) < 0)
             return -1;
         at = off[i];
         const float *v = NULL;
@@ -1450,38 +1409,25 @@ static int js_sidecar_write(const graph *g, const int64_t *off, const int32_t *s
         } else {
             buf = malloc((size_t)n * sizeof *buf);
             if (!buf) {
-                graph_impl_msg(err, errlen, "%s: out of memory for the %lld values of weight '%s'", path,
+                base_fail_line(err, errlen, "%s: out of memory for the %lld values of weight '%s'", path,
                                (long long)n, ts->name);
                 return -1;
             }
             char m[GRAPH_ERR_LEN];
             if (graph_weight_values(g, g->weights[i], buf, m, sizeof m) < 0) {
-                graph_impl_msg(err, errlen, "%s: %s", path, m);
+                base_fail_line(err, errlen, "%s: %s", path, m);
                 free(buf);
                 return -1;
             }
             v = buf;
         }
-        int rc = js_write_le(fd, v, n, path, err, errlen);
+        int rc = js_write_le(f, v, n, path, err, errlen);
         free(buf);
         if (rc < 0)
             return -1;
         at += 4 * n;
     }
     return 0;
-}
-
-/* Write text to a new temporary next to path; *tmp names it (caller frees). */
-static int js_write_tmp(const char *path, const char *text, char **tmp, char *err, size_t errlen) {
-    int fd = js_tmp_create(path, tmp, err, errlen);
-    if (fd < 0)
-        return -1;
-    int rc = js_write_all(fd, text, strlen(text), path, err, errlen);
-    if (close(fd) < 0 && !rc) {
-        graph_impl_msg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        rc = -1;
-    }
-    return rc;
 }
 
 static int js_is_dir(const char *path) {
@@ -1492,27 +1438,28 @@ static int js_is_dir(const char *path) {
 int graph_save_json(const graph *g, const char *path, char *err, size_t errlen) {
     int rc = -1;
     char m[GRAPH_ERR_LEN];
-    char *side = NULL, *side_tmp = NULL, *json_tmp = NULL, *text = NULL;
+    char *side = NULL, *text = NULL;
+    base_afile side_f = {0}, json_f = {0};
     int64_t *off = NULL;
     int32_t *src = NULL;
     graph *c = NULL;
     int side_placed = 0;
     /* refused before anything is written: the last rename would fail after the sidecar's */
     if (js_is_dir(path)) {
-        graph_impl_msg(err, errlen, "%s: not saved: it is a folder", path);
+        base_fail_line(err, errlen, "%s: not saved: it is a folder", path);
         return -1;
     }
     const graph *out = g;
     if (graph_has_sidecar_weights(g)) {
         side = graph_sidecar_path(path);
         if (js_is_dir(side)) {
-            graph_impl_msg(err, errlen, "%s: not saved: its weights file %s is a folder", path, side);
+            base_fail_line(err, errlen, "%s: not saved: its weights file %s is a folder", path, side);
             goto done;
         }
         const char *slash = strrchr(side, '/');
         const char *side_rel = slash ? slash + 1 : side; /* the JSON's folder is the sidecar's */
-        off = graph_impl_xrealloc(NULL, ((size_t)g->n_weights + 1) * sizeof *off);
-        src = graph_impl_xrealloc(NULL, ((size_t)g->n_weights + 1) * sizeof *src);
+        off = base_xmalloc(((size_t)g->n_weights + 1) * sizeof *off);
+        src = base_xmalloc(((size_t)g->n_weights + 1) * sizeof *src);
         js_sidecar_layout(g, off, src);
         /* the JSON is written from a clone whose sidecar weights name the sidecar */
         c = graph_clone(g);
@@ -1524,53 +1471,36 @@ int graph_save_json(const graph *g, const char *path, char *err, size_t errlen) 
             graph_blob_unref(in->blob);
             in->blob = NULL;
             in->kind = GRAPH_INIT_FILE;
-            in->path = graph_impl_xstrdup(side_rel);
+            in->path = base_xstrdup(side_rel);
             in->offset = off[i];
         }
         out = c;
     }
     text = js_text(out, m, sizeof m);
     if (!text) {
-        graph_impl_msg(err, errlen, "%s: not saved: %s", path, m);
+        base_fail_line(err, errlen, "%s: not saved: %s", path, m);
         goto done;
     }
+    /* both files are complete before either is renamed into place */
+    if (side && (base_afile_open(&side_f, side, err, errlen) < 0 ||
+                 js_sidecar_write(g, off, src, side_f.f, side, err, errlen) < 0))
+        goto done;
+    if (base_afile_open(&json_f, path, err, errlen) < 0 ||
+        js_write_all(json_f.f, text, strlen(text), path, err, errlen) < 0)
+        goto done;
     if (side) {
-        int fd = js_tmp_create(side, &side_tmp, err, errlen);
-        if (fd < 0)
+        if (base_afile_commit(&side_f, err, errlen) < 0)
             goto done;
-        int wrc = js_sidecar_write(g, off, src, fd, side, err, errlen);
-        if (close(fd) < 0 && !wrc) {
-            graph_impl_msg(err, errlen, "%s: cannot write: %s", side, strerror(errno));
-            wrc = -1;
-        }
-        if (wrc < 0)
-            goto done;
-    }
-    if (js_write_tmp(path, text, &json_tmp, err, errlen) < 0)
-        goto done;
-    if (side_tmp) {
-        if (rename(side_tmp, side) < 0) {
-            graph_impl_msg(err, errlen, "%s: cannot rename the temporary file into place: %s", side, strerror(errno));
-            goto done;
-        }
         side_placed = 1;
     }
-    if (rename(json_tmp, path) < 0) {
-        graph_impl_msg(err, errlen, "%s: cannot rename the temporary file into place: %s", path, strerror(errno));
+    if (base_afile_commit(&json_f, err, errlen) < 0)
         goto done;
-    }
-    free(json_tmp);
-    json_tmp = NULL;
-    free(side_tmp);
-    side_tmp = NULL;
     rc = 0;
 done:
-    if (json_tmp)
-        unlink(json_tmp);
-    if (side_tmp)
-        unlink(side_placed ? side : side_tmp); /* no sidecar without its JSON */
-    free(json_tmp);
-    free(side_tmp);
+    base_afile_abort(&side_f); /* no-ops once committed */
+    base_afile_abort(&json_f);
+    if (rc < 0 && side_placed)
+        unlink(side); /* no sidecar without its JSON */
     free(side);
     free(text);
     free(off);

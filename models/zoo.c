@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
 #include "zoo.h"
 #include "zoo_impl.h"
 
@@ -36,18 +37,6 @@ static graph *(*const zoo_builders[])(int32_t) = {
 
 const char *const *zoo_names(void) { return zoo_name_table; }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void zoo_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 graph *zoo_build(const char *name, int32_t batch, char *err, size_t errlen) {
     int idx = -1;
     for (int k = 0; name && zoo_name_table[k]; k++)
@@ -60,26 +49,26 @@ graph *zoo_build(const char *name, int32_t batch, char *err, size_t errlen) {
                 strncat(known, ", ", sizeof known - strlen(known) - 1);
             strncat(known, zoo_name_table[k], sizeof known - strlen(known) - 1);
         }
-        zoo_msg(err, errlen, "unknown model '%s' (known: %s)", name ? name : "(null)", known);
+        base_fail(err, errlen, "unknown model '%s' (known: %s)", name ? name : "(null)", known);
         return NULL;
     }
     if (batch < 1 || batch > ZOO_MAX_BATCH) {
-        zoo_msg(err, errlen, "%s: batch %d out of range 1..%d", name, (int)batch, ZOO_MAX_BATCH);
+        base_fail(err, errlen, "%s: batch %d out of range 1..%d", name, (int)batch, ZOO_MAX_BATCH);
         return NULL;
     }
     graph *g = zoo_builders[idx](batch);
     if (!g) {
-        zoo_msg(err, errlen, "%s: out of memory building the graph", name);
+        base_fail(err, errlen, "%s: out of memory building the graph", name);
         return NULL;
     }
     char verr[GRAPH_ERR_LEN];
     if (!graph_ok(g)) {
-        zoo_msg(err, errlen, "%s: %s", name, graph_error(g));
+        base_fail(err, errlen, "%s: %s", name, graph_error(g));
         graph_free(g);
         return NULL;
     }
     if (graph_validate(g, verr, sizeof verr) < 0) {
-        zoo_msg(err, errlen, "%s: %s", name, verr);
+        base_fail(err, errlen, "%s: %s", name, verr);
         graph_free(g);
         return NULL;
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
 #include "ops.h"
 #include "ops_fp.h"
 #include "ops_impl.h"
@@ -29,71 +30,17 @@ const char *const ops_padmode_names[OPS_PAD_COUNT] = {"explicit", "same", "valid
 
 ops_cuda_fn ops_cuda[OP_COUNT];
 
-/* What each op calls its inputs in messages ("input 1 (kernel)"); NULL: just "input K". */
-static const char *const ops_roles[OP_COUNT][5] = {
-    [OP_CONV2D] = {"x", "kernel", "bias"},
-    [OP_MATMUL] = {"A", "B", "bias"},
-    [OP_EWADD] = {"x", "y"},
-    [OP_EWMUL] = {"x", "y"},
-    [OP_EWSUB] = {"x", "y"},
-    [OP_EWDIV] = {"x", "y"},
-    [OP_SMUL] = {"x", "scalar"},
-    [OP_RELU] = {"x"},
-    [OP_SIGMOID] = {"x"},
-    [OP_TANH] = {"x"},
-    [OP_GELU] = {"x"},
-    [OP_ERF] = {"x"},
-    [OP_SQRT] = {"x"},
-    [OP_POW] = {"x", "exponent"},
-    [OP_CLIP] = {"x"},
-    [OP_TRANSPOSE] = {"x"},
-    [OP_SPLIT] = {"x"},
-    [OP_AVGPOOL2D] = {"x"},
-    [OP_MAXPOOL2D] = {"x"},
-    [OP_GLOBALAVGPOOL] = {"x"},
-    [OP_ENLARGE] = {"kernel"},
-    [OP_BATCHNORM] = {"x", "scale", "bias", "mean", "var"},
-    [OP_RESHAPE] = {"x"},
-    [OP_SOFTMAX] = {"x"},
-    [OP_LAYERNORM] = {"x", "gamma", "beta"},
-    [OP_GATHER] = {"table", "ids"},
-};
-
 /* --- small helpers -------------------------------------------------------------------------- */
-
-#if defined(__GNUC__)
-#define OPS_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define OPS_PRINTF(a, b)
-#endif
-
-/* Write a one-line message into err (if any) and return -1. */
-static int ops_fail(char *err, size_t errlen, const char *fmt, ...) OPS_PRINTF(3, 4);
-static int ops_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        for (char *c = err; *c; c++)
-            if (*c == '\n' || *c == '\r')
-                *c = ' ';
-    }
-    return -1;
-}
 
 /* "input 1 (kernel)" or "input 3". */
 static const char *ops_in_name(ops_type op, int32_t k, char *buf, size_t len) {
-    const char *r = (k >= 0 && k < 5) ? ops_roles[op][k] : NULL;
+    const char *r = (k >= 0 && k < 5) ? ops_table[op].roles[k] : NULL;
     if (r)
         snprintf(buf, len, "input %d (%s)", (int)k, r);
     else
         snprintf(buf, len, "input %d", (int)k);
     return buf;
 }
-
-static int ops_add(int64_t a, int64_t b, int64_t *r) { return __builtin_add_overflow(a, b, r); }
-static int ops_mul(int64_t a, int64_t b, int64_t *r) { return __builtin_mul_overflow(a, b, r); }
 
 int64_t ops_f2p(float f) {
     uint32_t u;
@@ -113,7 +60,7 @@ int64_t ops_shape_numel(const ops_shape *s) {
         return -1;
     int64_t n = 1;
     for (int32_t i = 0; i < s->rank; i++) {
-        if (s->dims[i] < 0 || ops_mul(n, s->dims[i], &n))
+        if (s->dims[i] < 0 || base_mul_i64(n, s->dims[i], &n))
             return -1;
     }
     return n;
@@ -190,13 +137,13 @@ static int ops_win_axis(const char *opn, const char *what, int64_t mode, int64_t
                         int64_t d, int64_t p0, int64_t p1, int64_t *o, int64_t *q0, int64_t *q1, char *err,
                         size_t errlen) {
     int64_t ek, span;
-    if (ops_mul(k - 1, d, &ek) || ops_add(ek, 1, &ek))
-        return ops_fail(err, errlen, "%s: dilated window %s overflows", opn, what);
+    if (base_mul_i64(k - 1, d, &ek) || base_add_i64(ek, 1, &ek))
+        return base_fail_line(err, errlen, "%s: dilated window %s overflows", opn, what);
     if (mode == OPS_PAD_SAME) {
         *o = in / s + (in % s != 0);
         int64_t total;
-        if (ops_mul(*o - 1, s, &total) || ops_add(total, ek, &total))
-            return ops_fail(err, errlen, "%s: 'same' padding of the %s overflows", opn, what);
+        if (base_mul_i64(*o - 1, s, &total) || base_add_i64(total, ek, &total))
+            return base_fail_line(err, errlen, "%s: 'same' padding of the %s overflows", opn, what);
         total -= in;
         if (total < 0)
             total = 0;
@@ -206,14 +153,15 @@ static int ops_win_axis(const char *opn, const char *what, int64_t mode, int64_t
     }
     if (mode == OPS_PAD_VALID)
         p0 = p1 = 0;
-    if (ops_add(in, p0, &span) || ops_add(span, p1, &span))
-        return ops_fail(err, errlen, "%s: padded input %s overflows", opn, what);
+    if (base_add_i64(in, p0, &span) || base_add_i64(span, p1, &span))
+        return base_fail_line(err, errlen, "%s: padded input %s overflows", opn, what);
     if (span < ek) {
         if (d > 1)
-            return ops_fail(err, errlen, "%s: window %s %lld (dilated %lld) is larger than the padded input %s %lld",
-                            opn, what, (long long)k, (long long)ek, what, (long long)span);
-        return ops_fail(err, errlen, "%s: window %s %lld is larger than the padded input %s %lld", opn, what,
-                        (long long)k, what, (long long)span);
+            return base_fail_line(err, errlen,
+                                  "%s: window %s %lld (dilated %lld) is larger than the padded input %s %lld", opn,
+                                  what, (long long)k, (long long)ek, what, (long long)span);
+        return base_fail_line(err, errlen, "%s: window %s %lld is larger than the padded input %s %lld", opn, what,
+                              (long long)k, what, (long long)span);
     }
     *o = (span - ek) / s + 1;
     *q0 = p0;
@@ -223,18 +171,19 @@ static int ops_win_axis(const char *opn, const char *what, int64_t mode, int64_t
 
 int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops_shape *w, ops_window *win,
                  char *err, size_t errlen) {
-    if (op != OP_CONV2D && op != OP_AVGPOOL2D && op != OP_MAXPOOL2D)
-        return ops_fail(err, errlen, "ops_window2d: op %d has no window", (int)op);
+    if ((int)op < 0 || op >= OP_COUNT || ops_table[op].window == OPS_WIN_NONE)
+        return base_fail_line(err, errlen, "ops_window2d: op %d has no window", (int)op);
+    const int kernel = ops_table[op].window == OPS_WIN_KERNEL;
     const char *opn = ops_table[op].name;
     char b[64];
     memset(win, 0, sizeof *win);
     if (x->rank != 4)
-        return ops_fail(err, errlen, "%s: %s has %d dims, expected 4 (N,C,H,W)", opn, ops_in_name(op, 0, b, sizeof b),
-                        (int)x->rank);
-    if (op == OP_CONV2D) {
+        return base_fail_line(err, errlen, "%s: %s has %d dims, expected 4 (N,C,H,W)", opn,
+                              ops_in_name(op, 0, b, sizeof b), (int)x->rank);
+    if (kernel) {
         if (!w || w->rank != 4)
-            return ops_fail(err, errlen, "%s: %s has %d dims, expected 4 (F,C/groups,KH,KW)", opn,
-                            ops_in_name(op, 1, b, sizeof b), w ? (int)w->rank : 0);
+            return base_fail_line(err, errlen, "%s: %s has %d dims, expected 4 (F,C/groups,KH,KW)", opn,
+                                  ops_in_name(op, 1, b, sizeof b), w ? (int)w->rank : 0);
         win->kh = w->dims[2];
         win->kw = w->dims[3];
         win->dh = p->v[PM_DIL_H];
@@ -247,13 +196,13 @@ int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops
     win->sh = p->v[PM_STRIDE_H];
     win->sw = p->v[PM_STRIDE_W];
     if (win->kh < 1 || win->kw < 1 || win->sh < 1 || win->sw < 1 || win->dh < 1 || win->dw < 1)
-        return ops_fail(err, errlen, "%s: window, stride and dilation must be >= 1", opn);
+        return base_fail_line(err, errlen, "%s: window, stride and dilation must be >= 1", opn);
     int64_t mode = p->v[PM_PAD];
     if (mode < 0 || mode >= OPS_PAD_COUNT)
-        return ops_fail(err, errlen, "%s: pad mode %lld unknown", opn, (long long)mode);
+        return base_fail_line(err, errlen, "%s: pad mode %lld unknown", opn, (long long)mode);
     if (mode == OPS_PAD_EXPLICIT &&
         (p->v[PM_PAD_T] < 0 || p->v[PM_PAD_B] < 0 || p->v[PM_PAD_L] < 0 || p->v[PM_PAD_R] < 0))
-        return ops_fail(err, errlen, "%s: negative padding", opn);
+        return base_fail_line(err, errlen, "%s: negative padding", opn);
     if (ops_win_axis(opn, "height", mode, x->dims[2], win->kh, win->sh, win->dh, p->v[PM_PAD_T], p->v[PM_PAD_B],
                      &win->oh, &win->pt, &win->pb, err, errlen) < 0 ||
         ops_win_axis(opn, "width", mode, x->dims[3], win->kw, win->sw, win->dw, p->v[PM_PAD_L], p->v[PM_PAD_R],
@@ -261,13 +210,13 @@ int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops
         return -1;
     /* A pool window must always hold one real cell (max of nothing, mean of nothing): 'same'
      * padding guarantees it, explicit padding must be smaller than the window. */
-    if (op != OP_CONV2D) {
+    if (!kernel) {
         const char *side[4] = {"pad_t", "pad_b", "pad_l", "pad_r"};
         int64_t pad[4] = {win->pt, win->pb, win->pl, win->pr}, k[4] = {win->kh, win->kh, win->kw, win->kw};
         for (int i = 0; i < 4; i++)
             if (pad[i] >= k[i])
-                return ops_fail(err, errlen, "%s: %s = %lld is not smaller than the window (%lld)", opn, side[i],
-                                (long long)pad[i], (long long)k[i]);
+                return base_fail_line(err, errlen, "%s: %s = %lld is not smaller than the window (%lld)", opn, side[i],
+                                      (long long)pad[i], (long long)k[i]);
     }
     return 0;
 }
@@ -282,8 +231,8 @@ int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops
 static int need_rank(ops_type op, const ops_shape *in, int32_t k, int32_t rank, char *err, size_t errlen) {
     char b[64];
     if (in[k].rank != rank)
-        return ops_fail(err, errlen, "%s: %s has %d dims, expected %d", ops_table[op].name,
-                        ops_in_name(op, k, b, sizeof b), (int)in[k].rank, (int)rank);
+        return base_fail_line(err, errlen, "%s: %s has %d dims, expected %d", ops_table[op].name,
+                              ops_in_name(op, k, b, sizeof b), (int)in[k].rank, (int)rank);
     return 0;
 }
 
@@ -291,8 +240,8 @@ static int need_rank(ops_type op, const ops_shape *in, int32_t k, int32_t rank, 
 static int need_vec(ops_type op, const ops_shape *in, int32_t k, int64_t n, char *err, size_t errlen) {
     char b[64], s[96];
     if (in[k].rank != 1 || in[k].dims[0] != n)
-        return ops_fail(err, errlen, "%s: %s has shape %s, expected (%lld)", ops_table[op].name,
-                        ops_in_name(op, k, b, sizeof b), ops_shape_str(&in[k], s, sizeof s), (long long)n);
+        return base_fail_line(err, errlen, "%s: %s has shape %s, expected (%lld)", ops_table[op].name,
+                              ops_in_name(op, k, b, sizeof b), ops_shape_str(&in[k], s, sizeof s), (long long)n);
     return 0;
 }
 
@@ -303,14 +252,15 @@ SHAPE_FN(conv2d) {
     const ops_shape *x = &in[0], *w = &in[1]; /* (N,C,H,W), (F,C/g,KH,KW) */
     int64_t C = x->dims[1], F = w->dims[0], g = p->v[PM_GROUPS];
     if (C % g)
-        return ops_fail(err, errlen, "conv2d: groups = %lld does not divide the %lld input channels of input 0 (x)",
-                        (long long)g, (long long)C);
+        return base_fail_line(err, errlen,
+                              "conv2d: groups = %lld does not divide the %lld input channels of input 0 (x)",
+                              (long long)g, (long long)C);
     if (F % g)
-        return ops_fail(err, errlen, "conv2d: groups = %lld does not divide the %lld filters of input 1 (kernel)",
-                        (long long)g, (long long)F);
+        return base_fail_line(err, errlen, "conv2d: groups = %lld does not divide the %lld filters of input 1 (kernel)",
+                              (long long)g, (long long)F);
     if (w->dims[1] != C / g)
-        return ops_fail(err, errlen, "conv2d: %s has %lld channels (dim 1), expected C/groups = %lld",
-                        ops_in_name(OP_CONV2D, 1, b, sizeof b), (long long)w->dims[1], (long long)(C / g));
+        return base_fail_line(err, errlen, "conv2d: %s has %lld channels (dim 1), expected C/groups = %lld",
+                              ops_in_name(OP_CONV2D, 1, b, sizeof b), (long long)w->dims[1], (long long)(C / g));
     if (n_in > 2 && need_vec(OP_CONV2D, in, 2, F, err, errlen) < 0)
         return -1;
     ops_window win;
@@ -327,22 +277,23 @@ SHAPE_FN(matmul) {
     const ops_shape *a = &in[0], *bm = &in[1]; /* (...,m,k), (...,k,n) */
     for (int32_t k = 0; k < 2; k++)
         if (in[k].rank < 2)
-            return ops_fail(err, errlen, "matmul: %s has %d dims, expected at least 2",
-                            ops_in_name(OP_MATMUL, k, b, sizeof b), (int)in[k].rank);
+            return base_fail_line(err, errlen, "matmul: %s has %d dims, expected at least 2",
+                                  ops_in_name(OP_MATMUL, k, b, sizeof b), (int)in[k].rank);
     int64_t m = a->dims[a->rank - 2], kk = a->dims[a->rank - 1];
     int64_t kb = bm->dims[bm->rank - 2], n = bm->dims[bm->rank - 1];
     if (kb != kk)
-        return ops_fail(err, errlen, "matmul: input 1 (B) has %lld rows (dim %d), expected k = %lld (the last dim of A)",
-                        (long long)kb, (int)(bm->rank - 2), (long long)kk);
+        return base_fail_line(err, errlen,
+                              "matmul: input 1 (B) has %lld rows (dim %d), expected k = %lld (the last dim of A)",
+                              (long long)kb, (int)(bm->rank - 2), (long long)kk);
     int32_t r = a->rank > bm->rank ? a->rank : bm->rank;
     int64_t d[OPS_MAX_DIMS];
     for (int32_t i = 0; i < r - 2; i++) {
         int32_t ia = i - (r - a->rank), ib = i - (r - bm->rank);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? bm->dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return ops_fail(err, errlen, "matmul: batch dims of A %s and B %s do not broadcast (%lld vs %lld)",
-                            ops_shape_str(a, s1, sizeof s1), ops_shape_str(bm, s2, sizeof s2), (long long)da,
-                            (long long)db);
+            return base_fail_line(err, errlen, "matmul: batch dims of A %s and B %s do not broadcast (%lld vs %lld)",
+                                  ops_shape_str(a, s1, sizeof s1), ops_shape_str(bm, s2, sizeof s2), (long long)da,
+                                  (long long)db);
         d[i] = da == 1 ? db : da;
     }
     d[r - 2] = m;
@@ -364,9 +315,9 @@ static int shape_bcast(ops_type op, const ops_shape *in, ops_shape *out, char *e
         int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return ops_fail(err, errlen, "%s: shapes %s and %s do not broadcast (output dim %d: %lld vs %lld)",
-                            ops_table[op].name, ops_shape_str(a, s1, sizeof s1), ops_shape_str(b, s2, sizeof s2),
-                            (int)i, (long long)da, (long long)db);
+            return base_fail_line(err, errlen, "%s: shapes %s and %s do not broadcast (output dim %d: %lld vs %lld)",
+                                  ops_table[op].name, ops_shape_str(a, s1, sizeof s1), ops_shape_str(b, s2, sizeof s2),
+                                  (int)i, (long long)da, (long long)db);
         d[i] = da == 1 ? db : da;
     }
     out[0] = ops_shape_make(r, d);
@@ -387,8 +338,8 @@ SHAPE_BCAST(pow, POW)
 SHAPE_FN(smul) {
     char s[96];
     if (ops_shape_numel(&in[1]) != 1)
-        return ops_fail(err, errlen, "smul: input 1 (scalar) has shape %s, expected a single element",
-                        ops_shape_str(&in[1], s, sizeof s));
+        return base_fail_line(err, errlen, "smul: input 1 (scalar) has shape %s, expected a single element",
+                              ops_shape_str(&in[1], s, sizeof s));
     out[0] = in[0];
     *n_out = 1;
     return 0;
@@ -404,15 +355,15 @@ SHAPE_FN(same) {
 SHAPE_FN(transpose) {
     const ops_shape *x = &in[0];
     if (p->n_list != x->rank)
-        return ops_fail(err, errlen, "transpose: perm has %d entries, input 0 (x) has rank %d", (int)p->n_list,
-                        (int)x->rank);
+        return base_fail_line(err, errlen, "transpose: perm has %d entries, input 0 (x) has rank %d", (int)p->n_list,
+                              (int)x->rank);
     int seen[OPS_MAX_DIMS] = {0};
     int64_t d[OPS_MAX_DIMS];
     for (int32_t i = 0; i < x->rank; i++) {
         int64_t q = p->list[i];
         if (q < 0 || q >= x->rank || seen[q])
-            return ops_fail(err, errlen, "transpose: perm is not a permutation of 0..%d (entry %d = %lld)",
-                            (int)x->rank - 1, (int)i, (long long)q);
+            return base_fail_line(err, errlen, "transpose: perm is not a permutation of 0..%d (entry %d = %lld)",
+                                  (int)x->rank - 1, (int)i, (long long)q);
         seen[q] = 1;
         d[i] = x->dims[q];
     }
@@ -425,19 +376,21 @@ SHAPE_FN(concat) {
     int64_t ax = p->v[PM_AXIS];
     int32_t r = in[0].rank;
     if (ax >= r)
-        return ops_fail(err, errlen, "concat: axis %lld out of range for input 0 of rank %d", (long long)ax, (int)r);
+        return base_fail_line(err, errlen, "concat: axis %lld out of range for input 0 of rank %d", (long long)ax,
+                              (int)r);
     int64_t total = 0;
     for (int32_t k = 0; k < n_in; k++) {
         if (in[k].rank != r)
-            return ops_fail(err, errlen, "concat: input %d has rank %d, input 0 has rank %d", (int)k,
-                            (int)in[k].rank, (int)r);
+            return base_fail_line(err, errlen, "concat: input %d has rank %d, input 0 has rank %d", (int)k,
+                                  (int)in[k].rank, (int)r);
         for (int32_t i = 0; i < r; i++)
             if (i != ax && in[k].dims[i] != in[0].dims[i])
-                return ops_fail(err, errlen,
-                                "concat: input %d has dim %d = %lld, input 0 has %lld (only dim %lld, the axis, may differ)",
-                                (int)k, (int)i, (long long)in[k].dims[i], (long long)in[0].dims[i], (long long)ax);
-        if (ops_add(total, in[k].dims[ax], &total))
-            return ops_fail(err, errlen, "concat: the output size along axis %lld overflows", (long long)ax);
+                return base_fail_line(err, errlen,
+                                      "concat: input %d has dim %d = %lld, input 0 has %lld (only dim %lld, the axis, may differ)",
+                                      (int)k, (int)i, (long long)in[k].dims[i], (long long)in[0].dims[i],
+                                      (long long)ax);
+        if (base_add_i64(total, in[k].dims[ax], &total))
+            return base_fail_line(err, errlen, "concat: the output size along axis %lld overflows", (long long)ax);
     }
     out[0] = in[0];
     out[0].dims[ax] = total;
@@ -449,13 +402,14 @@ SHAPE_FN(split) {
     const ops_shape *x = &in[0];
     int64_t ax = p->v[PM_AXIS], parts = p->v[PM_PARTS];
     if (ax >= x->rank)
-        return ops_fail(err, errlen, "split: axis %lld out of range for input 0 (x) of rank %d", (long long)ax,
-                        (int)x->rank);
+        return base_fail_line(err, errlen, "split: axis %lld out of range for input 0 (x) of rank %d", (long long)ax,
+                              (int)x->rank);
     int64_t dim = x->dims[ax];
     if (p->n_list == 0) {
         if (dim % parts)
-            return ops_fail(err, errlen, "split: dim %lld of input 0 (x) (= %lld) does not divide into %lld equal parts",
-                            (long long)ax, (long long)dim, (long long)parts);
+            return base_fail_line(err, errlen,
+                                  "split: dim %lld of input 0 (x) (= %lld) does not divide into %lld equal parts",
+                                  (long long)ax, (long long)dim, (long long)parts);
         for (int64_t k = 0; k < parts; k++) {
             out[k] = *x;
             out[k].dims[ax] = dim / parts;
@@ -463,14 +417,14 @@ SHAPE_FN(split) {
     } else {
         int64_t sum = 0;
         for (int64_t k = 0; k < parts; k++) {
-            if (ops_add(sum, p->list[k], &sum))
-                return ops_fail(err, errlen, "split: sizes overflow");
+            if (base_add_i64(sum, p->list[k], &sum))
+                return base_fail_line(err, errlen, "split: sizes overflow");
             out[k] = *x;
             out[k].dims[ax] = p->list[k];
         }
         if (sum != dim)
-            return ops_fail(err, errlen, "split: sizes sum to %lld, dim %lld of input 0 (x) is %lld", (long long)sum,
-                            (long long)ax, (long long)dim);
+            return base_fail_line(err, errlen, "split: sizes sum to %lld, dim %lld of input 0 (x) is %lld",
+                                  (long long)sum, (long long)ax, (long long)dim);
     }
     *n_out = (int32_t)parts;
     return 0;
@@ -508,12 +462,13 @@ SHAPE_FN(enlarge) {
     for (int i = 0; i < 2; i++) {
         int64_t have = k->dims[2 + i];
         if (want[i] < have)
-            return ops_fail(err, errlen, "enlarge: %s = %lld is smaller than the %s %lld of input 0 (kernel)", nm[i],
-                            (long long)want[i], what[i], (long long)have);
+            return base_fail_line(err, errlen, "enlarge: %s = %lld is smaller than the %s %lld of input 0 (kernel)",
+                                  nm[i], (long long)want[i], what[i], (long long)have);
         if ((want[i] - have) % 2)
-            return ops_fail(err, errlen,
-                            "enlarge: %s = %lld minus the kernel %s %lld is odd; the kernel would not stay centred",
-                            nm[i], (long long)want[i], what[i], (long long)have);
+            return base_fail_line(err, errlen,
+                                  "enlarge: %s = %lld minus the kernel %s %lld is odd; "
+                                  "the kernel would not stay centred",
+                                  nm[i], (long long)want[i], what[i], (long long)have);
     }
     int64_t d[4] = {k->dims[0], k->dims[1], want[0], want[1]};
     out[0] = ops_shape_make(4, d);
@@ -530,8 +485,9 @@ SHAPE_FN(const_imm) {
 
 SHAPE_FN(const_iconv) {
     if (p->v[PM_KH] % 2 == 0 || p->v[PM_KW] % 2 == 0)
-        return ops_fail(err, errlen, "const_iconv: kh = %lld and kw = %lld must be odd (the identity tap is central)",
-                        (long long)p->v[PM_KH], (long long)p->v[PM_KW]);
+        return base_fail_line(err, errlen,
+                              "const_iconv: kh = %lld and kw = %lld must be odd (the identity tap is central)",
+                              (long long)p->v[PM_KH], (long long)p->v[PM_KW]);
     int64_t d[4] = {p->v[PM_C], p->v[PM_C], p->v[PM_KH], p->v[PM_KW]};
     out[0] = ops_shape_make(4, d);
     *n_out = 1;
@@ -541,11 +497,11 @@ SHAPE_FN(const_iconv) {
 /* A shape given as the list parameter (const_ones, reshape). */
 static int shape_from_list(ops_type op, const ops_params *p, ops_shape *s, char *err, size_t errlen) {
     if (p->n_list > OPS_MAX_DIMS)
-        return ops_fail(err, errlen, "%s: shape has %d entries, at most %d", ops_table[op].name, (int)p->n_list,
-                        OPS_MAX_DIMS);
+        return base_fail_line(err, errlen, "%s: shape has %d entries, at most %d", ops_table[op].name, (int)p->n_list,
+                              OPS_MAX_DIMS);
     *s = ops_shape_make(p->n_list, p->list);
     if (ops_shape_numel(s) < 0)
-        return ops_fail(err, errlen, "%s: the number of elements of the shape overflows", ops_table[op].name);
+        return base_fail_line(err, errlen, "%s: the number of elements of the shape overflows", ops_table[op].name);
     return 0;
 }
 
@@ -563,8 +519,8 @@ SHAPE_FN(const_pool) {
 
 SHAPE_FN(batchnorm) {
     if (in[0].rank < 2)
-        return ops_fail(err, errlen, "batchnorm: input 0 (x) has %d dims, expected at least 2 (N,C,...)",
-                        (int)in[0].rank);
+        return base_fail_line(err, errlen, "batchnorm: input 0 (x) has %d dims, expected at least 2 (N,C,...)",
+                              (int)in[0].rank);
     for (int32_t k = 1; k < 5; k++)
         if (need_vec(OP_BATCHNORM, in, k, in[0].dims[1], err, errlen) < 0)
             return -1;
@@ -579,17 +535,17 @@ SHAPE_FN(reshape) {
         return -1;
     int64_t n = ops_shape_numel(&out[0]), nx = ops_shape_numel(&in[0]);
     if (n != nx)
-        return ops_fail(err, errlen, "reshape: shape %s has %lld elements, input 0 (x) %s has %lld",
-                        ops_shape_str(&out[0], s1, sizeof s1), (long long)n, ops_shape_str(&in[0], s2, sizeof s2),
-                        (long long)nx);
+        return base_fail_line(err, errlen, "reshape: shape %s has %lld elements, input 0 (x) %s has %lld",
+                              ops_shape_str(&out[0], s1, sizeof s1), (long long)n, ops_shape_str(&in[0], s2, sizeof s2),
+                              (long long)nx);
     *n_out = 1;
     return 0;
 }
 
 SHAPE_FN(softmax) {
     if (p->v[PM_AXIS] >= in[0].rank)
-        return ops_fail(err, errlen, "softmax: axis %lld out of range for input 0 (x) of rank %d",
-                        (long long)p->v[PM_AXIS], (int)in[0].rank);
+        return base_fail_line(err, errlen, "softmax: axis %lld out of range for input 0 (x) of rank %d",
+                              (long long)p->v[PM_AXIS], (int)in[0].rank);
     out[0] = in[0];
     *n_out = 1;
     return 0;
@@ -600,14 +556,14 @@ SHAPE_FN(layernorm) {
     const ops_shape *x = &in[0];
     int64_t ax = p->v[PM_AXIS];
     if (ax >= x->rank)
-        return ops_fail(err, errlen, "layernorm: axis %lld out of range for input 0 (x) of rank %d", (long long)ax,
-                        (int)x->rank);
+        return base_fail_line(err, errlen, "layernorm: axis %lld out of range for input 0 (x) of rank %d",
+                              (long long)ax, (int)x->rank);
     ops_shape tail = ops_shape_make(x->rank - (int32_t)ax, x->dims + ax);
     for (int32_t k = 1; k < n_in; k++)
         if (!ops_shape_eq(&in[k], &tail))
-            return ops_fail(err, errlen, "layernorm: %s has shape %s, expected %s (the dims of x from axis %lld)",
-                            ops_in_name(OP_LAYERNORM, k, b, sizeof b), ops_shape_str(&in[k], s1, sizeof s1),
-                            ops_shape_str(&tail, s2, sizeof s2), (long long)ax);
+            return base_fail_line(err, errlen, "layernorm: %s has shape %s, expected %s (the dims of x from axis %lld)",
+                                  ops_in_name(OP_LAYERNORM, k, b, sizeof b), ops_shape_str(&in[k], s1, sizeof s1),
+                                  ops_shape_str(&tail, s2, sizeof s2), (long long)ax);
     out[0] = *x;
     *n_out = 1;
     return 0;
@@ -616,11 +572,12 @@ SHAPE_FN(layernorm) {
 SHAPE_FN(gather) {
     const ops_shape *t = &in[0], *ids = &in[1]; /* (V,...), (...) */
     if (t->rank < 1)
-        return ops_fail(err, errlen, "gather: input 0 (table) is a scalar, expected at least 1 dim");
+        return base_fail_line(err, errlen, "gather: input 0 (table) is a scalar, expected at least 1 dim");
     int32_t r = ids->rank + t->rank - 1;
     if (r > OPS_MAX_DIMS)
-        return ops_fail(err, errlen, "gather: the output would have rank %d (ids rank %d + table rank %d - 1), at most %d",
-                        (int)r, (int)ids->rank, (int)t->rank, OPS_MAX_DIMS);
+        return base_fail_line(err, errlen,
+                              "gather: the output would have rank %d (ids rank %d + table rank %d - 1), at most %d",
+                              (int)r, (int)ids->rank, (int)t->rank, OPS_MAX_DIMS);
     int64_t d[OPS_MAX_DIMS];
     for (int32_t i = 0; i < ids->rank; i++)
         d[i] = ids->dims[i];
@@ -699,82 +656,114 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3), P_INT_G(STRIDE_H, 1, 16, 1, 1), P_INT_G(STRIDE_W, 1, 16, 1, 1), \
         P_PAD_G(OPS_PAD_SAME), PADS
 
+/* Facts beside the parameters: ROLES names the inputs in messages; the Z3_ forms give the op's
+ * function in the axioms and its signature (ops.h ops_z3_sig; ZA(kind, key) is one integer
+ * argument); ONNX the op's ONNX form (ops.h ops_onnx; OA(key, name) one attribute). */
+#define ROLES(...) .roles = {__VA_ARGS__}
+#define ZA(kind, k) {OPS_Z3_##kind, PM_##k}
+#define Z3_ARGS(...) .n_args = (int32_t)(sizeof((ops_z3_arg[]){__VA_ARGS__}) / sizeof(ops_z3_arg)), .args = {__VA_ARGS__}
+#define Z3_FN(sym, nt) .z3 = (sym), .z3sig = {.n_t = (nt)}
+#define Z3_FN_ARGS(sym, nt, ...) .z3 = (sym), .z3sig = {.n_t = (nt), Z3_ARGS(__VA_ARGS__)}
+#define Z3_PER_OUTPUT(sym, nt, k, ...) .z3 = (sym), .z3sig = {.n_t = (nt), .per_output = (k), Z3_ARGS(__VA_ARGS__)}
+#define Z3_PER_RANK(sym, nt, r, ...) .z3 = (sym), .z3sig = {.n_t = (nt), .per_rank = (r), Z3_ARGS(__VA_ARGS__)}
+#define OA(k, nm) {PM_##k, (nm)}
+#define ONNX(nm) .onnx = {.op = (nm)}
+#define ONNX_INTS(nm) .onnx = {.op = (nm), .ints = 1}
+#define ONNX_ATTRS(nm, ints_pass, ...) .onnx = {.op = (nm), .ints = (ints_pass), .attrs = {__VA_ARGS__}}
+/* The window arguments of the pools' Z3 functions. */
+#define Z3_POOL_ARGS ZA(KEY, KH), ZA(KEY, KW), ZA(KEY, STRIDE_H), ZA(KEY, STRIDE_W), ZA(PAD, PAD)
+
 #define OPS_ENTRY_CONV2D \
     PARAMS(P_INT_G(STRIDE_H, 1, 16, 1, 1), P_INT_G(STRIDE_W, 1, 16, 1, 1), P_PAD_G(OPS_PAD_SAME), PADS, \
            P_INT(DIL_H, 1, 16, 1), P_INT(DIL_W, 1, 16, 1), P_INT_G(GROUPS, 1, 65536, 1, 1), \
            P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), \
-    .shape = shape_conv2d, .flops = flops_conv2d, .fp = ops_fp_conv2d, .gen = 1, \
-    .z3 = "conv2d", .weight_input_mask = 0x6
+    ROLES("x", "kernel", "bias"), .shape = shape_conv2d, .flops = flops_conv2d, .fp = ops_fp_conv2d, .gen = 1, \
+    Z3_FN_ARGS("conv2d", 2, ZA(KEY, STRIDE_H), ZA(KEY, STRIDE_W), ZA(PAD, PAD), ZA(KEY, GROUPS), ZA(KEY, ACT)), \
+    .weight_input_mask = 0x6, .kernel_input_mask = 0x2, .window = OPS_WIN_KERNEL, ONNX("Conv")
 #define OPS_ENTRY_MATMUL \
-    PARAMS(P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), .shape = shape_matmul, \
-    .flops = flops_matmul, .fp = ops_fp_matmul, .gen = 1, .z3 = "matmul", .weight_input_mask = 0x6
+    PARAMS(P_ACT_G(OPS_ACT_NONE, OPS_ACT_RELU)), ROLES("A", "B", "bias"), .shape = shape_matmul, \
+    .flops = flops_matmul, .fp = ops_fp_matmul, .gen = 1, Z3_FN_ARGS("matmul", 2, ZA(KEY, ACT)), \
+    .weight_input_mask = 0x6, ONNX("MatMul")
 #define OPS_ENTRY_EWADD \
-    .shape = shape_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
-    .z3 = "ewadd"
+    ROLES("x", "y"), .shape = shape_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
+    Z3_FN("ewadd", 2), ONNX_INTS("Add")
 #define OPS_ENTRY_EWMUL \
-    .shape = shape_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
-    .z3 = "ewmul"
-#define OPS_ENTRY_EWSUB .shape = shape_ewsub, .flops = flops_elementwise
-#define OPS_ENTRY_EWDIV .shape = shape_ewdiv, .flops = flops_elementwise
+    ROLES("x", "y"), .shape = shape_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
+    Z3_FN("ewmul", 2), ONNX_INTS("Mul")
+#define OPS_ENTRY_EWSUB ROLES("x", "y"), .shape = shape_ewsub, .flops = flops_elementwise, ONNX_INTS("Sub")
+#define OPS_ENTRY_EWDIV ROLES("x", "y"), .shape = shape_ewdiv, .flops = flops_elementwise, ONNX("Div")
 #define OPS_ENTRY_SMUL \
-    .shape = shape_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
-    .z3 = "smul"
+    ROLES("x", "scalar"), .shape = shape_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
+    Z3_FN("smul", 2), ONNX("Mul")
 #define OPS_ENTRY_RELU \
-    .shape = shape_same, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, .z3 = "relu"
-#define OPS_ENTRY_SIGMOID .shape = shape_same, .flops = flops_elementwise
-#define OPS_ENTRY_TANH .shape = shape_same, .flops = flops_elementwise
-#define OPS_ENTRY_GELU .shape = shape_same, .flops = flops_elementwise
-#define OPS_ENTRY_ERF .shape = shape_same, .flops = flops_elementwise
-#define OPS_ENTRY_SQRT .shape = shape_same, .flops = flops_elementwise
-#define OPS_ENTRY_POW .shape = shape_pow, .flops = flops_elementwise
+    ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, Z3_FN("relu", 1), \
+    ONNX("Relu")
+#define OPS_ENTRY_SIGMOID ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Sigmoid")
+#define OPS_ENTRY_TANH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Tanh")
+#define OPS_ENTRY_GELU ROLES("x"), .shape = shape_same, .flops = flops_elementwise /* ONNX: its erf form */
+#define OPS_ENTRY_ERF ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Erf")
+#define OPS_ENTRY_SQRT ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Sqrt")
+#define OPS_ENTRY_POW ROLES("x", "exponent"), .shape = shape_pow, .flops = flops_elementwise, ONNX("Pow")
 #define OPS_ENTRY_CLIP \
-    PARAMS(P_FLOAT(LO, F_NEG_MAX), P_FLOAT(HI, F_POS_MAX)), .shape = shape_same, \
-    .flops = flops_elementwise
+    PARAMS(P_FLOAT(LO, F_NEG_MAX), P_FLOAT(HI, F_POS_MAX)), ROLES("x"), .shape = shape_same, \
+    .flops = flops_elementwise, ONNX("Clip")
 #define OPS_ENTRY_TRANSPOSE \
-    PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), .shape = shape_transpose, \
-    .flops = flops_zero, .fp = ops_fp_transpose, .gen = 1, .z3 = "transpose"
+    PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), ROLES("x"), .shape = shape_transpose, \
+    .flops = flops_zero, .fp = ops_fp_transpose, .gen = 1, Z3_FN_ARGS("transpose", 1, ZA(PERM, LIST)), \
+    ONNX_ATTRS("Transpose", 1, OA(LIST, "perm"))
 #define OPS_ENTRY_CONCAT \
     PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3)), .shape = shape_concat, \
-    .flops = flops_zero, .fp = ops_fp_concat, .gen = 1, .z3 = "concat"
+    .flops = flops_zero, .fp = ops_fp_concat, .gen = 1, Z3_FN_ARGS("concat", 2, ZA(KEY, AXIS)), \
+    ONNX_ATTRS("Concat", 1, OA(AXIS, "axis"))
 #define OPS_ENTRY_SPLIT \
     PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3), P_REQ_G(PARTS, 1, OPS_MAX_OUTPUTS, 2), \
            P_LIST("sizes", 1, MAX_DIM, 0)), \
-    .shape = shape_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, .z3 = "split"
+    ROLES("x"), .shape = shape_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, \
+    Z3_PER_OUTPUT("split", 1, 2, ZA(KEY, AXIS), ZA(SIZE0, LIST)), ONNX("Split")
 #define OPS_ENTRY_AVGPOOL2D \
-    PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), .shape = shape_avgpool2d, \
-    .flops = flops_pool, .fp = ops_fp_avgpool2d, .gen = 1, .z3 = "avgpool2d"
+    PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), ROLES("x"), .shape = shape_avgpool2d, \
+    .flops = flops_pool, .fp = ops_fp_avgpool2d, .gen = 1, Z3_FN_ARGS("avgpool2d", 1, Z3_POOL_ARGS), \
+    .window = OPS_WIN_PARAMS, ONNX_ATTRS("AveragePool", 0, OA(COUNT_PAD, "count_include_pad"))
 #define OPS_ENTRY_MAXPOOL2D \
-    PARAMS(POOL_PARAMS), .shape = shape_maxpool2d, .flops = flops_pool, \
-    .fp = ops_fp_maxpool2d, .gen = 1, .z3 = "maxpool2d"
-#define OPS_ENTRY_GLOBALAVGPOOL .shape = shape_globalavgpool, .flops = flops_globalavgpool
+    PARAMS(POOL_PARAMS), ROLES("x"), .shape = shape_maxpool2d, .flops = flops_pool, \
+    .fp = ops_fp_maxpool2d, .gen = 1, Z3_FN_ARGS("maxpool2d", 1, Z3_POOL_ARGS), .window = OPS_WIN_PARAMS, \
+    ONNX("MaxPool")
+#define OPS_ENTRY_GLOBALAVGPOOL \
+    ROLES("x"), .shape = shape_globalavgpool, .flops = flops_globalavgpool, ONNX("GlobalAveragePool")
 #define OPS_ENTRY_ENLARGE \
-    PARAMS(P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_enlarge, \
-    .flops = flops_zero, .fp = ops_fp_enlarge, .gen = 1, .z3 = "enlarge", .weight_input_mask = 0x1
+    PARAMS(P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), ROLES("kernel"), .shape = shape_enlarge, \
+    .flops = flops_zero, .fp = ops_fp_enlarge, .gen = 1, Z3_FN_ARGS("enlarge", 1, ZA(KEY, KH), ZA(KEY, KW)), \
+    .weight_input_mask = 0x1, .kernel_input_mask = 0x1, ONNX("Pad")
 #define OPS_ENTRY_CONST_IMM \
     PARAMS(P_REQ(N, 1, 65536)), .shape = shape_const_imm, .flops = flops_zero, \
-    .fp = ops_fp_const_imm, .gen = 1, .z3 = "const_imm"
+    .fp = ops_fp_const_imm, .gen = 1, Z3_FN_ARGS("const_imm", 0, ZA(KEY, N))
 #define OPS_ENTRY_CONST_ICONV \
     PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 63, 1, 3), P_REQ_G(KW, 1, 63, 1, 3)), .shape = shape_const_iconv, \
-    .flops = flops_zero, .fp = ops_fp_const_iconv, .gen = 1, .z3 = "const_iconv"
+    .flops = flops_zero, .fp = ops_fp_const_iconv, .gen = 1, \
+    Z3_FN_ARGS("const_iconv", 0, ZA(KEY, C), ZA(KEY, KH), ZA(KEY, KW))
 #define OPS_ENTRY_CONST_ONES \
     PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_const_ones, \
-    .flops = flops_zero, .fp = ops_fp_const_ones, .gen = 1, .z3 = "const_ones"
+    .flops = flops_zero, .fp = ops_fp_const_ones, .gen = 1, Z3_PER_RANK("const_ones", 0, 4, ZA(LIST, LIST))
 #define OPS_ENTRY_CONST_POOL \
     PARAMS(P_REQ(C, 1, 65536), P_REQ_G(KH, 1, 64, 3), P_REQ_G(KW, 1, 64, 3)), .shape = shape_const_pool, \
-    .flops = flops_zero, .fp = ops_fp_const_pool, .gen = 1, .z3 = "const_pool"
+    .flops = flops_zero, .fp = ops_fp_const_pool, .gen = 1, \
+    Z3_FN_ARGS("const_pool", 0, ZA(KEY, C), ZA(KEY, KH), ZA(KEY, KW))
 #define OPS_ENTRY_BATCHNORM \
-    PARAMS(P_FLOAT(EPS, F_1EM5)), .shape = shape_batchnorm, .flops = flops_batchnorm, \
-    .weight_input_mask = 0x1e
+    PARAMS(P_FLOAT(EPS, F_1EM5)), ROLES("x", "scale", "bias", "mean", "var"), .shape = shape_batchnorm, \
+    .flops = flops_batchnorm, .weight_input_mask = 0x1e, ONNX_ATTRS("BatchNormalization", 0, OA(EPS, "epsilon"))
 #define OPS_ENTRY_RESHAPE \
-    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), .shape = shape_reshape, .flops = flops_zero
+    PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), ROLES("x"), .shape = shape_reshape, .flops = flops_zero, \
+    ONNX("Reshape")
 #define OPS_ENTRY_SOFTMAX \
-    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), .shape = shape_softmax, .flops = flops_softmax
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), ROLES("x"), .shape = shape_softmax, .flops = flops_softmax, \
+    ONNX_ATTRS("Softmax", 0, OA(AXIS, "axis"))
 #define OPS_ENTRY_LAYERNORM \
-    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5)), .shape = shape_layernorm, \
-    .flops = flops_layernorm, .weight_input_mask = 0x6
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5)), ROLES("x", "gamma", "beta"), \
+    .shape = shape_layernorm, .flops = flops_layernorm, .weight_input_mask = 0x6, ONNX("LayerNormalization")
 #define OPS_ENTRY_GATHER \
-    PARAMS(P_INT(AXIS, 0, 0, 0)), .shape = shape_gather, .flops = flops_zero, \
-    .weight_input_mask = 0x1
+    PARAMS(P_INT(AXIS, 0, 0, 0)), ROLES("table", "ids"), .shape = shape_gather, .flops = flops_zero, \
+    .weight_input_mask = 0x1, ONNX("Gather")
+#define OPS_ENTRY_HARDSWISH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("HardSwish")
 
 const ops_desc ops_table[OP_COUNT] = {
 #define OP(id, nm, mi, ma, no, dc) \
@@ -839,7 +828,7 @@ static const char *ops_enum_names(ops_param_kind kind, char *buf, size_t len) {
 
 int ops_params_check(ops_type op, const ops_params *p, char *err, size_t errlen) {
     if ((int)op < 0 || op >= OP_COUNT)
-        return ops_fail(err, errlen, "unknown op %d", (int)op);
+        return base_fail_line(err, errlen, "unknown op %d", (int)op);
     const ops_desc *d = &ops_table[op];
     const char *opn = d->name;
     char b[96];
@@ -851,49 +840,50 @@ int ops_params_check(ops_type op, const ops_params *p, char *err, size_t errlen)
         case OPS_PK_INT:
             if (v < pd->lo || v > pd->hi) {
                 if (pd->required && v == 0)
-                    return ops_fail(err, errlen, "%s: parameter '%s' is required (%lld..%lld)", opn, pi->name,
-                                    (long long)pd->lo, (long long)pd->hi);
-                return ops_fail(err, errlen, "%s: parameter '%s' = %lld out of range %lld..%lld", opn, pi->name,
-                                (long long)v, (long long)pd->lo, (long long)pd->hi);
+                    return base_fail_line(err, errlen, "%s: parameter '%s' is required (%lld..%lld)", opn, pi->name,
+                                          (long long)pd->lo, (long long)pd->hi);
+                return base_fail_line(err, errlen, "%s: parameter '%s' = %lld out of range %lld..%lld", opn, pi->name,
+                                      (long long)v, (long long)pd->lo, (long long)pd->hi);
             }
             break;
         case OPS_PK_ACT:
         case OPS_PK_PADMODE:
             if (v < pd->lo || v > pd->hi)
-                return ops_fail(err, errlen, "%s: parameter '%s' = %lld is not one of %s", opn, pi->name,
-                                (long long)v, ops_enum_names(pi->kind, b, sizeof b));
+                return base_fail_line(err, errlen, "%s: parameter '%s' = %lld is not one of %s", opn, pi->name,
+                                      (long long)v, ops_enum_names(pi->kind, b, sizeof b));
             break;
         case OPS_PK_FLOAT: {
             if (v < 0 || v > (int64_t)UINT32_MAX)
-                return ops_fail(err, errlen, "%s: parameter '%s' = %lld is not float32 bits", opn, pi->name,
-                                (long long)v);
+                return base_fail_line(err, errlen, "%s: parameter '%s' = %lld is not float32 bits", opn, pi->name,
+                                      (long long)v);
             float f = ops_p2f(v);
             if (isnan(f))
-                return ops_fail(err, errlen, "%s: parameter '%s' is NaN", opn, pi->name);
+                return base_fail_line(err, errlen, "%s: parameter '%s' is NaN", opn, pi->name);
             if (pd->key == PM_EPS && !(f > 0.0f && isfinite(f)))
-                return ops_fail(err, errlen, "%s: parameter 'eps' = %g must be positive and finite", opn, (double)f);
+                return base_fail_line(err, errlen, "%s: parameter 'eps' = %g must be positive and finite", opn,
+                                      (double)f);
             break;
         }
         case OPS_PK_LIST:
             if (p->n_list < 0 || p->n_list > OPS_MAX_LIST)
-                return ops_fail(err, errlen, "%s: '%s' has %d entries, at most %d", opn, pd->list_name,
-                                (int)p->n_list, OPS_MAX_LIST);
+                return base_fail_line(err, errlen, "%s: '%s' has %d entries, at most %d", opn, pd->list_name,
+                                      (int)p->n_list, OPS_MAX_LIST);
             if (pd->required && p->n_list == 0)
-                return ops_fail(err, errlen, "%s: parameter '%s' is required", opn, pd->list_name);
+                return base_fail_line(err, errlen, "%s: parameter '%s' is required", opn, pd->list_name);
             for (int32_t k = 0; k < p->n_list; k++)
                 if (p->list[k] < pd->lo || p->list[k] > pd->hi)
-                    return ops_fail(err, errlen, "%s: %s[%d] = %lld out of range %lld..%lld", opn, pd->list_name,
-                                    (int)k, (long long)p->list[k], (long long)pd->lo, (long long)pd->hi);
+                    return base_fail_line(err, errlen, "%s: %s[%d] = %lld out of range %lld..%lld", opn, pd->list_name,
+                                          (int)k, (long long)p->list[k], (long long)pd->lo, (long long)pd->hi);
             break;
         }
     }
     /* relations between parameters */
     if (op == OP_CLIP && ops_p2f(p->v[PM_LO]) > ops_p2f(p->v[PM_HI]))
-        return ops_fail(err, errlen, "clip: lo = %g is greater than hi = %g", (double)ops_p2f(p->v[PM_LO]),
-                        (double)ops_p2f(p->v[PM_HI]));
+        return base_fail_line(err, errlen, "clip: lo = %g is greater than hi = %g", (double)ops_p2f(p->v[PM_LO]),
+                              (double)ops_p2f(p->v[PM_HI]));
     if (op == OP_SPLIT && p->n_list != 0 && p->n_list != p->v[PM_PARTS])
-        return ops_fail(err, errlen, "split: 'sizes' has %d entries but parts = %lld", (int)p->n_list,
-                        (long long)p->v[PM_PARTS]);
+        return base_fail_line(err, errlen, "split: 'sizes' has %d entries but parts = %lld", (int)p->n_list,
+                              (long long)p->v[PM_PARTS]);
     return 0;
 }
 
@@ -903,28 +893,28 @@ int ops_infer(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *i
         err[0] = '\0';
     *n_out = 0;
     if ((int)op < 0 || op >= OP_COUNT)
-        return ops_fail(err, errlen, "unknown op %d", (int)op);
+        return base_fail_line(err, errlen, "unknown op %d", (int)op);
     const ops_desc *d = &ops_table[op];
     int32_t max_in = d->max_in < 0 ? OPS_MAX_INPUTS : d->max_in;
     if (n_in < d->min_in || n_in > max_in) {
         if (d->min_in == max_in)
-            return ops_fail(err, errlen, "%s: %d input%s, expected %d", d->name, (int)n_in, n_in == 1 ? "" : "s",
-                            (int)d->min_in);
-        return ops_fail(err, errlen, "%s: %d input%s, expected %d..%d", d->name, (int)n_in, n_in == 1 ? "" : "s",
-                        (int)d->min_in, (int)max_in);
+            return base_fail_line(err, errlen, "%s: %d input%s, expected %d", d->name, (int)n_in, n_in == 1 ? "" : "s",
+                                  (int)d->min_in);
+        return base_fail_line(err, errlen, "%s: %d input%s, expected %d..%d", d->name, (int)n_in, n_in == 1 ? "" : "s",
+                              (int)d->min_in, (int)max_in);
     }
     char b[64];
     for (int32_t k = 0; k < n_in; k++) {
         if (in[k].rank < 0 || in[k].rank > OPS_MAX_DIMS)
-            return ops_fail(err, errlen, "%s: %s has rank %d, expected 0..%d", d->name, ops_in_name(op, k, b, sizeof b),
-                            (int)in[k].rank, OPS_MAX_DIMS);
+            return base_fail_line(err, errlen, "%s: %s has rank %d, expected 0..%d", d->name,
+                                  ops_in_name(op, k, b, sizeof b), (int)in[k].rank, OPS_MAX_DIMS);
         for (int32_t i = 0; i < in[k].rank; i++)
             if (in[k].dims[i] < 1)
-                return ops_fail(err, errlen, "%s: %s has dim %d = %lld, dims must be >= 1", d->name,
-                                ops_in_name(op, k, b, sizeof b), (int)i, (long long)in[k].dims[i]);
+                return base_fail_line(err, errlen, "%s: %s has dim %d = %lld, dims must be >= 1", d->name,
+                                      ops_in_name(op, k, b, sizeof b), (int)i, (long long)in[k].dims[i]);
         if (ops_shape_numel(&in[k]) < 0)
-            return ops_fail(err, errlen, "%s: %s has too many elements (int64 overflow)", d->name,
-                            ops_in_name(op, k, b, sizeof b));
+            return base_fail_line(err, errlen, "%s: %s has too many elements (int64 overflow)", d->name,
+                                  ops_in_name(op, k, b, sizeof b));
     }
     if (ops_params_check(op, p, err, errlen) < 0)
         return -1;
@@ -935,7 +925,7 @@ int ops_infer(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *i
         return -1;
     for (int32_t k = 0; k < no; k++)
         if (ops_shape_numel(&tmp[k]) < 0)
-            return ops_fail(err, errlen, "%s: output %d has too many elements (int64 overflow)", d->name, (int)k);
+            return base_fail_line(err, errlen, "%s: output %d has too many elements (int64 overflow)", d->name, (int)k);
     memcpy(out, tmp, sizeof(ops_shape) * (size_t)no);
     *n_out = no;
     return 0;
@@ -948,6 +938,64 @@ static int ops_param_in_domain(const ops_param_desc *pd, int64_t v) {
     if (kind == OPS_PK_FLOAT)
         return v >= 0 && v <= (int64_t)UINT32_MAX && !isnan(ops_p2f(v));
     return v >= pd->lo && v <= pd->hi;
+}
+
+/* One problem of op nm on stderr; returns 1. */
+static int ops_problem(const char *nm, const char *fmt, ...) BASE_PRINTF(2, 3);
+static int ops_problem(const char *nm, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "ops: %s: ", nm);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+/* The window and the Z3 signature agree with the op's inputs and parameters. */
+static int ops_check_window_z3(ops_type op, const char *nm) {
+    const ops_desc *d = &ops_table[op];
+    const ops_z3_sig *z = &d->z3sig;
+    int n = 0;
+    if (d->window == OPS_WIN_KERNEL && (d->min_in < 2 || !(d->kernel_input_mask & 0x2)))
+        n += ops_problem(nm, "a kernel window needs input 1 to be a kernel");
+    if (d->window == OPS_WIN_PARAMS && (!ops_param_desc_of(op, PM_KH) || !ops_param_desc_of(op, PM_KW)))
+        n += ops_problem(nm, "a parameter window needs the parameters kh and kw");
+    if (!d->z3) {
+        if (z->n_t || z->n_args || z->per_output || z->per_rank)
+            n += ops_problem(nm, "a Z3 signature without a Z3 symbol");
+        return n;
+    }
+    if (z->n_t < 0 || z->n_t < d->min_in || (d->max_in >= 0 && z->n_t > d->max_in))
+        n += ops_problem(nm, "Z3 function of %d tensor arguments for %d..%d inputs", (int)z->n_t, (int)d->min_in,
+                         (int)d->max_in);
+    if (z->n_args < 0 || z->n_args > OPS_Z3_MAX_ARGS || (z->per_output && z->per_rank) || z->per_output < 0 ||
+        z->per_output > OPS_MAX_OUTPUTS || z->per_rank < 0 || z->per_rank > OPS_Z3_MAX_ARGS)
+        return n + ops_problem(nm, "bad Z3 signature");
+    for (int32_t i = 0; i < z->n_args; i++) {
+        const ops_z3_arg *a = &z->args[i];
+        if (!ops_param_desc_of(op, a->key))
+            n += ops_problem(nm, "Z3 argument %d is parameter '%s', which the op does not take", (int)i,
+                             ops_param_table[a->key].name);
+        if ((a->kind == OPS_Z3_PAD) != (a->key == PM_PAD) ||
+            (a->kind == OPS_Z3_KEY && a->key == PM_LIST) ||
+            (a->kind != OPS_Z3_KEY && a->kind != OPS_Z3_PAD && a->key != PM_LIST))
+            n += ops_problem(nm, "Z3 argument %d: its kind does not fit parameter '%s'", (int)i,
+                             ops_param_table[a->key].name);
+        if ((a->kind == OPS_Z3_LIST) != (z->per_rank > 0))
+            n += ops_problem(nm, "Z3 list entries as arguments go with a family per list length");
+    }
+    return n;
+}
+
+/* The ONNX attributes name parameters of the op. */
+static int ops_check_onnx(ops_type op, const char *nm) {
+    const ops_onnx *o = &ops_table[op].onnx;
+    int n = 0;
+    for (int32_t i = 0; i < OPS_ONNX_MAX_ATTRS && o->attrs[i].name; i++)
+        if (!o->op || !ops_param_desc_of(op, o->attrs[i].key))
+            n += ops_problem(nm, "ONNX attribute '%s' is not a parameter of the op", o->attrs[i].name);
+    return n;
 }
 
 int ops_table_check(int verbose) {
@@ -994,6 +1042,7 @@ int ops_table_check(int verbose) {
                 if (!ops_param_in_domain(pd, pd->gen[k]))
                     OPS_PROBLEM("generator value %lld of '%s' outside its domain", (long long)pd->gen[k], pn);
         }
+        problems += ops_check_window_z3((ops_type)op, nm) + ops_check_onnx((ops_type)op, nm);
         if (verbose) {
             if (!ops_cuda[op])
                 fprintf(stderr, "ops: %s: no CUDA kernel registered (optional)\n", nm);

@@ -117,6 +117,56 @@ typedef void (*ops_fp_fn)(const ops_sig *s, const uint32_t *const *in, uint32_t 
  * (ops/cuda) register one per op (ops_cuda_register). */
 typedef int (*ops_cuda_fn)(ops_cuda_env *env, const ops_sig *s, const float *const *in, float *const *out);
 
+/* A 2-D sliding-window op (ops_window2d) slides over input 0 (N,C,H,W) a window whose size is
+ * input 1's spatial dims (a conv kernel (F,C/g,KH,KW)) or the parameters PM_KH x PM_KW. Window
+ * parameters (strides, pads, pad mode, dilations) describe the same node in several ways, so the
+ * rule matcher (rules/match.c) compares windowed nodes by their resolved window. */
+typedef enum { OPS_WIN_NONE, OPS_WIN_KERNEL, OPS_WIN_PARAMS } ops_window_kind;
+
+/* The op's function in the verifier's axioms (verifier/axioms.smt2, symbol ops_desc.z3): its tensor
+ * arguments are the node's first n_t inputs, its integer arguments the parameters in args, each
+ * passed as its kind says. One function in all, or a family: one per output (per_output k:
+ * "split0", "split1"), or one per length r = 1..per_rank of the list parameter ("const_ones1".."4"),
+ * the OPS_Z3_LIST argument then standing for the list's r entries. The verifier builds its
+ * signature table from these (verifier/verify_model.c); nothing else there is per op except the
+ * op's shape model. */
+typedef enum {
+    OPS_Z3_KEY,   /* the parameter's value */
+    OPS_Z3_PAD,   /* the pad mode, explicit zero padding written as 'valid' */
+    OPS_Z3_PERM,  /* the list as its digits: perm [1,0] is 10 */
+    OPS_Z3_LIST,  /* each entry of the list (a per_rank family) */
+    OPS_Z3_SIZE0  /* the size of output 0 along the axis (split's sizes) */
+} ops_z3_arg_kind;
+typedef struct {
+    ops_z3_arg_kind kind;
+    ops_param_key key;
+} ops_z3_arg;
+#define OPS_Z3_MAX_ARGS 6
+typedef struct {
+    int32_t n_t;
+    int32_t n_args;
+    ops_z3_arg args[OPS_Z3_MAX_ARGS];
+    int32_t per_output, per_rank; /* 0 (one function) or the family's size */
+} ops_z3_sig;
+
+/* The op in ONNX (graph/onnx): the op_type a node becomes. Without a special case in the exporter
+ * (onnx_export.c: fused activations, parameters that ONNX takes as inputs) a node is written as
+ * one ONNX node of that type over the same inputs and outputs, with windowed ops' window
+ * attributes (ops_window2d) and the parameters in attrs as attributes (INT: int, FLOAT: float,
+ * the list: ints). ints: integer (id) tensors pass through, the output is int64 when every input
+ * is (data movement, + - *); otherwise inputs are cast to float. The importer's plain converters
+ * (onnx_ops.c) find the op by the same name. */
+#define OPS_ONNX_MAX_ATTRS 2
+typedef struct {
+    ops_param_key key;
+    const char *name; /* NULL: end of the list */
+} ops_onnx_attr;
+typedef struct {
+    const char *op; /* NULL: no ONNX op of its own (gelu: its erf form; generators: initializers) */
+    int ints;
+    ops_onnx_attr attrs[OPS_ONNX_MAX_ATTRS];
+} ops_onnx;
+
 typedef struct {
     const char *name;
     const char *doc;
@@ -124,13 +174,18 @@ typedef struct {
     int32_t n_out;            /* -1: given by the PM_PARTS parameter */
     int32_t n_params;
     ops_param_desc params[OPS_MAX_OP_PARAMS];
+    const char *roles[5];     /* what inputs 0..4 are called in messages ("input 1 (kernel)"); NULL: "input K" */
     ops_shape_fn shape;
     ops_cpu_fn cpu;
     ops_flops_fn flops;
     ops_fp_fn fp;             /* integer fingerprint semantics (generation op set), or NULL */
     int gen;                  /* 1: in TASO's generation op set (the enumerator uses it) */
     const char *z3;           /* uninterpreted-function symbol in verifier/axioms.smt2, or NULL */
+    ops_z3_sig z3sig;         /* that function's signature (with z3) */
     int weight_input_mask;    /* bit i: input i is normally a weight (conv kernel, bn stats, ...) */
+    int kernel_input_mask;    /* bit i: input i is a conv kernel (F,C,KH,KW): its dims 2, 3 are window sizes */
+    ops_window_kind window;   /* a 2-D sliding-window op, and where its window size comes from */
+    ops_onnx onnx;
 } ops_desc;
 
 extern const ops_desc ops_table[OP_COUNT];
@@ -170,11 +225,12 @@ ops_shape ops_shape_make(int32_t rank, const int64_t *dims);
 /* "(1,3,224,224)" into buf; returns buf. */
 const char *ops_shape_str(const ops_shape *s, char *buf, size_t len);
 
-/* The resolved sliding-window geometry of a conv2d, avgpool2d or maxpool2d node, with the pad
- * mode applied ("same" = ceil(H/stride) outputs, the odd padding cell at the end as ONNX
- * SAME_UPPER), so that every executor pads identically. x is the (N,C,H,W) input, w the conv
- * kernel (F,C/g,KH,KW) or NULL for the pools (their window is PM_KH x PM_KW). Returns 0, or -1
- * with a one-line message (err may be NULL) when the window does not fit the input. */
+/* The resolved sliding-window geometry of a windowed node (ops_desc.window: conv2d and the pools),
+ * with the pad mode applied ("same" = ceil(H/stride) outputs, the odd padding cell at the end as
+ * ONNX SAME_UPPER), so that every executor pads identically. x is the (N,C,H,W) input, w the
+ * kernel input (F,C/g,KH,KW) of an OPS_WIN_KERNEL op, NULL for OPS_WIN_PARAMS (window PM_KH x
+ * PM_KW). Returns 0, or -1 with a one-line message (err may be NULL) when the window does not fit
+ * the input. */
 typedef struct {
     int64_t kh, kw;          /* window (undilated) */
     int64_t sh, sw, dh, dw;  /* strides, dilations */
@@ -187,8 +243,9 @@ int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops
 /* Activation applied by fused epilogues (conv2d, matmul) and by the standalone ops. */
 float ops_act_apply(ops_act act, float x);
 
-/* Start-up self-check of the table: every op has a name, shape, cpu and flops; returns the number
- * of problems, one line each on stderr (with verbose, also each empty optional slot: cuda, z3). */
+/* Start-up self-check of the table: every op has a name, shape, cpu and flops, and its facts agree
+ * (window, Z3 signature, ONNX attributes name declared parameters); returns the number of
+ * problems, one line each on stderr (with verbose, also each empty optional slot: cuda, z3). */
 int ops_table_check(int verbose);
 
 #endif

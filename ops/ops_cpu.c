@@ -10,10 +10,10 @@
  * caller (preallocated with the inferred shapes); scratch memory is freed before returning.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "ops_impl.h"
 
 /* Go parallel only when a loop does at least this much work (elements or multiply-adds); loops
@@ -23,15 +23,6 @@
 #define CPU_PAR_MOVE 262144
 
 #define CPU_MIN(a, b) ((a) < (b) ? (a) : (b))
-
-static void *cpu_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "tasc: out of memory (%zu bytes) in a CPU reference kernel\n", n);
-        abort();
-    }
-    return p;
-}
 
 static int64_t cpu_numel(const ops_shape *s) {
     int64_t n = 1;
@@ -68,7 +59,7 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
     const ops_shape *xs = &s->in[0], *ws = &s->in[1];
     ops_window win;
     if (ops_window2d(OP_CONV2D, s->p, xs, ws, &win, NULL, 0) < 0)
-        abort(); /* ops_infer accepted this node: unreachable */
+        base_die("ops_window2d refused a node that ops_infer accepted");
     const int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3];
     const int64_t F = ws->dims[0], CG = ws->dims[1], KH = ws->dims[2], KW = ws->dims[3];
     const int64_t G = s->p->v[PM_GROUPS], FG = F / G, KK = CG * KH * KW;
@@ -83,7 +74,7 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
     float *xbuf = NULL; /* (N, C, HP, WP) when padded */
     const float *xp = x;
     if (HP != H || WP != W) {
-        xbuf = cpu_xmalloc(sizeof(float) * (size_t)(N * C * HP * WP));
+        xbuf = base_xmalloc(sizeof(float) * (size_t)(N * C * HP * WP));
         cpu_pad_input(x, xbuf, N * C, H, W, HP, WP, win.pt, win.pl);
         xp = xbuf;
     }
@@ -92,7 +83,7 @@ void ops_cpu_conv2d(const ops_sig *s, const float *const *in, float *const *out)
     if (CG == 1 && FG == 1) {
         ops_cpu_dwconv(&cv, N * C, OH, xp, w, bias, C, act, y);
     } else {
-        ops_gemm_prob *pr = cpu_xmalloc(sizeof *pr * (size_t)(N * G));
+        ops_gemm_prob *pr = base_xmalloc(sizeof *pr * (size_t)(N * G));
         for (int64_t n = 0; n < N; n++)
             for (int64_t g = 0; g < G; g++)
                 pr[n * G + g] = (ops_gemm_prob){.a = w + g * FG * KK, .a_rs = KK, .a_cs = 1,
@@ -153,7 +144,7 @@ void ops_cpu_matmul(const ops_sig *s, const float *const *in, float *const *out)
     const float *B = in[1];                         /* (..., k, n) */
     const float *bias = s->n_in > 2 ? in[2] : NULL; /* (n) */
     float *Cm = out[0];                             /* (..., m, n) */
-    ops_gemm_prob *pr = cpu_xmalloc(sizeof *pr * (size_t)nb);
+    ops_gemm_prob *pr = base_xmalloc(sizeof *pr * (size_t)nb);
     for (int64_t bi = 0; bi < nb; bi++)
         pr[bi] = (ops_gemm_prob){.a = A + cpu_bcast_off(bi, rb, os->dims, ast), .a_rs = k, .a_cs = 1,
                                  .b = B + cpu_bcast_off(bi, rb, os->dims, bst), .b_rs = n, .b_cs = 1,
@@ -277,6 +268,15 @@ CPU_UNARY(tanh, ops_act_apply(OPS_ACT_TANH, v))
 CPU_UNARY(gelu, ops_act_apply(OPS_ACT_GELU, v))
 CPU_UNARY(erf, (float)erf((double)v))
 CPU_UNARY(sqrt, sqrtf(v))
+
+/* ONNX HardSwish, x * max(0, min(1, x/6 + 1/2)), in double, rounded once; NaN stays NaN (the
+ * comparisons are false), -inf gives NaN (-inf * 0) as the formula does. */
+static float cpu_hardswish(float x) {
+    double t = (double)x / 6.0 + 0.5;
+    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    return (float)((double)x * t);
+}
+CPU_UNARY(hardswish, cpu_hardswish(v))
 
 /* min(max(x, lo), hi); NaN stays NaN. */
 void ops_cpu_clip(const ops_sig *s, const float *const *in, float *const *out) {
@@ -402,7 +402,7 @@ static void cpu_pool(const ops_sig *s, const float *const *in, float *const *out
     const ops_shape *xs = &s->in[0];
     ops_window win;
     if (ops_window2d(s->op, s->p, xs, NULL, &win, NULL, 0) < 0)
-        abort(); /* ops_infer accepted this node: unreachable */
+        base_die("ops_window2d refused a node that ops_infer accepted");
     const int64_t H = xs->dims[2], W = xs->dims[3];
     int64_t hp = (win.oh - 1) * win.sh + win.kh, wp = (win.ow - 1) * win.sw + win.kw;
     if (hp < win.pt + H)

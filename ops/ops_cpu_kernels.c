@@ -17,10 +17,10 @@
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "ops_impl.h"
 
 #define GEMM_MR 6    /* rows of the register tile */
@@ -98,8 +98,7 @@ static inline __attribute__((always_inline)) float cpu_fmaf_soft(float a, float 
 static void *gemm_xalloc(size_t n) {
     void *p = aligned_alloc(64, (n + 63) / 64 * 64);
     if (!p) {
-        fprintf(stderr, "tasc: out of memory (%zu bytes) in the CPU GEMM\n", n);
-        abort();
+        base_die("out of memory (%zu bytes) in the CPU GEMM", n);
     }
     return p;
 }

@@ -8,24 +8,12 @@
  * through unchanged nodes, the producer of a tensor the new nodes read; topological positions
  * rule most plans out without a walk.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "match.h"
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void ra_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 void rules_apply_plan_clear(rules_apply_plan *pl) {
     free(pl->dead);
@@ -66,7 +54,7 @@ static int ra_ref_ok(const graph *g, const rules_apply_plan *pl, rules_aref r, i
 int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t errlen) {
     if (pl->n_nodes < 0 || pl->n_nodes > RULES_APPLY_MAX_NODES || pl->n_weights < 0 ||
         pl->n_weights > RULES_APPLY_MAX_WEIGHTS) {
-        ra_msg(err, errlen, "plan: too many new nodes or weights");
+        base_fail(err, errlen, "plan: too many new nodes or weights");
         return -1;
     }
     int64_t limit = g->max_elements > 0 ? g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
@@ -74,25 +62,25 @@ int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t er
         rules_apply_node *nd = &pl->nodes[j];
         ops_shape in[RULES_APPLY_MAX_IN];
         if (nd->n_in < 0 || nd->n_in > RULES_APPLY_MAX_IN) {
-            ra_msg(err, errlen, "plan: new node %d has %d inputs", (int)j, (int)nd->n_in);
+            base_fail(err, errlen, "plan: new node %d has %d inputs", (int)j, (int)nd->n_in);
             return -1;
         }
         for (int32_t k = 0; k < nd->n_in; k++) {
             if (!ra_ref_ok(g, pl, nd->in[k], j)) {
-                ra_msg(err, errlen, "plan: new node %d input %d names no tensor", (int)j, (int)k);
+                base_fail(err, errlen, "plan: new node %d input %d names no tensor", (int)j, (int)k);
                 return -1;
             }
             in[k] = *ra_shape(g, pl, nd->in[k]);
         }
         char ierr[256];
         if (ops_infer(nd->op, &nd->p, nd->n_in, in, &nd->n_out, nd->out, ierr, sizeof ierr) < 0) {
-            ra_msg(err, errlen, "%s", ierr);
+            base_fail(err, errlen, "%s", ierr);
             return -1;
         }
         for (int32_t o = 0; o < nd->n_out; o++)
             if (ops_shape_numel(&nd->out[o]) > limit) {
-                ra_msg(err, errlen, "%s: output %d would have more than %lld elements", ops_table[nd->op].name, (int)o,
-                       (long long)limit);
+                base_fail(err, errlen, "%s: output %d would have more than %lld elements", ops_table[nd->op].name,
+                          (int)o, (long long)limit);
                 return -1;
             }
     }
@@ -119,7 +107,7 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
             rules_ref ref = ro->in[k];
             if (ref.kind == RULES_REF_VAR) {
                 if (m->var[ref.idx] < 0) {
-                    ra_msg(err, errlen, "rule '%s': variable '%s' is not bound", r->id, r->vars[ref.idx].name);
+                    base_fail(err, errlen, "rule '%s': variable '%s' is not bound", r->id, r->vars[ref.idx].name);
                     return -1;
                 }
                 nd->in[k] = (rules_aref){RULES_AREF_TENSOR, m->var[ref.idx], 0};
@@ -137,13 +125,13 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
         for (int32_t e = 0; e < c->n_eq; e++) {
             int32_t t = m->var[c->eq[e].var];
             if (t < 0 || c->eq[e].dim >= g->tensors[t].shape.rank) {
-                ra_msg(err, errlen, "rule '%s': a constraint names an unbound variable", r->id);
+                base_fail(err, errlen, "rule '%s': a constraint names an unbound variable", r->id);
                 return -1;
             }
             int64_t d = g->tensors[t].shape.dims[c->eq[e].dim];
             if (e > 0 && d != val) {
-                ra_msg(err, errlen, "rule '%s': constrained dims differ (%lld vs %lld)", r->id, (long long)val,
-                       (long long)d);
+                base_fail(err, errlen, "rule '%s': constrained dims differ (%lld vs %lld)", r->id, (long long)val,
+                          (long long)d);
                 return -1;
             }
             val = d;
@@ -151,7 +139,7 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
         ops_params *p = &pl->nodes[c->op].p;
         if (c->key == PM_LIST) {
             if (c->list_index < 0 || c->list_index >= p->n_list)
-                return ra_msg(err, errlen, "rule '%s': constraint on a missing list entry", r->id), -1;
+                return base_fail(err, errlen, "rule '%s': constraint on a missing list entry", r->id);
             p->list[c->list_index] = val;
         } else {
             p->v[c->key] = val;
@@ -165,9 +153,8 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
             continue;
         for (int32_t k = 0; k < nd->n_in; k++)
             if (!ops_shape_eq(ra_shape(g, pl, nd->in[k]), &nd->out[0]))
-                return ra_msg(err, errlen, "rule '%s': %s would broadcast, outside the model the rule was proved in",
-                              r->id, ops_table[nd->op].name),
-                       -1;
+                return base_fail(err, errlen, "rule '%s': %s would broadcast, outside the model the rule was proved in",
+                                 r->id, ops_table[nd->op].name);
     }
     pl->n_removed = m->n_nodes;
     for (int32_t i = 0; i < m->n_nodes; i++)
@@ -186,8 +173,8 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
         rules_aref nt;
         if (ts.kind == RULES_REF_VAR) {
             if (m->var[ts.idx] < 0)
-                return ra_msg(err, errlen, "rule '%s': output variable '%s' is not bound", r->id, r->vars[ts.idx].name),
-                       -1;
+                return base_fail(err, errlen, "rule '%s': output variable '%s' is not bound", r->id,
+                                 r->vars[ts.idx].name);
             nt = (rules_aref){RULES_AREF_TENSOR, m->var[ts.idx], 0};
         } else {
             nt = (rules_aref){RULES_AREF_NODE, ts.idx, ts.out};
@@ -233,22 +220,21 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
     for (int32_t i = 0; i < pl->n_removed; i++) {
         int32_t n = pl->removed[i];
         if (n < 0 || n >= g->n_nodes || !ix->live[n])
-            return ra_msg(err, errlen, "plan: removed node %d is not a live node", (int)n), -1;
+            return base_fail(err, errlen, "plan: removed node %d is not a live node", (int)n);
         ix->stamp[n] = REMOVED;
     }
     for (int32_t i = 0; i < pl->n_map; i++) {
         int32_t t = pl->old_t[i];
         if (t < 0 || t >= g->n_tensors || !ra_ref_ok(g, pl, pl->new_t[i], pl->n_nodes))
-            return ra_msg(err, errlen, "plan: mapped tensor %d out of range", (int)i), -1;
+            return base_fail(err, errlen, "plan: mapped tensor %d out of range", (int)i);
         const ops_shape *a = &g->tensors[t].shape, *b = ra_shape(g, pl, pl->new_t[i]);
         if (!ops_shape_eq(a, b)) {
             char s1[96], s2[96];
-            return ra_msg(err, errlen, "tensor '%s' would change shape from %s to %s", g->tensors[t].name,
-                          ops_shape_str(a, s1, sizeof s1), ops_shape_str(b, s2, sizeof s2)),
-                   -1;
+            return base_fail(err, errlen, "tensor '%s' would change shape from %s to %s", g->tensors[t].name,
+                             ops_shape_str(a, s1, sizeof s1), ops_shape_str(b, s2, sizeof s2));
         }
         if (pl->new_t[i].kind == RULES_AREF_TENSOR && g->tensors[pl->new_t[i].idx].dtype != g->tensors[t].dtype)
-            return ra_msg(err, errlen, "tensor '%s' would change type", g->tensors[t].name), -1;
+            return base_fail(err, errlen, "tensor '%s' would change type", g->tensors[t].name);
     }
     /* new nodes read no output of a removed node; collect the producers they read (targets) */
     int32_t max_target = -1;
@@ -261,9 +247,8 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
             if (p < 0)
                 continue;
             if (ix->stamp[p] == REMOVED)
-                return ra_msg(err, errlen, "plan: a new node reads '%s', an output of a replaced node",
-                              g->tensors[r.idx].name),
-                       -1;
+                return base_fail(err, errlen, "plan: a new node reads '%s', an output of a replaced node",
+                                 g->tensors[r.idx].name);
             ix->stamp[p] = TARGET;
             if (ix->topo_pos[p] > max_target)
                 max_target = ix->topo_pos[p];
@@ -279,10 +264,10 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
             if (mapped)
                 continue;
             if (ix->is_output[t])
-                return ra_msg(err, errlen, "graph output '%s' would be dropped", g->tensors[t].name), -1;
+                return base_fail(err, errlen, "graph output '%s' would be dropped", g->tensors[t].name);
             for (int32_t u = ix->use_start[t]; u < ix->use_start[t + 1]; u++)
                 if (ix->stamp[ix->use_node[u]] != REMOVED)
-                    return ra_msg(err, errlen, "'%s' is read outside the replaced nodes", g->tensors[t].name), -1;
+                    return base_fail(err, errlen, "'%s' is read outside the replaced nodes", g->tensors[t].name);
         }
     }
     /* cycles: from the readers of mapped tensors forwards, looking for a target */
@@ -294,7 +279,7 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
             if (ix->stamp[n] == REMOVED || ix->stamp[n] == SEEN || ix->topo_pos[n] > max_target)
                 continue;
             if (ix->stamp[n] == TARGET)
-                return ra_msg(err, errlen, "the rewrite would create a cycle"), -1;
+                return base_fail(err, errlen, "the rewrite would create a cycle");
             ix->stamp[n] = SEEN;
             ix->stack[sp++] = n;
         }
@@ -308,7 +293,7 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
                 if (ix->stamp[n] == REMOVED || ix->stamp[n] == SEEN || ix->topo_pos[n] > max_target)
                     continue;
                 if (ix->stamp[n] == TARGET)
-                    return ra_msg(err, errlen, "the rewrite would create a cycle"), -1;
+                    return base_fail(err, errlen, "the rewrite would create a cycle");
                 ix->stamp[n] = SEEN;
                 ix->stack[sp++] = n;
             }
@@ -316,11 +301,7 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
     }
     /* dead nodes: removed ones, then producers left without readers, transitively */
     int32_t cap = pl->n_removed + 16, n_dead = 0;
-    int32_t *dead = malloc((size_t)cap * sizeof *dead);
-    if (!dead) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    int32_t *dead = base_xmalloc((size_t)cap * sizeof *dead);
     for (int32_t i = 0; i < pl->n_removed; i++)
         dead[n_dead++] = pl->removed[i];
     /* the stamp of a dead node is REMOVED (given) or DEAD (found); ra_uses_left counts both as gone */
@@ -345,11 +326,7 @@ int rules_apply_check(rules_match_index *ix, rules_apply_plan *pl, char *err, si
         ix->stamp[p] = DEAD;
         if (n_dead == cap) {
             cap *= 2;
-            dead = realloc(dead, (size_t)cap * sizeof *dead);
-            if (!dead) {
-                fputs("tasc: out of memory\n", stderr);
-                abort();
-            }
+            dead = base_xrealloc(dead, (size_t)cap * sizeof *dead);
         }
         dead[n_dead++] = p;
         for (int32_t k = 0; k < nd->n_in; k++)
@@ -403,7 +380,7 @@ int rules_apply_run(const rules_match_index *ix, const rules_apply_plan *pl, con
             c->nodes[c->n_nodes - 1].tag = 1;
     }
     if (!graph_ok(c)) {
-        ra_msg(err, errlen, "%s", graph_error(c));
+        base_fail(err, errlen, "%s", graph_error(c));
         graph_free(c);
         return -1;
     }

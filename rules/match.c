@@ -12,17 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "match.h"
-
-/* Allocation failure is not user input (tier 2). */
-static void *rm_alloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p);
 
@@ -32,15 +23,11 @@ static void rm_lists_build(rules_match_lists *l, const uint32_t *key, const int3
     while (cap < 2 * (uint32_t)n)
         cap *= 2;
     l->mask = cap - 1;
-    l->key = calloc(cap, sizeof *l->key);
-    l->start = calloc(cap, sizeof *l->start);
-    l->count = calloc(cap, sizeof *l->count);
-    l->node = rm_alloc(((size_t)n + 1) * sizeof *l->node);
-    int32_t *slot_of = rm_alloc(((size_t)n + 1) * sizeof *slot_of);
-    if (!l->key || !l->start || !l->count) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    l->key = base_xcalloc(cap, sizeof *l->key);
+    l->start = base_xcalloc(cap, sizeof *l->start);
+    l->count = base_xcalloc(cap, sizeof *l->count);
+    l->node = base_xmalloc(((size_t)n + 1) * sizeof *l->node);
+    int32_t *slot_of = base_xmalloc(((size_t)n + 1) * sizeof *slot_of);
     for (int32_t i = 0; i < n; i++) {
         uint32_t at = key[i] & l->mask;
         while (l->key[at] && l->key[at] != key[i])
@@ -51,7 +38,7 @@ static void rm_lists_build(rules_match_lists *l, const uint32_t *key, const int3
     }
     for (uint32_t k = 1; k < cap; k++)
         l->start[k] = l->start[k - 1] + l->count[k - 1];
-    int32_t *fill = rm_alloc(cap * sizeof *fill);
+    int32_t *fill = base_xmalloc(cap * sizeof *fill);
     memcpy(fill, l->start, cap * sizeof *fill);
     for (int32_t i = 0; i < n; i++)
         l->node[fill[slot_of[i]]++] = node[i];
@@ -80,21 +67,17 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     memset(ix, 0, sizeof *ix);
     ix->g = g;
     int32_t nt = g->n_tensors, nn = g->n_nodes;
-    int32_t *order = rm_alloc((size_t)nn * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)nn * sizeof *order);
     if (graph_topo_order(g, order, err, errlen) < 0) {
         free(order);
         return -1;
     }
-    ix->topo_pos = rm_alloc((size_t)nn * sizeof *ix->topo_pos);
+    ix->topo_pos = base_xmalloc((size_t)nn * sizeof *ix->topo_pos);
     for (int32_t i = 0; i < nn; i++)
         ix->topo_pos[order[i]] = i;
-    ix->is_output = calloc((size_t)nt + 1, 1);
-    ix->live = calloc((size_t)nn + 1, 1);
-    ix->stamp = calloc((size_t)nn + 1, sizeof *ix->stamp);
-    if (!ix->is_output || !ix->live || !ix->stamp) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    ix->is_output = base_xcalloc((size_t)nt + 1, 1);
+    ix->live = base_xcalloc((size_t)nn + 1, 1);
+    ix->stamp = base_xcalloc((size_t)nn + 1, sizeof *ix->stamp);
     for (int32_t i = 0; i < g->n_outputs; i++)
         ix->is_output[g->outputs[i]] = 1;
     /* liveness: backwards over the topological order */
@@ -115,58 +98,46 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     }
     free(order);
     /* readers, CSR by tensor, ascending node ids */
-    ix->use_start = calloc((size_t)nt + 1, sizeof *ix->use_start);
-    if (!ix->use_start) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    ix->use_start = base_xcalloc((size_t)nt + 1, sizeof *ix->use_start);
     int32_t total = 0;
     for (int32_t n = 0; n < nn; n++)
         for (int32_t k = 0; k < g->nodes[n].n_in; k++)
             ix->use_start[g->nodes[n].in[k] + 1]++, total++;
     for (int32_t t = 0; t < nt; t++)
         ix->use_start[t + 1] += ix->use_start[t];
-    ix->use_node = rm_alloc((size_t)total * sizeof *ix->use_node);
-    int32_t *fill = rm_alloc((size_t)nt * sizeof *fill);
+    ix->use_node = base_xmalloc((size_t)total * sizeof *ix->use_node);
+    int32_t *fill = base_xmalloc((size_t)nt * sizeof *fill);
     memcpy(fill, ix->use_start, (size_t)nt * sizeof *fill);
     for (int32_t n = 0; n < nn; n++)
         for (int32_t k = 0; k < g->nodes[n].n_in; k++)
             ix->use_node[fill[g->nodes[n].in[k]]++] = n;
     free(fill);
     /* live nodes by op */
-    ix->op_start = calloc(OP_COUNT + 1, sizeof *ix->op_start);
-    if (!ix->op_start) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    ix->op_start = base_xcalloc(OP_COUNT + 1, sizeof *ix->op_start);
     int32_t n_live = 0;
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
             ix->op_start[g->nodes[n].op + 1]++, n_live++;
     for (int32_t o = 0; o < OP_COUNT; o++)
         ix->op_start[o + 1] += ix->op_start[o];
-    ix->op_node = rm_alloc((size_t)n_live * sizeof *ix->op_node);
+    ix->op_node = base_xmalloc((size_t)n_live * sizeof *ix->op_node);
     int32_t at[OP_COUNT];
     memcpy(at, ix->op_start, sizeof at);
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
             ix->op_node[at[g->nodes[n].op]++] = n;
     /* every node's class, and live nodes by class */
-    ix->node_cls = rm_alloc((size_t)nn + 1);
+    ix->node_cls = base_xmalloc((size_t)nn + 1);
     for (int32_t n = 0; n < nn; n++)
         ix->node_cls[n] = (uint8_t)RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in);
-    ix->cls_start = calloc(RULES_N_CLASSES + 1, sizeof *ix->cls_start);
-    ix->cls_node = rm_alloc((size_t)n_live * sizeof *ix->cls_node);
-    if (!ix->cls_start) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    ix->cls_start = base_xcalloc(RULES_N_CLASSES + 1, sizeof *ix->cls_start);
+    ix->cls_node = base_xmalloc((size_t)n_live * sizeof *ix->cls_node);
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
             ix->cls_start[RULES_NODE_CLASS(g->nodes[n].op, g->nodes[n].n_in) + 1]++;
     for (int32_t k = 0; k < RULES_N_CLASSES; k++)
         ix->cls_start[k + 1] += ix->cls_start[k];
-    int32_t *cat = rm_alloc(RULES_N_CLASSES * sizeof *cat);
+    int32_t *cat = base_xmalloc(RULES_N_CLASSES * sizeof *cat);
     memcpy(cat, ix->cls_start, RULES_N_CLASSES * sizeof *cat);
     for (int32_t n = 0; n < nn; n++)
         if (ix->live[n])
@@ -174,16 +145,12 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     free(cat);
     /* op-to-class edges among live readers (a bit set, and the readers of each edge key), and the
      * live nodes' signatures: (key, node) pairs in ascending node order */
-    ix->edges = calloc(RULES_EDGE_WORDS, sizeof *ix->edges);
-    ix->node_sig = calloc((size_t)nn + 1, sizeof *ix->node_sig);
-    if (!ix->edges || !ix->node_sig) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    uint32_t *ekey = rm_alloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *ekey);
-    int32_t *enode = rm_alloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *enode), n_e = 0;
-    uint32_t *skey = rm_alloc(((size_t)n_live + 1) * sizeof *skey);
-    int32_t *snode = rm_alloc(((size_t)n_live + 1) * sizeof *snode), n_s = 0;
+    ix->edges = base_xcalloc(RULES_EDGE_WORDS, sizeof *ix->edges);
+    ix->node_sig = base_xcalloc((size_t)nn + 1, sizeof *ix->node_sig);
+    uint32_t *ekey = base_xmalloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *ekey);
+    int32_t *enode = base_xmalloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *enode), n_e = 0;
+    uint32_t *skey = base_xmalloc(((size_t)n_live + 1) * sizeof *skey);
+    int32_t *snode = base_xmalloc(((size_t)n_live + 1) * sizeof *snode), n_s = 0;
     for (int32_t n = 0; n < nn; n++) {
         const graph_node *nd = &g->nodes[n];
         if (!ix->live[n])
@@ -208,8 +175,8 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     free(skey);
     free(snode);
     /* the dead-node walk of rules_apply_check pushes at most one entry per edge and mapped tensor */
-    ix->stack = rm_alloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
-    ix->uses_left = rm_alloc((size_t)nt * sizeof *ix->uses_left);
+    ix->stack = base_xmalloc((size_t)(nn + total + RULES_APPLY_MAX_MAP + 1) * sizeof *ix->stack);
+    ix->uses_left = base_xmalloc((size_t)nt * sizeof *ix->uses_left);
     return 0;
 }
 
@@ -287,7 +254,7 @@ static int rm_is_window_key(ops_param_key k);
  * parameters: never 0. */
 static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p) {
     const ops_desc *d = &ops_table[op];
-    int windowed = op == OP_CONV2D || op == OP_AVGPOOL2D || op == OP_MAXPOOL2D;
+    int windowed = d->window != OPS_WIN_NONE;
     uint64_t h = ((uint64_t)RULES_NODE_CLASS(op, n_in) * 64 + (uint64_t)rank) * UINT64_C(0x9e3779b97f4a7c15);
     for (int32_t i = 0; i < d->n_params; i++) {
         ops_param_key k = d->params[i].key;
@@ -373,7 +340,7 @@ static int rm_is_window_key(ops_param_key k) {
 int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, int32_t n_in, const ops_shape *in,
                        const uint8_t *skip_key, const uint8_t *skip_list) {
     const ops_desc *d = &ops_table[op];
-    int windowed = op == OP_CONV2D || op == OP_AVGPOOL2D || op == OP_MAXPOOL2D;
+    int windowed = d->window != OPS_WIN_NONE;
     int any_list_skip = 0;
     if (skip_list)
         for (int32_t i = 0; i < OPS_MAX_LIST; i++)
@@ -399,7 +366,7 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
             return 0;
     }
     if (windowed) {
-        if (n_in < 1 || (op == OP_CONV2D && n_in < 2))
+        if (n_in < 1 || (d->window == OPS_WIN_KERNEL && n_in < 2))
             return 0;
         int same = 1; /* equal window parameters give equal windows */
         for (int32_t i = 0; i < d->n_params && same; i++)
@@ -408,7 +375,7 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
         if (same)
             return 1;
         ops_window a, b;
-        const ops_shape *w = op == OP_CONV2D ? &in[1] : NULL;
+        const ops_shape *w = d->window == OPS_WIN_KERNEL ? &in[1] : NULL;
         if (ops_window2d(op, p, &in[0], w, &a, NULL, 0) < 0 || ops_window2d(op, q, &in[0], w, &b, NULL, 0) < 0)
             return 0;
         return a.kh == b.kh && a.kw == b.kw && a.sh == b.sh && a.sw == b.sw && a.dh == b.dh && a.dw == b.dw &&
@@ -578,7 +545,7 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
         if (s->m.node[j] == n)
             return;
     ops_shape in[RULES_MAX_IN]; /* only the windowed ops and split look at their input shapes */
-    if (po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D || po->op == OP_SPLIT)
+    if (ops_table[po->op].window != OPS_WIN_NONE || po->op == OP_SPLIT)
         for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
             in[k] = g->tensors[nd->in[k]].shape;
     if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
@@ -695,11 +662,7 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
     const rules_rule *r = &rs->rules[rule];
     if (!rules_match_usable(r, dir))
         return 0;
-    rm_state *s = calloc(1, sizeof *s);
-    if (!s) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    rm_state *s = base_xcalloc(1, sizeof *s);
     s->rs = rs;
     s->r = r;
     s->pat = rm_side(r, dir, 1);
@@ -737,8 +700,8 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
         for (int32_t k = 0; k < OPS_MAX_LIST; k++)
             constrained |= s->skip_list[i][k];
         s->sig[i] = constrained || po->out_rank <= 0 ? 0 : rm_sig(po->op, po->n_in, po->out_rank, &po->p);
-        int windowed = po->op == OP_CONV2D || po->op == OP_AVGPOOL2D || po->op == OP_MAXPOOL2D;
         const ops_desc *d = &ops_table[po->op];
+        int windowed = d->window != OPS_WIN_NONE;
         for (int32_t k = 0; k < d->n_params; k++) {
             ops_param_key key = d->params[k].key;
             if (key != PM_LIST && !s->skip_key[i][key] && !(windowed && rm_is_window_key(key)))

@@ -9,6 +9,7 @@
  */
 #include "rules.h"
 #include "rules_json.h"
+#include "base.h"
 
 #include <errno.h>
 #include <float.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -30,43 +30,14 @@
 #define RULES_PRINTF(a, b)
 #endif
 
-RULES_PRINTF(3, 4)
-static int rules_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        for (char *q = err; *q; q++)
-            if (*q == '\n' || *q == '\r')
-                *q = ' ';
-    }
-    return -1;
-}
-
-static char *rules_strdup(const char *s) {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (!d) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
-    memcpy(d, s, n);
-    return d;
-}
+/* A copy of s (NULL stays NULL). */
+static char *rules_strdup(const char *s) { return s ? base_xstrdup(s) : NULL; }
 
 /* =============================================================================================
  * lifetime
  */
 rules_set *rules_set_new(void) {
-    rules_set *rs = calloc(1, sizeof *rs);
-    if (!rs) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
-    return rs;
+    return base_xcalloc(1, sizeof(rules_set));
 }
 
 void rules_rule_clear(rules_rule *r) {
@@ -153,26 +124,27 @@ static int rules_side_infer(const rules_rule *r, rules_side side, rules_graph *g
     const char *sn = rules_side_names[side];
     char m[256], b[32];
     if (g->n_ops < 0 || g->n_ops > RULES_MAX_OPS)
-        return rules_fail(err, errlen, "%s has %d ops, at most %d", sn, (int)g->n_ops, RULES_MAX_OPS);
+        return base_fail_line(err, errlen, "%s has %d ops, at most %d", sn, (int)g->n_ops, RULES_MAX_OPS);
     for (int32_t k = 0; k < g->n_ops; k++) {
         rules_op *o = &g->ops[k];
         if ((int)o->op < 0 || o->op >= OP_COUNT)
-            return rules_fail(err, errlen, "%s op %d: unknown op", sn, (int)k);
+            return base_fail_line(err, errlen, "%s op %d: unknown op", sn, (int)k);
         if (o->n_in < 0 || o->n_in > RULES_MAX_IN)
-            return rules_fail(err, errlen, "%s op %d (%s): %d inputs, at most %d", sn, (int)k, ops_table[o->op].name,
-                              (int)o->n_in, RULES_MAX_IN);
+            return base_fail_line(err, errlen, "%s op %d (%s): %d inputs, at most %d", sn, (int)k,
+                                  ops_table[o->op].name, (int)o->n_in, RULES_MAX_IN);
         ops_shape in[RULES_MAX_IN];
         for (int32_t i = 0; i < o->n_in; i++) {
             const ops_shape *s = rules_ref_shape(r, g, o->in[i], k, shapes);
             if (!s)
-                return rules_fail(err, errlen, "%s op %d (%s): input %d '%s' does not name a variable or an earlier "
-                                  "op's output", sn, (int)k, ops_table[o->op].name, (int)i,
-                                  rules_ref_str(r, o->in[i], b, sizeof b));
+                return base_fail_line(err, errlen,
+                                      "%s op %d (%s): input %d '%s' does not name a variable or an earlier op's output",
+                                      sn, (int)k, ops_table[o->op].name, (int)i,
+                                      rules_ref_str(r, o->in[i], b, sizeof b));
             in[i] = *s;
         }
         int32_t n_out = 0;
         if (ops_infer(o->op, &o->p, o->n_in, in, &n_out, shapes[k], m, sizeof m) < 0)
-            return rules_fail(err, errlen, "%s op %d: %s", sn, (int)k, m);
+            return base_fail_line(err, errlen, "%s op %d: %s", sn, (int)k, m);
         o->n_out = n_out;
         o->out_rank = n_out > 0 ? shapes[k][0].rank : 0;
     }
@@ -197,22 +169,22 @@ static int rules_name_ok(const char *s) {
 int rules_rule_check(rules_rule *r, char *err, size_t errlen) {
     char b[32], b2[32], sb[96], sb2[96];
     if (r->n_vars < 0 || r->n_vars > RULES_MAX_VARS)
-        return rules_fail(err, errlen, "%d variables, at most %d", (int)r->n_vars, RULES_MAX_VARS);
+        return base_fail_line(err, errlen, "%d variables, at most %d", (int)r->n_vars, RULES_MAX_VARS);
     for (int32_t v = 0; v < r->n_vars; v++) {
         const rules_var *rv = &r->vars[v];
         if (!memchr(rv->name, '\0', sizeof rv->name) || !rules_name_ok(rv->name))
-            return rules_fail(err, errlen, "variable %d: bad name (letters, digits and '_', not starting with a digit)",
-                              (int)v);
+            return base_fail_line(err, errlen,
+                                  "variable %d: bad name (letters, digits and '_', not starting with a digit)", (int)v);
         for (int32_t u = 0; u < v; u++)
             if (!strcmp(r->vars[u].name, rv->name))
-                return rules_fail(err, errlen, "variable '%s' declared twice", rv->name);
+                return base_fail_line(err, errlen, "variable '%s' declared twice", rv->name);
         if (rv->shape.rank < 0 || rv->shape.rank > OPS_MAX_DIMS)
-            return rules_fail(err, errlen, "variable '%s': rank %d, at most %d", rv->name, (int)rv->shape.rank,
-                              OPS_MAX_DIMS);
+            return base_fail_line(err, errlen, "variable '%s': rank %d, at most %d", rv->name, (int)rv->shape.rank,
+                                  OPS_MAX_DIMS);
         for (int32_t d = 0; d < rv->shape.rank; d++)
             if (rv->shape.dims[d] < 1 || rv->shape.dims[d] > (INT64_C(1) << 31))
-                return rules_fail(err, errlen, "variable '%s': dim %d = %lld out of range 1..2^31", rv->name, (int)d,
-                                  (long long)rv->shape.dims[d]);
+                return base_fail_line(err, errlen, "variable '%s': dim %d = %lld out of range 1..2^31", rv->name,
+                                      (int)d, (long long)rv->shape.dims[d]);
     }
     ops_shape sh[RULES_SIDE_COUNT][RULES_MAX_OPS][OPS_MAX_OUTPUTS]; /* [side][op][output] */
     int rc = -1;
@@ -220,11 +192,11 @@ int rules_rule_check(rules_rule *r, char *err, size_t errlen) {
         rules_side_infer(r, RULES_SIDE_DST, &r->dst, sh[1], err, errlen) < 0)
         goto done;
     if (r->src.n_ops == 0 && r->dst.n_ops == 0) {
-        rules_fail(err, errlen, "both sides are empty");
+        base_fail_line(err, errlen, "both sides are empty");
         goto done;
     }
     if (r->n_outputs < 1 || r->n_outputs > RULES_MAX_OUTPUTS) {
-        rules_fail(err, errlen, "%d mapped outputs, expected 1..%d", (int)r->n_outputs, RULES_MAX_OUTPUTS);
+        base_fail_line(err, errlen, "%d mapped outputs, expected 1..%d", (int)r->n_outputs, RULES_MAX_OUTPUTS);
         goto done;
     }
     for (int32_t i = 0; i < r->n_outputs; i++) {
@@ -232,21 +204,21 @@ int rules_rule_check(rules_rule *r, char *err, size_t errlen) {
         const ops_shape *a = rules_ref_shape(r, &r->src, om->src, r->src.n_ops, sh[0]);
         const ops_shape *c = rules_ref_shape(r, &r->dst, om->dst, r->dst.n_ops, sh[1]);
         if (!a || !c) {
-            rules_fail(err, errlen, "output %d: '%s' is not a tensor of the %s graph", (int)i,
-                       rules_ref_str(r, a ? om->dst : om->src, b, sizeof b), a ? "dst" : "src");
+            base_fail_line(err, errlen, "output %d: '%s' is not a tensor of the %s graph", (int)i,
+                           rules_ref_str(r, a ? om->dst : om->src, b, sizeof b), a ? "dst" : "src");
             goto done;
         }
         if (!ops_shape_eq(a, c)) {
-            rules_fail(err, errlen, "output %d: src '%s' has shape %s but dst '%s' has shape %s", (int)i,
-                       rules_ref_str(r, om->src, b, sizeof b), ops_shape_str(a, sb, sizeof sb),
-                       rules_ref_str(r, om->dst, b2, sizeof b2), ops_shape_str(c, sb2, sizeof sb2));
+            base_fail_line(err, errlen, "output %d: src '%s' has shape %s but dst '%s' has shape %s", (int)i,
+                           rules_ref_str(r, om->src, b, sizeof b), ops_shape_str(a, sb, sizeof sb),
+                           rules_ref_str(r, om->dst, b2, sizeof b2), ops_shape_str(c, sb2, sizeof sb2));
             goto done;
         }
         for (int32_t j = 0; j < i; j++) {
             const rules_outmap *oj = &r->outputs[j];
             if ((oj->src.kind == om->src.kind && oj->src.idx == om->src.idx && oj->src.out == om->src.out) ||
                 (oj->dst.kind == om->dst.kind && oj->dst.idx == om->dst.idx && oj->dst.out == om->dst.out)) {
-                rules_fail(err, errlen, "outputs %d and %d map the same tensor", (int)j, (int)i);
+                base_fail_line(err, errlen, "outputs %d and %d map the same tensor", (int)j, (int)i);
                 goto done;
             }
         }
@@ -269,81 +241,83 @@ int rules_rule_check(rules_rule *r, char *err, size_t errlen) {
                 }
                 if (!used) {
                     rules_ref ref = {RULES_REF_OP, k, o};
-                    rules_fail(err, errlen, "%s output '%s' is neither used nor mapped", rules_side_names[side],
-                               rules_ref_str(r, ref, b, sizeof b));
+                    base_fail_line(err, errlen, "%s output '%s' is neither used nor mapped", rules_side_names[side],
+                                   rules_ref_str(r, ref, b, sizeof b));
                     goto done;
                 }
             }
     }
     if (r->n_constraints < 0 || r->n_constraints > RULES_MAX_CONSTRAINTS) {
-        rules_fail(err, errlen, "%d constraints, at most %d", (int)r->n_constraints, RULES_MAX_CONSTRAINTS);
+        base_fail_line(err, errlen, "%d constraints, at most %d", (int)r->n_constraints, RULES_MAX_CONSTRAINTS);
         goto done;
     }
     for (int32_t i = 0; i < r->n_constraints; i++) {
         const rules_constraint *c = &r->constraints[i];
         if ((int)c->side < 0 || c->side >= RULES_SIDE_COUNT) {
-            rules_fail(err, errlen, "constraint %d: bad side", (int)i);
+            base_fail_line(err, errlen, "constraint %d: bad side", (int)i);
             goto done;
         }
         const rules_graph *g = rules_side_graph(r, c->side);
         if (c->op < 0 || c->op >= g->n_ops) {
-            rules_fail(err, errlen, "constraint %d: %s has no op %d", (int)i, rules_side_names[c->side], (int)c->op);
+            base_fail_line(err, errlen, "constraint %d: %s has no op %d", (int)i, rules_side_names[c->side],
+                           (int)c->op);
             goto done;
         }
         const rules_op *o = &g->ops[c->op];
         if ((int)c->key < 0 || c->key >= PM_COUNT || !ops_param_desc_of(o->op, c->key)) {
-            rules_fail(err, errlen, "constraint %d: op %s has no such parameter", (int)i, ops_table[o->op].name);
+            base_fail_line(err, errlen, "constraint %d: op %s has no such parameter", (int)i, ops_table[o->op].name);
             goto done;
         }
         int64_t actual;
         if (c->key == PM_LIST) {
             if (c->list_index < 0 || c->list_index >= o->p.n_list) {
-                rules_fail(err, errlen, "constraint %d: list index %d out of range", (int)i, (int)c->list_index);
+                base_fail_line(err, errlen, "constraint %d: list index %d out of range", (int)i, (int)c->list_index);
                 goto done;
             }
             actual = o->p.list[c->list_index];
         } else {
             if (c->list_index != -1) {
-                rules_fail(err, errlen, "constraint %d: an index is only for the list parameter", (int)i);
+                base_fail_line(err, errlen, "constraint %d: an index is only for the list parameter", (int)i);
                 goto done;
             }
             actual = o->p.v[c->key];
         }
         if (actual != c->value) {
-            rules_fail(err, errlen, "constraint %d: value %lld but the op has %lld", (int)i, (long long)c->value,
-                       (long long)actual);
+            base_fail_line(err, errlen, "constraint %d: value %lld but the op has %lld", (int)i, (long long)c->value,
+                           (long long)actual);
             goto done;
         }
         if (c->n_eq < 0 || c->n_eq > RULES_MAX_EQ) {
-            rules_fail(err, errlen, "constraint %d: %d dims listed, at most %d", (int)i, (int)c->n_eq, RULES_MAX_EQ);
+            base_fail_line(err, errlen, "constraint %d: %d dims listed, at most %d", (int)i, (int)c->n_eq,
+                           RULES_MAX_EQ);
             goto done;
         }
         for (int32_t e = 0; e < c->n_eq; e++) {
             int32_t v = c->eq[e].var, d = c->eq[e].dim;
             if (v < 0 || v >= r->n_vars || d < 0 || d >= r->vars[v].shape.rank) {
-                rules_fail(err, errlen, "constraint %d: no dim %d of variable %d", (int)i, (int)d, (int)v);
+                base_fail_line(err, errlen, "constraint %d: no dim %d of variable %d", (int)i, (int)d, (int)v);
                 goto done;
             }
             if (r->vars[v].shape.dims[d] != c->value) {
-                rules_fail(err, errlen, "constraint %d: dim %d of '%s' is %lld, not %lld", (int)i, (int)d,
-                           r->vars[v].name, (long long)r->vars[v].shape.dims[d], (long long)c->value);
+                base_fail_line(err, errlen, "constraint %d: dim %d of '%s' is %lld, not %lld", (int)i, (int)d,
+                               r->vars[v].name, (long long)r->vars[v].shape.dims[d], (long long)c->value);
                 goto done;
             }
         }
     }
     if (r->n_requires < 0 || r->n_requires > RULES_MAX_REQUIRES) {
-        rules_fail(err, errlen, "%d requirements, at most %d", (int)r->n_requires, RULES_MAX_REQUIRES);
+        base_fail_line(err, errlen, "%d requirements, at most %d", (int)r->n_requires, RULES_MAX_REQUIRES);
         goto done;
     }
     for (int32_t i = 0; i < r->n_requires; i++) {
         const rules_require *q = &r->requires[i];
         if (q->var < 0 || q->var >= r->n_vars || q->dim < 0 || q->dim >= r->vars[q->var].shape.rank) {
-            rules_fail(err, errlen, "requirement %d: no dim %d of variable %d", (int)i, (int)q->dim, (int)q->var);
+            base_fail_line(err, errlen, "requirement %d: no dim %d of variable %d", (int)i, (int)q->dim, (int)q->var);
             goto done;
         }
         if (r->vars[q->var].shape.dims[q->dim] != q->value) {
-            rules_fail(err, errlen, "requirement %d: dim %d of '%s' is %lld, not %lld", (int)i, (int)q->dim,
-                       r->vars[q->var].name, (long long)r->vars[q->var].shape.dims[q->dim], (long long)q->value);
+            base_fail_line(err, errlen, "requirement %d: dim %d of '%s' is %lld, not %lld", (int)i, (int)q->dim,
+                           r->vars[q->var].name, (long long)r->vars[q->var].shape.dims[q->dim], (long long)q->value);
             goto done;
         }
     }
@@ -368,13 +342,13 @@ static int rl_fail(rl_ctx *c, const char *fmt, ...) {
     char m[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    base_vfail(m, sizeof m, fmt, ap);
     va_end(ap);
     if (c->rule_id)
-        return rules_fail(c->err, c->errlen, "%s: rule '%s': %s", c->where, c->rule_id, m);
+        return base_fail_line(c->err, c->errlen, "%s: rule '%s': %s", c->where, c->rule_id, m);
     if (c->rule_index >= 0)
-        return rules_fail(c->err, c->errlen, "%s: rule %d: %s", c->where, (int)c->rule_index, m);
-    return rules_fail(c->err, c->errlen, "%s: %s", c->where, m);
+        return base_fail_line(c->err, c->errlen, "%s: rule %d: %s", c->where, (int)c->rule_index, m);
+    return base_fail_line(c->err, c->errlen, "%s: %s", c->where, m);
 }
 
 static int rj_is(const rj_val *v, rj_type t) { return v && v->type == t; }
@@ -965,7 +939,7 @@ rules_set *rules_from_json_string(const char *text, const char *where, char *err
 rules_set *rules_load(const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        rules_fail(err, errlen, "%s: %s", path, strerror(errno));
+        base_fail_line(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
     char *buf = NULL;
@@ -977,7 +951,7 @@ rules_set *rules_load(const char *path, char *err, size_t errlen) {
             if (!nb) {
                 free(buf);
                 fclose(f);
-                rules_fail(err, errlen, "%s: out of memory", path);
+                base_fail_line(err, errlen, "%s: out of memory", path);
                 return NULL;
             }
             buf = nb;
@@ -989,7 +963,7 @@ rules_set *rules_load(const char *path, char *err, size_t errlen) {
         if ((int64_t)len > RULES_MAX_FILE_BYTES) {
             free(buf);
             fclose(f);
-            rules_fail(err, errlen, "%s: larger than %lld bytes", path, (long long)RULES_MAX_FILE_BYTES);
+            base_fail_line(err, errlen, "%s: larger than %lld bytes", path, (long long)RULES_MAX_FILE_BYTES);
             return NULL;
         }
     }
@@ -997,12 +971,12 @@ rules_set *rules_load(const char *path, char *err, size_t errlen) {
     fclose(f);
     if (bad) {
         free(buf);
-        rules_fail(err, errlen, "%s: read error", path);
+        base_fail_line(err, errlen, "%s: read error", path);
         return NULL;
     }
     if (memchr(buf, '\0', len)) {
         free(buf);
-        rules_fail(err, errlen, "%s: not a text file (NUL byte)", path);
+        base_fail_line(err, errlen, "%s: not a text file (NUL byte)", path);
         return NULL;
     }
     buf[len] = '\0';
@@ -1240,32 +1214,13 @@ char *rules_to_json_string(const rules_set *rs) {
 int rules_save(const rules_set *rs, const char *path, char *err, size_t errlen) {
     char *text = rules_to_json_string(rs);
     if (!text)
-        return rules_fail(err, errlen, "%s: out of memory", path);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) {
-        free(text);
-        return rules_fail(err, errlen, "%s: out of memory", path);
+        return base_fail_line(err, errlen, "%s: out of memory", path);
+    base_afile f;
+    int rc = base_afile_open(&f, path, err, errlen);
+    if (rc == 0) {
+        fputs(text, f.f); /* a failed write shows in ferror: base_afile_commit reports it */
+        rc = base_afile_commit(&f, err, errlen);
     }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rules_fail(err, errlen, "%s: %s", path, strerror(errno));
-        free(tmp);
-        free(text);
-        return -1;
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
     free(text);
-    if (bad || rename(tmp, path) != 0) {
-        rules_fail(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return rc;
 }

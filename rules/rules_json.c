@@ -9,6 +9,7 @@
  * valid file outside the subset. The document owns its arena and text.
  */
 #include "rules_json.h"
+#include "base.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -33,19 +34,12 @@ struct rj_doc {
     int fallback;
 };
 
-static void *rj_oom(void) {
-    fputs("tasc: out of memory\n", stderr);
-    abort();
-}
-
 static void *rj_alloc(rj_doc *d, size_t bytes) {
     bytes = (bytes + 15) & ~(size_t)15;
     rj_chunk *c = d->chunks;
     if (!c || c->cap - c->used < bytes) {
         size_t cap = bytes > RJ_CHUNK ? bytes : RJ_CHUNK;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return rj_oom();
+        c = base_xmalloc(sizeof *c + cap);
         c->cap = cap;
         c->used = 0;
         c->next = d->chunks;
@@ -175,10 +169,7 @@ static int rj_number(rj_parser *ps, rj_val *v) {
 static int rj_push(rj_parser *ps, const rj_val *v) {
     if (ps->n_stk == ps->cap_stk) {
         size_t cap = ps->cap_stk ? 2 * ps->cap_stk : 1024;
-        rj_val *n = realloc(ps->stk, cap * sizeof *n);
-        if (!n)
-            return (rj_oom(), -1);
-        ps->stk = n;
+        ps->stk = base_xrealloc(ps->stk, cap * sizeof *ps->stk);
         ps->cap_stk = cap;
     }
     ps->stk[ps->n_stk++] = *v;
@@ -324,14 +315,10 @@ static void rj_from_jansson(rj_doc *d, json_t *j, rj_val *v) {
 }
 
 rj_doc *rules_json_parse(const char *text, const char *where, const rj_val **root, char *err, size_t errlen) {
-    rj_doc *d = calloc(1, sizeof *d);
-    if (!d)
-        return rj_oom();
+    rj_doc *d = base_xcalloc(1, sizeof *d);
     rj_val *top = rj_alloc(d, sizeof *top);
     size_t len = strlen(text);
-    d->text = malloc(len + 1);
-    if (!d->text)
-        return rj_oom();
+    d->text = base_xmalloc(len + 1);
     memcpy(d->text, text, len + 1);
     rj_parser ps = {d, d->text, NULL, 0, 0, 0};
     int ok = rj_value(&ps, top) == 0 && (top->type == RJ_OBJ || top->type == RJ_ARR);
@@ -392,12 +379,7 @@ static void rj_put(rj_buf *b, const char *s, size_t n) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + n + 1)
             cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            rj_oom();
-            return;
-        }
-        b->s = ns;
+        b->s = base_xrealloc(b->s, cap);
         b->cap = cap;
     }
     memcpy(b->s + b->n, s, n);

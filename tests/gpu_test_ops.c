@@ -8,8 +8,10 @@
  * directly on the same inputs: relative L2 error <= 1e-5 (our kernels and the matmul), <= 1e-4
  * (cuDNN convolutions); replays bitwise reproducible; the node-by-node path equal to the graph.
  * Edge cases: odd sizes, broadcasts, asymmetric padding, groups, dilation, every activation,
- * out-of-range gather ids. Runtime features: folding of weight-only nodes, reshape aliases, dead
- * nodes, arena reuse, errors (bad input index, workspace limit). Whole models (squeezenet, nasrnn,
+ * out-of-range gather ids; an op without a case of its own gets one from the table's defaults
+ * (test_table_defaults), so a new op is covered from the start. Runtime features: folding of
+ * weight-only nodes, reshape aliases, dead nodes, arena reuse, errors (bad input index, workspace
+ * limit). Whole models (squeezenet, nasrnn,
  * bert) against the CPU executor. The measured cost model: cache keys, the file round trip and
  * its errors (host), measured times (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
  * exits 77 after the host part passed.
@@ -796,6 +798,34 @@ static void test_models(void) {
     }
 }
 
+/* Ops without a hand-written case (a new op: hardswish) get cases from the op table alone: min_in
+ * inputs of one shape, normal values, default parameters, an odd size and a multiple of 4 (the
+ * scalar and the vector paths), when the op accepts them. Runs after the other groups. */
+static void test_table_defaults(void) {
+    const t_shape shapes[2] = {SH(3, 5, 7, 11), SH(4, 1024)};
+    for (int op = 0; op < OP_COUNT; op++) {
+        int32_t n_in = ops_table[op].min_in, n_out = 0;
+        if (op_cases[op] || n_in < 1)
+            continue;
+        for (int v = 0; v < 2; v++) {
+            t_shape s[OPS_MAX_INPUTS];
+            int fills[OPS_MAX_INPUTS];
+            ops_shape in[OPS_MAX_INPUTS], out[OPS_MAX_OUTPUTS];
+            for (int32_t k = 0; k < n_in; k++) {
+                s[k] = shapes[v];
+                fills[k] = FILL_NORMAL;
+                in[k] = ops_shape_make(s[k].rank, s[k].d);
+            }
+            ops_params p = P((ops_type)op);
+            if (ops_infer((ops_type)op, &p, n_in, in, &n_out, out, NULL, 0) < 0)
+                continue;
+            char label[64];
+            snprintf(label, sizeof label, "%s (table default %s)", ops_table[op].name, v ? "4x1024" : "3x5x7x11");
+            run_case(label, (ops_type)op, &p, n_in, s, fills, 0);
+        }
+    }
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -803,6 +833,7 @@ static const struct {
     {"conv", test_conv},         {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
+    {"table", test_table_defaults},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */

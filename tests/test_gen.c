@@ -256,6 +256,16 @@ static void test_fp_semantics(void) {
  */
 static int is_commutative(ops_type op) { return op == OP_EWADD || op == OP_EWMUL; }
 
+/* buf = the parts one after the other, cut to len - 1 characters (the terms compared here are far
+ * shorter; copied by hand, as a printf of the parts would warn about the cut). */
+static void cat_cut(char *buf, size_t len, const char *const *parts, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++)
+        for (const char *p = parts[i]; *p && at + 1 < len; p++)
+            buf[at++] = *p;
+    buf[at] = '\0';
+}
+
 /* Term of a ref: variables by name (through ren: name -> name), ops as name[suffix](args). */
 static void term(const rules_rule *r, const rules_graph *g, rules_ref f, const char *const *ren, int sort_comm,
                  char *buf, size_t len) {
@@ -282,12 +292,8 @@ static void term(const rules_rule *r, const rules_graph *g, rules_ref f, const c
         strcpy(args[0], args[1]);
         strcpy(args[1], t);
     }
-    if (o->n_in == 0)
-        snprintf(buf, len, "%s()", name);
-    else if (o->n_in == 1)
-        snprintf(buf, len, "%s(%s)", name, args[0]);
-    else
-        snprintf(buf, len, "%s(%s,%s)", name, args[0], args[1]);
+    const char *parts[6] = {name, "(", args[0], o->n_in > 1 ? "," : "", args[1], ")"};
+    cat_cut(buf, len, parts, 6);
 }
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -604,6 +604,33 @@ static void check_roundtrip(graph *g, const char *what) {
     free(buf);
 }
 
+/* HardSwish imports as hardswish (conv_ops.onnx) and exports as HardSwish: its ONNX form in the
+ * op table serves both directions. */
+static void test_hardswish(void) {
+    char err[1024];
+    graph *g = imp(DATA "conv_ops.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_EQ_INT(count_op(g, OP_HARDSWISH), 1);
+    size_t len = 0;
+    uint8_t *buf = onnx_export_buffer(g, &len, err, sizeof err);
+    CHECK(buf != NULL);
+    if (buf) {
+        int found = 0;
+        for (size_t i = 0; i + 9 <= len && !found; i++)
+            found = !memcmp(buf + i, "HardSwish", 9);
+        CHECK(found);
+        graph *r = onnx_import_buffer(buf, len, "hardswish", NULL, NULL, err, sizeof err);
+        CHECK(r != NULL);
+        if (r)
+            CHECK_EQ_INT(count_op(r, OP_HARDSWISH), 1);
+        graph_free(r);
+    }
+    free(buf);
+    graph_free(g);
+}
+
 static void test_export(void) {
     char err[1024];
     const char *crafted[] = {DATA "conv_ops.onnx", DATA "mlp_ops.onnx", DATA "typed.onnx", DATA "reduce_ops.onnx",
@@ -658,6 +685,7 @@ int main(void) {
     test_data_kinds();
     test_sidecar();
     test_export();
+    test_hardswish();
     test_real_models();
     return TEST_REPORT();
 }

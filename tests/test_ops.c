@@ -148,7 +148,7 @@ static void test_table(void) {
             CHECK_EQ_INT(ops_params_check((ops_type)op, &p, err, sizeof err), 0);
         }
         CHECK_EQ_INT(ops_table[op].gen, ops_table[op].fp != NULL);
-        CHECK(ops_cuda[op] == NULL || ops_cuda[op] != NULL); /* writable slot exists */
+        CHECK(ops_cuda[op] == NULL); /* the table needs no CUDA: the slot is empty until kernels register */
     }
     CHECK_EQ_INT(ops_find("conv2d"), OP_CONV2D);
     CHECK_EQ_INT(ops_find("globalavgpool"), OP_GLOBALAVGPOOL);
@@ -214,6 +214,41 @@ static void test_table(void) {
     CHECK(ops_act_apply(OPS_ACT_NONE, -3.0f) == -3.0f);
     CHECK_NEAR(ops_act_apply(OPS_ACT_SIGMOID, 0.0f), 0.5, 0);
     CHECK_NEAR(ops_act_apply(OPS_ACT_GELU, 1.0f), 0.841344746, 1e-7);
+}
+
+/* The facts other modules read from the table instead of lists of their own. */
+static void test_table_facts(void) {
+    for (int op = 0; op < OP_COUNT; op++) {
+        const ops_desc *d = &ops_table[op];
+        /* windows: conv2d by its kernel input, the 2-D pools by kh x kw */
+        ops_window_kind win = op == OP_CONV2D ? OPS_WIN_KERNEL
+                            : op == OP_AVGPOOL2D || op == OP_MAXPOOL2D ? OPS_WIN_PARAMS : OPS_WIN_NONE;
+        CHECK_EQ_INT(d->window, win);
+        CHECK_EQ_INT(d->kernel_input_mask, op == OP_CONV2D ? 0x2 : op == OP_ENLARGE ? 0x1 : 0);
+        /* the axioms cover the generation set */
+        CHECK_EQ_INT(d->z3 != NULL, d->gen);
+        CHECK(!d->z3 || !strcmp(d->z3, d->name));
+        /* every op reaches ONNX: its own op type, gelu through erf, generators as initializers */
+        CHECK(d->onnx.op != NULL || op == OP_GELU || d->max_in == 0);
+    }
+    ops_params p = defaults(OP_RELU);
+    ops_shape x = SHAPE(1, 1, 4, 4);
+    ops_window w;
+    char err[128];
+    CHECK_EQ_INT(ops_window2d(OP_RELU, &p, &x, NULL, &w, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "has no window");
+    /* Z3 families: split0/split1 (axis, size of part 0), const_ones1..4 (the shape's entries) */
+    const ops_z3_sig *zs = &ops_table[OP_SPLIT].z3sig, *zo = &ops_table[OP_CONST_ONES].z3sig;
+    CHECK(zs->per_output == 2 && zs->per_rank == 0 && zs->n_t == 1 && zs->n_args == 2);
+    CHECK(zs->args[0].kind == OPS_Z3_KEY && zs->args[0].key == PM_AXIS && zs->args[1].kind == OPS_Z3_SIZE0);
+    CHECK(zo->per_rank == 4 && zo->n_t == 0 && zo->n_args == 1 && zo->args[0].kind == OPS_Z3_LIST);
+    CHECK(ops_table[OP_CONCAT].z3sig.n_t == 2 && ops_table[OP_CONV2D].z3sig.n_args == 5);
+    /* ONNX forms and attributes */
+    CHECK(!strcmp(ops_table[OP_CONV2D].onnx.op, "Conv") && !strcmp(ops_table[OP_SMUL].onnx.op, "Mul"));
+    CHECK(ops_table[OP_EWADD].onnx.ints && !ops_table[OP_EWDIV].onnx.ints && ops_table[OP_TRANSPOSE].onnx.ints);
+    CHECK(ops_table[OP_AVGPOOL2D].onnx.attrs[0].key == PM_COUNT_PAD &&
+          !strcmp(ops_table[OP_AVGPOOL2D].onnx.attrs[0].name, "count_include_pad"));
+    CHECK(ops_table[OP_RELU].onnx.attrs[0].name == NULL);
 }
 
 static void test_shape_helpers(void) {
@@ -950,6 +985,19 @@ static void test_unary(void) {
         CHECK_NEAR(r.y[0][0], -0.8427007929497149, 1e-7);
         result_free(&r);
     }
+    if (run(OP_HARDSWISH, &p, 1, &in, xs, &r) == 0) { /* x * max(0, min(1, x/6 + 1/2)) */
+        float want[5] = {-1.0f / 3.0f, 0.0f, 5.0f / 3.0f, 2.0f / 3.0f, 4.0f};
+        CHECK(same_floats(r.y[0], want, 5, "hardswish"));
+        result_free(&r);
+    }
+    float hx[6] = {-3.0f, 3.0f, -1e30f, 1e30f, NAN, -0.0f}; /* the kinks, far out, NaN */
+    ops_shape hin = SHAPE(6);
+    const float *hxs[1] = {hx};
+    if (run(OP_HARDSWISH, &p, 1, &hin, hxs, &r) == 0) {
+        CHECK(r.y[0][0] == 0.0f && r.y[0][1] == 3.0f && r.y[0][2] == 0.0f && r.y[0][3] == 1e30f);
+        CHECK(isnan(r.y[0][4]) && r.y[0][5] == 0.0f);
+        result_free(&r);
+    }
     if (run(OP_SQRT, &p, 1, &in, xs, &r) == 0) {
         CHECK(isnan(r.y[0][0]));
         CHECK(r.y[0][2] == sqrtf(2.0f) && r.y[0][4] == 2.0f && r.y[0][1] == 0.0f);
@@ -960,7 +1008,7 @@ static void test_unary(void) {
     int64_t n = numel(&rin);
     float *xr = rand_buf(n, 11, -6, 6);
     const float *xrs[1] = {xr};
-    const ops_type un[] = {OP_RELU, OP_SIGMOID, OP_TANH, OP_GELU, OP_ERF, OP_SQRT};
+    const ops_type un[] = {OP_RELU, OP_SIGMOID, OP_TANH, OP_GELU, OP_ERF, OP_HARDSWISH, OP_SQRT};
     for (int u = 0; u < NELEM(un); u++) {
         if (run(un[u], &p, 1, &rin, xrs, &r) < 0)
             continue;
@@ -982,6 +1030,9 @@ static void test_unary(void) {
                 break;
             case OP_ERF:
                 want[i] = erf(v);
+                break;
+            case OP_HARDSWISH:
+                want[i] = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5));
                 break;
             default:
                 want[i] = v < 0 ? NAN : sqrt(v);
@@ -1006,6 +1057,7 @@ static void test_unary(void) {
     EXPECT_ERR(OP_GELU, &p, 2, two, "gelu: 2 inputs");
     EXPECT_ERR(OP_ERF, &p, 2, two, "erf: 2 inputs");
     EXPECT_ERR(OP_SQRT, &p, 2, two, "sqrt: 2 inputs");
+    EXPECT_ERR(OP_HARDSWISH, &p, 2, two, "hardswish: 2 inputs, expected 1");
     ops_shape zero = SHAPE(0);
     EXPECT_ERR(OP_RELU, &p, 1, &zero, "relu: input 0 (x) has dim 0 = 0");
 }
@@ -1989,6 +2041,7 @@ static void test_threads(void) {
 
 int main(void) {
     test_table();
+    test_table_facts();
     test_shape_helpers();
     test_params();
     test_generic_infer();

@@ -122,7 +122,7 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
         where = "<axioms>";
     verify_axioms *ax = calloc(1, sizeof *ax);
     if (!ax) {
-        verify_fail(err, errlen, "%s: out of memory", where);
+        base_fail_line(err, errlen, "%s: out of memory", where);
         return NULL;
     }
     ax->text = va_strndup(text, strlen(text));
@@ -130,7 +130,7 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
     ax->names = calloc(VERIFY_MAX_AXIOMS, sizeof *ax->names);
     ax->docs = calloc(VERIFY_MAX_AXIOMS, sizeof *ax->docs);
     if (!ax->text || !ax->where || !ax->names || !ax->docs) {
-        verify_fail(err, errlen, "%s: out of memory", where);
+        base_fail_line(err, errlen, "%s: out of memory", where);
         verify_axioms_free(ax);
         return NULL;
     }
@@ -140,19 +140,19 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
         if (!*p)
             break;
         if (*p != '(') {
-            verify_fail(err, errlen, "%s:%d: expected '(' at the top level", where, va_line_of(ax->text, p));
+            base_fail_line(err, errlen, "%s:%d: expected '(' at the top level", where, va_line_of(ax->text, p));
             goto fail;
         }
         const char *e = va_form_end(p);
         if (!e) {
-            verify_fail(err, errlen, "%s:%d: unbalanced parentheses", where, va_line_of(ax->text, p));
+            base_fail_line(err, errlen, "%s:%d: unbalanced parentheses", where, va_line_of(ax->text, p));
             goto fail;
         }
         const char *q = va_skip(p + 1);
         if (!strncmp(q, "assert", 6) && !va_sym_char(q[6])) {
             int line = va_line_of(ax->text, p);
             if (ax->n >= VERIFY_MAX_AXIOMS) {
-                verify_fail(err, errlen, "%s:%d: more than %d axioms", where, line, VERIFY_MAX_AXIOMS);
+                base_fail_line(err, errlen, "%s:%d: more than %d axioms", where, line, VERIFY_MAX_AXIOMS);
                 goto fail;
             }
             /* the name: the last ":named SYMBOL" inside the form */
@@ -161,7 +161,7 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
                 if (!strncmp(s, ":named", 6) && (s[6] == ' ' || s[6] == '\t' || s[6] == '\n'))
                     nm = s + 6;
             if (!nm) {
-                verify_fail(err, errlen, "%s:%d: an assert without ':named NAME'", where, line);
+                base_fail_line(err, errlen, "%s:%d: an assert without ':named NAME'", where, line);
                 goto fail;
             }
             while (*nm == ' ' || *nm == '\t' || *nm == '\n')
@@ -170,21 +170,21 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
             while (va_sym_char(nm[len]))
                 len++;
             if (len == 0 || len >= VERIFY_NAME_LEN || (nm[0] >= '0' && nm[0] <= '9')) {
-                verify_fail(err, errlen, "%s:%d: bad axiom name (letters, digits, '_', at most %d)", where, line,
-                            VERIFY_NAME_LEN - 1);
+                base_fail_line(err, errlen, "%s:%d: bad axiom name (letters, digits, '_', at most %d)", where, line,
+                               VERIFY_NAME_LEN - 1);
                 goto fail;
             }
             memcpy(ax->names[ax->n], nm, len);
             ax->names[ax->n][len] = '\0';
             for (int32_t i = 0; i < ax->n; i++)
                 if (!strcmp(ax->names[i], ax->names[ax->n])) {
-                    verify_fail(err, errlen, "%s:%d: axiom '%s' defined twice", where, line, ax->names[i]);
+                    base_fail_line(err, errlen, "%s:%d: axiom '%s' defined twice", where, line, ax->names[i]);
                     goto fail;
                 }
             ax->docs[ax->n] = va_doc_above(ax->text, p);
             if (!ax->docs[ax->n]) {
-                verify_fail(err, errlen, "%s:%d: axiom '%s' needs a one-line ';;' comment right above it", where,
-                            line, ax->names[ax->n]);
+                base_fail_line(err, errlen, "%s:%d: axiom '%s' needs a one-line ';;' comment right above it", where,
+                               line, ax->names[ax->n]);
                 goto fail;
             }
             ax->n++;
@@ -192,7 +192,7 @@ verify_axioms *verify_axioms_from_string(const char *text, const char *where, ch
         p = e;
     }
     if (ax->n == 0) {
-        verify_fail(err, errlen, "%s: no axioms", where);
+        base_fail_line(err, errlen, "%s: no axioms", where);
         goto fail;
     }
     snprintf(ax->hash, sizeof ax->hash, "%016llx",
@@ -208,13 +208,13 @@ fail:
 verify_axioms *verify_axioms_load(const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        verify_fail(err, errlen, "%s: %s", path, strerror(errno));
+        base_fail_line(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
     char *buf = malloc(VERIFY_MAX_AXIOM_BYTES + 1);
     if (!buf) {
         fclose(f);
-        verify_fail(err, errlen, "%s: out of memory", path);
+        base_fail_line(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     size_t n = fread(buf, 1, VERIFY_MAX_AXIOM_BYTES + 1, f);
@@ -222,18 +222,18 @@ verify_axioms *verify_axioms_load(const char *path, char *err, size_t errlen) {
     fclose(f);
     if (bad) {
         free(buf);
-        verify_fail(err, errlen, "%s: read error", path);
+        base_fail_line(err, errlen, "%s: read error", path);
         return NULL;
     }
     if (n > VERIFY_MAX_AXIOM_BYTES) {
         free(buf);
-        verify_fail(err, errlen, "%s: larger than %d bytes", path, VERIFY_MAX_AXIOM_BYTES);
+        base_fail_line(err, errlen, "%s: larger than %d bytes", path, VERIFY_MAX_AXIOM_BYTES);
         return NULL;
     }
     buf[n] = '\0';
     if (memchr(buf, '\0', n)) {
         free(buf);
-        verify_fail(err, errlen, "%s: not a text file (NUL byte)", path);
+        base_fail_line(err, errlen, "%s: not a text file (NUL byte)", path);
         return NULL;
     }
     verify_axioms *ax = verify_axioms_from_string(buf, path, err, errlen);

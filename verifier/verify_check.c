@@ -69,7 +69,7 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
         if (A->ast_id[i] == id)
             return i;
     if (A->n_nodes >= CT_MAX_NODES)
-        return verify_fail(err, errlen, "axiom %s: too large", A->name);
+        return base_fail_line(err, errlen, "axiom %s: too large", A->name);
     ct_node nd;
     memset(&nd, 0, sizeof nd);
     Z3_ast_kind k = Z3_get_ast_kind(c, a);
@@ -78,18 +78,18 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
         nd.k = CT_VAR;
         nd.var = A->n_bound - 1 - (int32_t)j;
         if (nd.var < 0)
-            return verify_fail(err, errlen, "axiom %s: bad variable", A->name);
+            return base_fail_line(err, errlen, "axiom %s: bad variable", A->name);
         nd.is_t = A->bt[nd.var];
     } else if (k == Z3_NUMERAL_AST) {
         nd.k = CT_NUM;
         if (!Z3_get_numeral_int64(c, a, &nd.num))
-            return verify_fail(err, errlen, "axiom %s: a non-integer numeral", A->name);
+            return base_fail_line(err, errlen, "axiom %s: a non-integer numeral", A->name);
     } else if (k == Z3_APP_AST) {
         Z3_app app = Z3_to_app(c, a);
         Z3_func_decl d = Z3_get_app_decl(c, app);
         unsigned na = Z3_get_app_num_args(c, app);
         if (na > CT_MAX_ARGS)
-            return verify_fail(err, errlen, "axiom %s: too many arguments", A->name);
+            return base_fail_line(err, errlen, "axiom %s: too many arguments", A->name);
         Z3_decl_kind dk = Z3_get_decl_kind(c, d);
         switch (dk) {
         case Z3_OP_UNINTERPRETED: {
@@ -102,7 +102,7 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
                 nd.sig = vsig_find_name(name);
                 nd.is_t = 1;
                 if (nd.sig < 0)
-                    return verify_fail(err, errlen, "axiom %s: unknown function %s", A->name, name);
+                    return base_fail_line(err, errlen, "axiom %s: unknown function %s", A->name, name);
             }
             break;
         }
@@ -126,8 +126,8 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
         case Z3_OP_MOD: nd.k = CT_MOD; break;
         case Z3_OP_UMINUS: nd.k = CT_NEG; break;
         default:
-            return verify_fail(err, errlen, "axiom %s: unsupported operator %s", A->name,
-                               Z3_get_symbol_string(c, Z3_get_decl_name(c, d)));
+            return base_fail_line(err, errlen, "axiom %s: unsupported operator %s", A->name,
+                                  Z3_get_symbol_string(c, Z3_get_decl_name(c, d)));
         }
         nd.n = (int32_t)na;
         for (unsigned i = 0; i < na; i++) {
@@ -139,7 +139,7 @@ static int32_t ct_conv(Z3_context c, ct_axiom *A, Z3_ast a, char *err, size_t er
         if (nd.k == CT_ITE)
             nd.is_t = A->nodes[nd.a[1]].is_t;
     } else {
-        return verify_fail(err, errlen, "axiom %s: a nested quantifier", A->name);
+        return base_fail_line(err, errlen, "axiom %s: a nested quantifier", A->name);
     }
     A->ast_id[A->n_nodes] = id;
     A->nodes[A->n_nodes] = nd;
@@ -188,7 +188,7 @@ static int ct_read(Z3_context c, Z3_ast q, const char *name, ct_axiom *A, char *
     A->cond = -1;
     unsigned nb = Z3_get_quantifier_num_bound(c, q);
     if (nb > CT_MAX_BOUND)
-        return verify_fail(err, errlen, "axiom %s: more than %d variables", name, CT_MAX_BOUND);
+        return base_fail_line(err, errlen, "axiom %s: more than %d variables", name, CT_MAX_BOUND);
     A->n_bound = (int32_t)nb;
     for (unsigned i = 0; i < nb; i++) {
         snprintf(A->bname[i], sizeof A->bname[i], "%s",
@@ -205,7 +205,7 @@ static int ct_read(Z3_context c, Z3_ast q, const char *name, ct_axiom *A, char *
         eq = A->nodes[body].a[1];
     }
     if (A->nodes[eq].k != CT_EQ || A->nodes[eq].n != 2)
-        return verify_fail(err, errlen, "axiom %s: the body must be (= L R), optionally under (=> COND ...)", name);
+        return base_fail_line(err, errlen, "axiom %s: the body must be (= L R), optionally under (=> COND ...)", name);
     A->lhs = A->nodes[eq].a[0];
     A->rhs = A->nodes[eq].a[1];
     unsigned np = Z3_get_quantifier_num_patterns(c, q);
@@ -213,7 +213,7 @@ static int ct_read(Z3_context c, Z3_ast q, const char *name, ct_axiom *A, char *
         Z3_pattern pat = Z3_get_quantifier_pattern_ast(c, q, p);
         unsigned nt = Z3_get_pattern_num_terms(c, pat);
         if (nt > 4)
-            return verify_fail(err, errlen, "axiom %s: a multi-pattern of more than 4 terms", name);
+            return base_fail_line(err, errlen, "axiom %s: a multi-pattern of more than 4 terms", name);
         for (unsigned t = 0; t < nt; t++) {
             int32_t ti = ct_conv(c, A, Z3_get_pattern(c, pat, t), err, errlen);
             if (ti < 0)
@@ -670,7 +670,7 @@ static void ct_fail(verify_axiom_report *rep, const char *fmt, ...) {
     if (rep->failures++ == 0) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(rep->first_failure, sizeof rep->first_failure, fmt, ap);
+        base_vfail(rep->first_failure, sizeof rep->first_failure, fmt, ap);
         va_end(ap);
     }
 }
@@ -939,7 +939,7 @@ static void ct_enum_ranks(ct_enum *E, int32_t v) {
 }
 
 static void ct_check_axiom(const ct_axiom *A, const verify_check_config *cfg, verify_axiom_report *rep, ct_inst *I) {
-    double t0 = verify_now();
+    double t0 = base_now();
     ct_enum *E = calloc(1, sizeof *E);
     if (!E) {
         ct_fail(rep, "out of memory");
@@ -965,7 +965,7 @@ static void ct_check_axiom(const ct_axiom *A, const verify_check_config *cfg, ve
     if (rep->instances == 0 && rep->failures == 0)
         ct_fail(rep, "no legal instantiation on the small shapes (each dim 1..%lld, kernels 1 and 3)",
                 (long long)cfg->max_dim);
-    rep->time_s = verify_now() - t0;
+    rep->time_s = base_now() - t0;
     free(E);
 }
 
@@ -1120,7 +1120,7 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
                         size_t errlen) {
     memset(rep, 0, sizeof *rep);
     if (cfg->max_dim < 1 || cfg->max_dim > 8)
-        return verify_fail(err, errlen, "max_dim must be in 1..8");
+        return base_fail_line(err, errlen, "max_dim must be in 1..8");
     vz_ctx *z = vz_new(ax, err, errlen);
     if (!z)
         return -1;
@@ -1128,7 +1128,7 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
     ct_axiom *A = calloc((size_t)ax->n, sizeof *A);
     if (!A) {
         vz_free(z);
-        return verify_fail(err, errlen, "out of memory");
+        return base_fail_line(err, errlen, "out of memory");
     }
     for (int32_t i = 0; i < ax->n; i++) {
         snprintf(rep->axioms[i].name, sizeof rep->axioms[i].name, "%s", ax->names[i]);
@@ -1140,7 +1140,7 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
     }
     int32_t threads = cfg->threads > 0 ? cfg->threads : omp_get_num_procs();
     /* numeric check: axioms are independent; each thread its own scratch instance */
-    double t0 = verify_now();
+    double t0 = base_now();
     int oom = 0;
 #pragma omp parallel num_threads(threads)
     {
@@ -1155,24 +1155,24 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
                 ct_check_axiom(&A[i], cfg, &rep->axioms[i], I);
         free(I);
     }
-    rep->eval_s = verify_now() - t0;
+    rep->eval_s = base_now() - t0;
     if (oom) {
         free(A);
         vz_free(z);
-        return verify_fail(err, errlen, "out of memory");
+        return base_fail_line(err, errlen, "out of memory");
     }
     /* consistency probes (one context) */
-    t0 = verify_now();
+    t0 = base_now();
     rep->n_probes = (int32_t)(sizeof ct_probes / sizeof ct_probes[0]);
     for (int32_t k = 0; k < rep->n_probes; k++) {
         ct_probe(z, k, cfg->probe_timeout_s, &rep->probes[k]);
         if (rep->probes[k].outcome == VERIFY_PROVED)
             rep->failed_probes++;
     }
-    rep->probe_s = verify_now() - t0;
+    rep->probe_s = base_now() - t0;
     vz_free(z);
     /* redundancy: one context per thread */
-    t0 = verify_now();
+    t0 = base_now();
     if (cfg->redundancy_timeout_s > 0) {
         int failed = 0;
 #pragma omp parallel num_threads(threads)
@@ -1191,10 +1191,10 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
         }
         if (failed) {
             free(A);
-            return verify_fail(err, errlen, "cannot create a Z3 context for the redundancy report");
+            return base_fail_line(err, errlen, "cannot create a Z3 context for the redundancy report");
         }
     }
-    rep->redundancy_s = verify_now() - t0;
+    rep->redundancy_s = base_now() - t0;
     for (int32_t i = 0; i < ax->n; i++)
         if (rep->axioms[i].failures)
             rep->failed_axioms++;

@@ -68,7 +68,7 @@ static int eg_term(verify_buf *b, const rules_rule *r, const rules_graph *g, rul
     vparams_from(&vp, &o->p);
     int32_t sig = vsig_find(o->op, 0, o->op == OP_CONST_ONES ? o->p.n_list : 0);
     if (sig < 0)
-        return verify_fail(err, errlen, "rule '%s': %s has no rewrite-language name", r->id, ops_table[o->op].name);
+        return base_fail_line(err, errlen, "rule '%s': %s has no rewrite-language name", r->id, ops_table[o->op].name);
     const vsig *s = &vsig_table[sig];
     char nm[64];
     verify_buf_printf(b, "(%s", vsig_name(sig, nm, sizeof nm));
@@ -91,8 +91,8 @@ static int eg_term(verify_buf *b, const rules_rule *r, const rules_graph *g, rul
             break;
         }
         if (v < 0)
-            return verify_fail(err, errlen, "rule '%s': %s parameters outside the rewrite language", r->id,
-                               ops_table[o->op].name);
+            return base_fail_line(err, errlen, "rule '%s': %s parameters outside the rewrite language", r->id,
+                                  ops_table[o->op].name);
         verify_buf_printf(b, " %lld", (long long)v);
     }
     for (int32_t i = 0; i < o->n_in; i++) {
@@ -114,7 +114,7 @@ char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t
         for (int s = 0; s < RULES_SIDE_COUNT; s++)
             if (rules_graph_shapes(r, (rules_side)s, sh[s], m, sizeof m) < 0) {
                 free(out.s);
-                verify_fail(err, errlen, "rule '%s': %s", r->id, m);
+                base_fail_line(err, errlen, "rule '%s': %s", r->id, m);
                 return NULL;
             }
         for (int32_t k = 0; k < r->n_outputs; k++) {
@@ -149,13 +149,13 @@ char *verify_export_egg(const rules_set *rs, int64_t *skipped, char *err, size_t
     }
     if (out.oom) {
         free(out.s);
-        verify_fail(err, errlen, "out of memory");
+        base_fail_line(err, errlen, "out of memory");
         return NULL;
     }
     if (!out.s) { /* an empty set: an empty text */
         out.s = calloc(1, 1);
         if (!out.s)
-            verify_fail(err, errlen, "out of memory");
+            base_fail_line(err, errlen, "out of memory");
     }
     if (skipped)
         *skipped = skip;

@@ -50,19 +50,19 @@ int verify_eval_rule(const rules_rule *r, uint64_t seed, double tol, double *rel
     ve_bufs *b = calloc(1, sizeof *b);
     *rel_err = 0.0;
     if (!b)
-        return verify_fail(why, whylen, "out of memory");
+        return base_fail_line(why, whylen, "out of memory");
     int rc = -1;
     char m[256];
     for (int s = 0; s < RULES_SIDE_COUNT; s++)
         if (rules_graph_shapes(r, (rules_side)s, b->shapes[s], m, sizeof m) < 0) {
-            verify_fail(why, whylen, "%s", m);
+            base_fail_line(why, whylen, "%s", m);
             goto done;
         }
     for (int32_t v = 0; v < r->n_vars; v++) {
         int64_t n;
         b->var[v] = ve_alloc(&r->vars[v].shape, &n);
         if (!b->var[v]) {
-            verify_fail(why, whylen, "variable '%s' too large to evaluate", r->vars[v].name);
+            base_fail_line(why, whylen, "variable '%s' too large to evaluate", r->vars[v].name);
             goto done;
         }
         graph_fill_normal(b->var[v], n, seed ^ verify_hash64(&v, sizeof v, UINT64_C(0x5eed)), 0.0f, 1.0f);
@@ -81,14 +81,14 @@ int verify_eval_rule(const rules_rule *r, uint64_t seed, double tol, double *rel
             int32_t n_out = 0;
             ops_shape osh[OPS_MAX_OUTPUTS];
             if (ops_infer(o->op, &o->p, o->n_in, in_sh, &n_out, osh, m, sizeof m) < 0) {
-                verify_fail(why, whylen, "%s", m);
+                base_fail_line(why, whylen, "%s", m);
                 goto done;
             }
             for (int32_t q = 0; q < n_out; q++) {
                 int64_t n;
                 b->out[s][k][q] = out[q] = ve_alloc(&osh[q], &n);
                 if (!out[q]) {
-                    verify_fail(why, whylen, "an intermediate tensor too large to evaluate");
+                    base_fail_line(why, whylen, "an intermediate tensor too large to evaluate");
                     goto done;
                 }
             }
@@ -111,7 +111,7 @@ int verify_eval_rule(const rules_rule *r, uint64_t seed, double tol, double *rel
         }
         if (isnan(num) || isnan(na) || isnan(nc)) {
             rc = -1;
-            verify_fail(why, whylen, "output %d is not a number on random values", (int)i);
+            base_fail_line(why, whylen, "output %d is not a number on random values", (int)i);
             break;
         }
         double den = sqrt(na > nc ? na : nc);
@@ -121,8 +121,8 @@ int verify_eval_rule(const rules_rule *r, uint64_t seed, double tol, double *rel
         /* near-zero outputs (a relu of a sum that cancels) are judged by an absolute bound */
         if (err > tol && sqrt(num) > 1e-5 * sqrt((double)n) && rc == 1) {
             rc = 0;
-            verify_fail(why, whylen, "counterexample on random values: output %d differs (relative error %.3g)", (int)i,
-                        err);
+            base_fail_line(why, whylen, "counterexample on random values: output %d differs (relative error %.3g)",
+                           (int)i, err);
         }
     }
 done:

@@ -17,6 +17,7 @@
 
 #include <z3.h>
 
+#include "base.h"
 #include "ops.h"
 #include "rules.h"
 #include "verify.h"
@@ -27,8 +28,6 @@
 #define VERIFY_PRINTF(a, b)
 #endif
 
-/* "..." into err (one line: newlines become spaces); returns -1. err may be NULL. */
-int verify_fail(char *err, size_t errlen, const char *fmt, ...) VERIFY_PRINTF(3, 4);
 uint64_t verify_hash64(const void *data, size_t n, uint64_t seed);
 
 /* A growing string (JSON and S-expression output): printf appends; oom is set, and later appends
@@ -39,7 +38,6 @@ typedef struct {
     int oom;
 } verify_buf;
 void verify_buf_printf(verify_buf *b, const char *fmt, ...) VERIFY_PRINTF(2, 3);
-double verify_now(void);
 
 /* --- linear dim expressions ------------------------------------------------------------------- */
 
@@ -153,8 +151,9 @@ typedef struct {
     int32_t kernel_in;   /* bit i: tensor argument i is a kernel (its spatial dims are kernel sizes) */
 } vsig;
 
-extern const vsig vsig_table[];
-extern const int32_t vsig_count;
+/* vsig_count rows built before main from the op table's Z3 signatures (ops.h ops_z3_sig). */
+extern const vsig *const vsig_table;
+extern int32_t vsig_count;
 /* The Z3 name of signature i into buf ("conv2d", "split0", "const_ones4"); returns buf. */
 const char *vsig_name(int32_t i, char *buf, size_t len);
 int32_t vsig_find_name(const char *name);     /* -1 if none */

@@ -1,4 +1,5 @@
-/* verify_model.c: the axioms' model of shapes, and the signature of each op's Z3 function.
+/* verify_model.c: the axioms' model of shapes, and the signature of each op's Z3 function (built
+ * from the op table's Z3 signatures; the one thing here per op is its shape model, vm_models).
  *
  * A dim is a linear expression over integer symbols (vx); typing an op (vm_infer) produces its
  * output shapes and adds the constraints under which it is well typed to a vsys. With constant
@@ -14,22 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "verify_impl.h"
-
-int verify_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        for (char *q = err; *q; q++)
-            if (*q == '\n' || *q == '\r')
-                *q = ' ';
-    }
-    return -1;
-}
 
 /* FNV-1a over the bytes, then a final avalanche (splitmix64), so nearby inputs spread. */
 uint64_t verify_hash64(const void *data, size_t n, uint64_t seed) {
@@ -45,12 +32,6 @@ uint64_t verify_hash64(const void *data, size_t n, uint64_t seed) {
     h *= UINT64_C(0x94d049bb133111eb);
     h ^= h >> 31;
     return h;
-}
-
-double verify_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* --- linear expressions ------------------------------------------------------------------------ */
@@ -222,41 +203,75 @@ int64_t vsys_eval(const vsys *S, vx a, const int64_t *val) {
 
 /* --- the signature table ------------------------------------------------------------------------ */
 
-#define IA(kind, key, idx, dom) {VA_##kind, PM_##key, idx, VD_##dom}
-const vsig vsig_table[] = {
-    {OP_CONV2D, "", 0, 0, 5,
-     {IA(KEY, STRIDE_H, 0, STRIDE), IA(KEY, STRIDE_W, 0, STRIDE), IA(PAD, PAD, 0, PAD), IA(KEY, GROUPS, 0, GROUPS),
-      IA(KEY, ACT, 0, ACT)},
-     2, 0x2},
-    {OP_MATMUL, "", 0, 0, 1, {IA(KEY, ACT, 0, ACT)}, 2, 0},
-    {OP_EWADD, "", 0, 0, 0, {{0}}, 2, 0},
-    {OP_EWMUL, "", 0, 0, 0, {{0}}, 2, 0},
-    {OP_SMUL, "", 0, 0, 0, {{0}}, 2, 0},
-    {OP_RELU, "", 0, 0, 0, {{0}}, 1, 0},
-    {OP_TRANSPOSE, "", 0, 0, 1, {IA(PERM, LIST, 0, PERM)}, 1, 0},
-    {OP_CONCAT, "", 0, 0, 1, {IA(KEY, AXIS, 0, AXIS)}, 2, 0},
-    {OP_SPLIT, "0", 0, 0, 2, {IA(KEY, AXIS, 0, AXIS), IA(SIZE0, LIST, 0, SIZE)}, 1, 0},
-    {OP_SPLIT, "1", 1, 0, 2, {IA(KEY, AXIS, 0, AXIS), IA(SIZE0, LIST, 0, SIZE)}, 1, 0},
-    {OP_AVGPOOL2D, "", 0, 0, 5,
-     {IA(KEY, KH, 0, KSIZE), IA(KEY, KW, 0, KSIZE), IA(KEY, STRIDE_H, 0, STRIDE), IA(KEY, STRIDE_W, 0, STRIDE),
-      IA(PAD, PAD, 0, PAD)},
-     1, 0},
-    {OP_MAXPOOL2D, "", 0, 0, 5,
-     {IA(KEY, KH, 0, KSIZE), IA(KEY, KW, 0, KSIZE), IA(KEY, STRIDE_H, 0, STRIDE), IA(KEY, STRIDE_W, 0, STRIDE),
-      IA(PAD, PAD, 0, PAD)},
-     1, 0},
-    {OP_ENLARGE, "", 0, 0, 2, {IA(KEY, KH, 0, KSIZE), IA(KEY, KW, 0, KSIZE)}, 1, 0x1},
-    {OP_CONST_IMM, "", 0, 0, 1, {IA(KEY, N, 0, SIZE)}, 0, 0},
-    {OP_CONST_ICONV, "", 0, 0, 3, {IA(KEY, C, 0, SIZE), IA(KEY, KH, 0, KSIZE), IA(KEY, KW, 0, KSIZE)}, 0, 0},
-    {OP_CONST_POOL, "", 0, 0, 3, {IA(KEY, C, 0, SIZE), IA(KEY, KH, 0, KSIZE), IA(KEY, KW, 0, KSIZE)}, 0, 0},
-    {OP_CONST_ONES, "1", 0, 1, 1, {IA(LIST, LIST, 0, SIZE)}, 0, 0},
-    {OP_CONST_ONES, "2", 0, 2, 2, {IA(LIST, LIST, 0, SIZE), IA(LIST, LIST, 1, SIZE)}, 0, 0},
-    {OP_CONST_ONES, "3", 0, 3, 3, {IA(LIST, LIST, 0, SIZE), IA(LIST, LIST, 1, SIZE), IA(LIST, LIST, 2, SIZE)}, 0, 0},
-    {OP_CONST_ONES, "4", 0, 4, 4,
-     {IA(LIST, LIST, 0, SIZE), IA(LIST, LIST, 1, SIZE), IA(LIST, LIST, 2, SIZE), IA(LIST, LIST, 3, SIZE)}, 0, 0},
-};
-#undef IA
-const int32_t vsig_count = (int32_t)(sizeof vsig_table / sizeof vsig_table[0]);
+/* The rows are built before main (vsig_build, at the end of this file) from the op table's Z3
+ * signatures (ops.h ops_z3_sig): one per function, in op order, the families per list length
+ * last (the order and the argument counts are part of verify_opset_hash, which shipped rule files
+ * record). */
+#define VSIG_MAX (OP_COUNT * OPS_MAX_OUTPUTS)
+static vsig vsig_rows[VSIG_MAX];
+const vsig *const vsig_table = vsig_rows;
+int32_t vsig_count;
+
+/* How an integer argument is read from a node. */
+static va_kind vsig_kind(ops_z3_arg_kind kind) {
+    switch (kind) {
+    case OPS_Z3_KEY:
+        return VA_KEY;
+    case OPS_Z3_PAD:
+        return VA_PAD;
+    case OPS_Z3_PERM:
+        return VA_PERM;
+    case OPS_Z3_LIST:
+        return VA_LIST;
+    case OPS_Z3_SIZE0:
+        return VA_SIZE0;
+    }
+    return VA_KEY;
+}
+
+/* The values an integer argument ranges over in the axiom check: by what the parameter is. */
+static vd_domain vsig_domain(ops_z3_arg_kind kind, ops_param_key key) {
+    if (kind == OPS_Z3_PAD)
+        return VD_PAD;
+    if (kind == OPS_Z3_PERM)
+        return VD_PERM;
+    if (kind != OPS_Z3_KEY)
+        return VD_SIZE; /* list entries (shapes) and part sizes */
+    if (key == PM_STRIDE_H || key == PM_STRIDE_W)
+        return VD_STRIDE;
+    if (key == PM_KH || key == PM_KW)
+        return VD_KSIZE;
+    if (key == PM_GROUPS)
+        return VD_GROUPS;
+    if (key == PM_ACT)
+        return VD_ACT;
+    if (key == PM_AXIS)
+        return VD_AXIS;
+    return VD_SIZE; /* n, c: sizes */
+}
+
+/* Append the row of op's function for output `out` (a per-output family) or list length `rank`
+ * (a per-rank family, whose list argument becomes `rank` arguments). */
+static void vsig_add(ops_type op, const char *suffix, int32_t out, int32_t rank) {
+    static const char *const digits[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
+    BASE_ASSERT(vsig_count < VSIG_MAX);
+    const ops_z3_sig *z = &ops_table[op].z3sig;
+    vsig *g = &vsig_rows[vsig_count++];
+    memset(g, 0, sizeof *g);
+    g->op = op;
+    g->suffix = suffix ? suffix : digits[rank ? rank : out];
+    g->out = out;
+    g->rank = rank;
+    g->n_t = z->n_t;
+    g->kernel_in = ops_table[op].kernel_input_mask & ((1 << z->n_t) - 1);
+    for (int32_t i = 0; i < z->n_args; i++) {
+        const ops_z3_arg *a = &z->args[i];
+        for (int32_t k = 0; k < (a->kind == OPS_Z3_LIST ? rank : 1); k++) {
+            BASE_ASSERT(g->n_int < VSIG_MAX_INT);
+            g->iarg[g->n_int++] = (va_spec){vsig_kind(a->kind), a->key, k, vsig_domain(a->kind, a->key)};
+        }
+    }
+}
 
 const char *vsig_name(int32_t i, char *buf, size_t len) {
     const char *base = ops_table[vsig_table[i].op].z3;
@@ -326,12 +341,10 @@ void vparams_from(vparams *vp, const ops_params *p) {
 
 VERIFY_PRINTF(4, 5)
 static int vm_fail(int status, char *why, size_t whylen, const char *fmt, ...) {
-    if (why && whylen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, whylen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    base_vfail(why, whylen, fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -396,216 +409,257 @@ static int vm_window_params(const vparams *vp, ops_type op, int64_t *sh, int64_t
     return VM_OK;
 }
 
+/* One shape model per op that has axioms (vm_models below): the op table's shape inference
+ * restricted to what the axioms speak about. Each sets out[0..*n_out) (*n_out is 1 on entry) and
+ * returns VM_OK, or VM_ILLTYPED / VM_UNSUPPORTED with a reason. */
+#define VM_MODEL(nm) \
+    static int vm_##nm(vsys *S, ops_type op, const vparams *vp, int32_t n_in, const vshape *in, int32_t *n_out, \
+                       vshape *out, char *why, size_t whylen)
+
+VM_MODEL(conv2d) {
+    int64_t sh = 1, sw = 1, mode = 0, dh = 1, dw = 1, g = 1, act = 0;
+    int rc;
+    if (n_in != 2)
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "conv2d with a bias is outside the model");
+    if (in[0].rank != 4 || in[1].rank != 4)
+        return vm_fail(VM_ILLTYPED, why, whylen, "conv2d: ranks %d and %d, expected 4", (int)in[0].rank,
+                       (int)in[1].rank);
+    if ((rc = vm_num(vp, PM_DIL_H, &dh, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_DIL_W, &dw, op, why, whylen)) < 0 ||
+        (rc = vm_num(vp, PM_GROUPS, &g, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_ACT, &act, op, why, whylen)) < 0)
+        return rc;
+    if (dh != 1 || dw != 1)
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "conv2d: dilation is outside the model");
+    if (g < 1)
+        return vm_fail(VM_ILLTYPED, why, whylen, "conv2d: groups < 1");
+    if ((rc = vm_window_params(vp, op, &sh, &sw, &mode, why, whylen)) < 0)
+        return rc;
+    const vshape *x = &in[0], *w = &in[1]; /* (N,C,H,W), (F,C/g,KH,KW) */
+    vsys_require_eq(S, x->d[1], vsys_scale(S, w->d[1], g));
+    if (g > 1) {
+        vx q = vx_sym(vsys_new_sym(S, VS_AUX));
+        vsys_require_eq(S, w->d[0], vsys_scale(S, q, g));
+    }
+    out[0].rank = 4;
+    out[0].d[0] = x->d[0];
+    out[0].d[1] = w->d[0];
+    out[0].d[2] = vm_window(S, mode, x->d[2], w->d[2], sh);
+    out[0].d[3] = vm_window(S, mode, x->d[3], w->d[3], sw);
+    return VM_OK;
+}
+
+VM_MODEL(matmul) {
+    int64_t v = 0;
+    int rc;
+    if (n_in != 2)
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "matmul with a bias is outside the model");
+    if (in[0].rank < 2 || in[1].rank < 2)
+        return vm_fail(VM_ILLTYPED, why, whylen, "matmul: an operand of rank < 2");
+    if (in[0].rank != 2 || in[1].rank != 2)
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "matmul: batched operands are outside the model");
+    if ((rc = vm_num(vp, PM_ACT, &v, op, why, whylen)) < 0)
+        return rc;
+    vsys_require_eq(S, in[0].d[1], in[1].d[0]);
+    out[0].rank = 2;
+    out[0].d[0] = in[0].d[0];
+    out[0].d[1] = in[1].d[1];
+    return VM_OK;
+}
+
+/* ewadd, ewmul: operands of equal shape (no broadcasting). */
+VM_MODEL(same2) {
+    int rc = vm_same_shape(S, op, &in[0], &in[1], why, whylen);
+    if (rc < 0)
+        return rc;
+    out[0] = in[0];
+    return VM_OK;
+}
+
+VM_MODEL(smul) {
+    for (int32_t i = 0; i < in[1].rank; i++)
+        vsys_require_eq(S, in[1].d[i], vx_num(1));
+    out[0] = in[0];
+    return VM_OK;
+}
+
+/* relu: the input's shape. */
+VM_MODEL(same1) {
+    out[0] = in[0];
+    return VM_OK;
+}
+
+VM_MODEL(transpose) {
+    int64_t code = vsig_perm_code(vp);
+    if (in[0].rank != 2 || code != 10)
+        return vm_fail(VM_UNSUPPORTED, why, whylen,
+                       "transpose: only the matrix transpose (perm [1,0] of a rank-2 tensor) is modelled");
+    out[0].rank = 2;
+    out[0].d[0] = in[0].d[1];
+    out[0].d[1] = in[0].d[0];
+    return VM_OK;
+}
+
+VM_MODEL(concat) {
+    int64_t v = 0;
+    int rc;
+    if ((rc = vm_num(vp, PM_AXIS, &v, op, why, whylen)) < 0)
+        return rc;
+    if (n_in < 1)
+        return vm_fail(VM_ILLTYPED, why, whylen, "concat: no inputs");
+    int32_t r = in[0].rank;
+    if (v < 0 || v >= r)
+        return vm_fail(VM_ILLTYPED, why, whylen, "concat: axis %lld out of range for rank %d", (long long)v, (int)r);
+    out[0] = in[0];
+    for (int32_t k = 1; k < n_in; k++) {
+        if (in[k].rank != r)
+            return vm_fail(VM_ILLTYPED, why, whylen, "concat: inputs of rank %d and %d", (int)r, (int)in[k].rank);
+        for (int32_t i = 0; i < r; i++)
+            if (i != v)
+                vsys_require_eq(S, in[k].d[i], in[0].d[i]);
+        out[0].d[v] = vsys_add(S, out[0].d[v], in[k].d[v]);
+    }
+    return VM_OK;
+}
+
+VM_MODEL(split) {
+    int64_t v = 0, parts = 1;
+    int rc;
+    if ((rc = vm_num(vp, PM_AXIS, &v, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_PARTS, &parts, op, why, whylen)) < 0)
+        return rc;
+    if (v < 0 || v >= in[0].rank)
+        return vm_fail(VM_ILLTYPED, why, whylen, "split: axis %lld out of range for rank %d", (long long)v,
+                       (int)in[0].rank);
+    if (parts < 1 || parts > OPS_MAX_OUTPUTS)
+        return vm_fail(VM_ILLTYPED, why, whylen, "split: %lld parts", (long long)parts);
+    vx sum = vx_num(0);
+    for (int64_t k = 0; k < parts; k++) {
+        out[k] = in[0];
+        if (vp->n_list == 0) {
+            if (k == 0) {
+                vx q = vx_sym(vsys_new_sym(S, VS_AUX));
+                vsys_require_eq(S, in[0].d[v], vsys_scale(S, q, parts));
+                out[0].d[v] = q;
+            } else {
+                out[k].d[v] = out[0].d[v];
+            }
+        } else {
+            if (vp->n_list != parts)
+                return vm_fail(VM_ILLTYPED, why, whylen, "split: %d sizes for %lld parts", (int)vp->n_list,
+                               (long long)parts);
+            out[k].d[v] = vp->list[k];
+            sum = vsys_add(S, sum, vp->list[k]);
+        }
+        vm_positive(S, out[k].d[v]);
+    }
+    if (vp->n_list)
+        vsys_require_eq(S, sum, in[0].d[v]);
+    *n_out = (int32_t)parts;
+    return VM_OK;
+}
+
+/* avgpool2d, maxpool2d */
+VM_MODEL(pool) {
+    const char *nm = ops_table[op].name;
+    int64_t v = 0, sh = 1, sw = 1, mode = 0, kh = 1, kw = 1;
+    int rc;
+    if (in[0].rank != 4)
+        return vm_fail(VM_ILLTYPED, why, whylen, "%s: rank %d, expected 4", nm, (int)in[0].rank);
+    if ((rc = vm_num(vp, PM_KH, &kh, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_KW, &kw, op, why, whylen)) < 0)
+        return rc;
+    if (kh < 1 || kw < 1)
+        return vm_fail(VM_ILLTYPED, why, whylen, "%s: window < 1", nm);
+    if ((rc = vm_window_params(vp, op, &sh, &sw, &mode, why, whylen)) < 0)
+        return rc;
+    if (op == OP_AVGPOOL2D) {
+        if ((rc = vm_num(vp, PM_COUNT_PAD, &v, op, why, whylen)) < 0)
+            return rc;
+        if (v != 1)
+            return vm_fail(VM_UNSUPPORTED, why, whylen, "avgpool2d: count_pad 0 is outside the model");
+    }
+    out[0] = in[0];
+    out[0].d[2] = vm_window(S, mode, in[0].d[2], vx_num(kh), sh);
+    out[0].d[3] = vm_window(S, mode, in[0].d[3], vx_num(kw), sw);
+    return VM_OK;
+}
+
+VM_MODEL(enlarge) {
+    if (in[0].rank != 4)
+        return vm_fail(VM_ILLTYPED, why, whylen, "enlarge: rank %d, expected 4", (int)in[0].rank);
+    out[0] = in[0];
+    for (int i = 0; i < 2; i++) {
+        vx want = vp->v[i ? PM_KW : PM_KH];
+        vx q = vx_sym(vsys_new_sym(S, VS_AUX)); /* want - have = 2q, q >= 0 */
+        vsys_require_eq(S, vsys_sub(S, want, in[0].d[2 + i]), vsys_scale(S, q, 2));
+        vsys_require(S, VC_GE, q);
+        out[0].d[2 + i] = want;
+    }
+    return VM_OK;
+}
+
+VM_MODEL(const_imm) {
+    vm_positive(S, vp->v[PM_N]);
+    out[0].rank = 2;
+    out[0].d[0] = out[0].d[1] = vp->v[PM_N];
+    return VM_OK;
+}
+
+/* const_iconv (c,c,kh,kw) with kh, kw odd; const_pool (c,1,kh,kw). */
+VM_MODEL(const_kernel) {
+    vm_positive(S, vp->v[PM_C]);
+    for (ops_param_key k = PM_KH; k <= PM_KW; k++) {
+        vm_positive(S, vp->v[k]);
+        if (op == OP_CONST_ICONV) { /* odd: k = 2q + 1 */
+            vx q = vx_sym(vsys_new_sym(S, VS_AUX));
+            vsys_require_eq(S, vp->v[k], vsys_add(S, vsys_scale(S, q, 2), vx_num(1)));
+        }
+    }
+    out[0].rank = 4;
+    out[0].d[0] = vp->v[PM_C];
+    out[0].d[1] = op == OP_CONST_ICONV ? vp->v[PM_C] : vx_num(1);
+    out[0].d[2] = vp->v[PM_KH];
+    out[0].d[3] = vp->v[PM_KW];
+    return VM_OK;
+}
+
+VM_MODEL(const_ones) {
+    if (vp->n_list < 1 || vp->n_list > 4)
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "const_ones of rank %d is outside the model", (int)vp->n_list);
+    out[0].rank = vp->n_list;
+    for (int32_t i = 0; i < vp->n_list; i++) {
+        vm_positive(S, vp->list[i]);
+        out[0].d[i] = vp->list[i];
+    }
+    return VM_OK;
+}
+
+/* The shape model of each op with axioms (ops_desc.z3); the others are outside the model. An op
+ * given a Z3 symbol in the op table needs its model here (vsig_build checks it at start-up). */
+typedef int (*vm_model_fn)(vsys *S, ops_type op, const vparams *vp, int32_t n_in, const vshape *in, int32_t *n_out,
+                           vshape *out, char *why, size_t whylen);
+static const vm_model_fn vm_models[OP_COUNT] = {
+    [OP_CONV2D] = vm_conv2d,
+    [OP_MATMUL] = vm_matmul,
+    [OP_EWADD] = vm_same2,
+    [OP_EWMUL] = vm_same2,
+    [OP_SMUL] = vm_smul,
+    [OP_RELU] = vm_same1,
+    [OP_TRANSPOSE] = vm_transpose,
+    [OP_CONCAT] = vm_concat,
+    [OP_SPLIT] = vm_split,
+    [OP_AVGPOOL2D] = vm_pool,
+    [OP_MAXPOOL2D] = vm_pool,
+    [OP_ENLARGE] = vm_enlarge,
+    [OP_CONST_IMM] = vm_const_imm,
+    [OP_CONST_ICONV] = vm_const_kernel,
+    [OP_CONST_POOL] = vm_const_kernel,
+    [OP_CONST_ONES] = vm_const_ones,
+};
+
 static int vm_infer_op(vsys *S, ops_type op, const vparams *vp, int32_t n_in, const vshape *in, int32_t *n_out,
                        vshape *out, char *why, size_t whylen) {
-    const char *nm = ops_table[op].name;
-    int64_t v = 0, sh = 1, sw = 1, mode = 0;
-    int rc;
     *n_out = 1;
-    switch (op) {
-    case OP_CONV2D: {
-        if (n_in != 2)
-            return vm_fail(VM_UNSUPPORTED, why, whylen, "conv2d with a bias is outside the model");
-        if (in[0].rank != 4 || in[1].rank != 4)
-            return vm_fail(VM_ILLTYPED, why, whylen, "conv2d: ranks %d and %d, expected 4", (int)in[0].rank,
-                           (int)in[1].rank);
-        int64_t dh = 1, dw = 1, g = 1, act = 0;
-        if ((rc = vm_num(vp, PM_DIL_H, &dh, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_DIL_W, &dw, op, why, whylen)) < 0 ||
-            (rc = vm_num(vp, PM_GROUPS, &g, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_ACT, &act, op, why, whylen)) < 0)
-            return rc;
-        if (dh != 1 || dw != 1)
-            return vm_fail(VM_UNSUPPORTED, why, whylen, "conv2d: dilation is outside the model");
-        if (g < 1)
-            return vm_fail(VM_ILLTYPED, why, whylen, "conv2d: groups < 1");
-        if ((rc = vm_window_params(vp, op, &sh, &sw, &mode, why, whylen)) < 0)
-            return rc;
-        const vshape *x = &in[0], *w = &in[1]; /* (N,C,H,W), (F,C/g,KH,KW) */
-        vsys_require_eq(S, x->d[1], vsys_scale(S, w->d[1], g));
-        if (g > 1) {
-            vx q = vx_sym(vsys_new_sym(S, VS_AUX));
-            vsys_require_eq(S, w->d[0], vsys_scale(S, q, g));
-        }
-        out[0].rank = 4;
-        out[0].d[0] = x->d[0];
-        out[0].d[1] = w->d[0];
-        out[0].d[2] = vm_window(S, mode, x->d[2], w->d[2], sh);
-        out[0].d[3] = vm_window(S, mode, x->d[3], w->d[3], sw);
-        return VM_OK;
-    }
-    case OP_MATMUL:
-        if (n_in != 2)
-            return vm_fail(VM_UNSUPPORTED, why, whylen, "matmul with a bias is outside the model");
-        if (in[0].rank < 2 || in[1].rank < 2)
-            return vm_fail(VM_ILLTYPED, why, whylen, "matmul: an operand of rank < 2");
-        if (in[0].rank != 2 || in[1].rank != 2)
-            return vm_fail(VM_UNSUPPORTED, why, whylen, "matmul: batched operands are outside the model");
-        if ((rc = vm_num(vp, PM_ACT, &v, op, why, whylen)) < 0)
-            return rc;
-        vsys_require_eq(S, in[0].d[1], in[1].d[0]);
-        out[0].rank = 2;
-        out[0].d[0] = in[0].d[0];
-        out[0].d[1] = in[1].d[1];
-        return VM_OK;
-    case OP_EWADD:
-    case OP_EWMUL:
-        if ((rc = vm_same_shape(S, op, &in[0], &in[1], why, whylen)) < 0)
-            return rc;
-        out[0] = in[0];
-        return VM_OK;
-    case OP_SMUL:
-        for (int32_t i = 0; i < in[1].rank; i++)
-            vsys_require_eq(S, in[1].d[i], vx_num(1));
-        out[0] = in[0];
-        return VM_OK;
-    case OP_RELU:
-        out[0] = in[0];
-        return VM_OK;
-    case OP_TRANSPOSE: {
-        int64_t code = vsig_perm_code(vp);
-        if (in[0].rank != 2 || code != 10)
-            return vm_fail(VM_UNSUPPORTED, why, whylen,
-                           "transpose: only the matrix transpose (perm [1,0] of a rank-2 tensor) is modelled");
-        out[0].rank = 2;
-        out[0].d[0] = in[0].d[1];
-        out[0].d[1] = in[0].d[0];
-        return VM_OK;
-    }
-    case OP_CONCAT: {
-        if ((rc = vm_num(vp, PM_AXIS, &v, op, why, whylen)) < 0)
-            return rc;
-        if (n_in < 1)
-            return vm_fail(VM_ILLTYPED, why, whylen, "concat: no inputs");
-        int32_t r = in[0].rank;
-        if (v < 0 || v >= r)
-            return vm_fail(VM_ILLTYPED, why, whylen, "concat: axis %lld out of range for rank %d", (long long)v, (int)r);
-        out[0] = in[0];
-        for (int32_t k = 1; k < n_in; k++) {
-            if (in[k].rank != r)
-                return vm_fail(VM_ILLTYPED, why, whylen, "concat: inputs of rank %d and %d", (int)r, (int)in[k].rank);
-            for (int32_t i = 0; i < r; i++)
-                if (i != v)
-                    vsys_require_eq(S, in[k].d[i], in[0].d[i]);
-            out[0].d[v] = vsys_add(S, out[0].d[v], in[k].d[v]);
-        }
-        return VM_OK;
-    }
-    case OP_SPLIT: {
-        int64_t parts = 1;
-        if ((rc = vm_num(vp, PM_AXIS, &v, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_PARTS, &parts, op, why, whylen)) < 0)
-            return rc;
-        if (v < 0 || v >= in[0].rank)
-            return vm_fail(VM_ILLTYPED, why, whylen, "split: axis %lld out of range for rank %d", (long long)v,
-                           (int)in[0].rank);
-        if (parts < 1 || parts > OPS_MAX_OUTPUTS)
-            return vm_fail(VM_ILLTYPED, why, whylen, "split: %lld parts", (long long)parts);
-        vx sum = vx_num(0);
-        for (int64_t k = 0; k < parts; k++) {
-            out[k] = in[0];
-            if (vp->n_list == 0) {
-                if (k == 0) {
-                    vx q = vx_sym(vsys_new_sym(S, VS_AUX));
-                    vsys_require_eq(S, in[0].d[v], vsys_scale(S, q, parts));
-                    out[0].d[v] = q;
-                } else {
-                    out[k].d[v] = out[0].d[v];
-                }
-            } else {
-                if (vp->n_list != parts)
-                    return vm_fail(VM_ILLTYPED, why, whylen, "split: %d sizes for %lld parts", (int)vp->n_list,
-                                   (long long)parts);
-                out[k].d[v] = vp->list[k];
-                sum = vsys_add(S, sum, vp->list[k]);
-            }
-            vm_positive(S, out[k].d[v]);
-        }
-        if (vp->n_list)
-            vsys_require_eq(S, sum, in[0].d[v]);
-        *n_out = (int32_t)parts;
-        return VM_OK;
-    }
-    case OP_AVGPOOL2D:
-    case OP_MAXPOOL2D: {
-        if (in[0].rank != 4)
-            return vm_fail(VM_ILLTYPED, why, whylen, "%s: rank %d, expected 4", nm, (int)in[0].rank);
-        int64_t kh = 1, kw = 1;
-        if ((rc = vm_num(vp, PM_KH, &kh, op, why, whylen)) < 0 || (rc = vm_num(vp, PM_KW, &kw, op, why, whylen)) < 0)
-            return rc;
-        if (kh < 1 || kw < 1)
-            return vm_fail(VM_ILLTYPED, why, whylen, "%s: window < 1", nm);
-        if ((rc = vm_window_params(vp, op, &sh, &sw, &mode, why, whylen)) < 0)
-            return rc;
-        if (op == OP_AVGPOOL2D) {
-            if ((rc = vm_num(vp, PM_COUNT_PAD, &v, op, why, whylen)) < 0)
-                return rc;
-            if (v != 1)
-                return vm_fail(VM_UNSUPPORTED, why, whylen, "avgpool2d: count_pad 0 is outside the model");
-        }
-        out[0] = in[0];
-        out[0].d[2] = vm_window(S, mode, in[0].d[2], vx_num(kh), sh);
-        out[0].d[3] = vm_window(S, mode, in[0].d[3], vx_num(kw), sw);
-        return VM_OK;
-    }
-    case OP_ENLARGE:
-        if (in[0].rank != 4)
-            return vm_fail(VM_ILLTYPED, why, whylen, "enlarge: rank %d, expected 4", (int)in[0].rank);
-        out[0] = in[0];
-        for (int i = 0; i < 2; i++) {
-            vx want = vp->v[i ? PM_KW : PM_KH];
-            vx q = vx_sym(vsys_new_sym(S, VS_AUX)); /* want - have = 2q, q >= 0 */
-            vsys_require_eq(S, vsys_sub(S, want, in[0].d[2 + i]), vsys_scale(S, q, 2));
-            vsys_require(S, VC_GE, q);
-            out[0].d[2 + i] = want;
-        }
-        return VM_OK;
-    case OP_CONST_IMM:
-        vm_positive(S, vp->v[PM_N]);
-        out[0].rank = 2;
-        out[0].d[0] = out[0].d[1] = vp->v[PM_N];
-        return VM_OK;
-    case OP_CONST_ICONV:
-    case OP_CONST_POOL:
-        vm_positive(S, vp->v[PM_C]);
-        for (ops_param_key k = PM_KH; k <= PM_KW; k++) {
-            vm_positive(S, vp->v[k]);
-            if (op == OP_CONST_ICONV) { /* odd: k = 2q + 1 */
-                vx q = vx_sym(vsys_new_sym(S, VS_AUX));
-                vsys_require_eq(S, vp->v[k], vsys_add(S, vsys_scale(S, q, 2), vx_num(1)));
-            }
-        }
-        out[0].rank = 4;
-        out[0].d[0] = vp->v[PM_C];
-        out[0].d[1] = op == OP_CONST_ICONV ? vp->v[PM_C] : vx_num(1);
-        out[0].d[2] = vp->v[PM_KH];
-        out[0].d[3] = vp->v[PM_KW];
-        return VM_OK;
-    case OP_CONST_ONES:
-        if (vp->n_list < 1 || vp->n_list > 4)
-            return vm_fail(VM_UNSUPPORTED, why, whylen, "const_ones of rank %d is outside the model", (int)vp->n_list);
-        out[0].rank = vp->n_list;
-        for (int32_t i = 0; i < vp->n_list; i++) {
-            vm_positive(S, vp->list[i]);
-            out[0].d[i] = vp->list[i];
-        }
-        return VM_OK;
-    case OP_EWSUB:
-    case OP_EWDIV:
-    case OP_SIGMOID:
-    case OP_TANH:
-    case OP_GELU:
-    case OP_ERF:
-    case OP_SQRT:
-    case OP_POW:
-    case OP_CLIP:
-    case OP_GLOBALAVGPOOL:
-    case OP_BATCHNORM:
-    case OP_RESHAPE:
-    case OP_SOFTMAX:
-    case OP_LAYERNORM:
-    case OP_GATHER:
-    case OP_COUNT:
-        break;
-    }
-    return vm_fail(VM_UNSUPPORTED, why, whylen, "%s has no axioms", nm);
+    if (!ops_table[op].z3 || !vm_models[op])
+        return vm_fail(VM_UNSUPPORTED, why, whylen, "%s has no axioms", ops_table[op].name);
+    return vm_models[op](S, op, vp, n_in, in, n_out, out, why, whylen);
 }
 
 int vm_infer(vsys *S, ops_type op, const vparams *vp, int32_t n_in, const vshape *in, int32_t *n_out, vshape *out,
@@ -622,4 +676,22 @@ int vm_infer(vsys *S, ops_type op, const vparams *vp, int32_t n_in, const vshape
     if (S->infeasible)
         return vm_fail(VM_ILLTYPED, why, whylen, "%s: shapes do not fit", ops_table[op].name);
     return VM_OK;
+}
+
+/* The signature rows, from the op table (see "the signature table" above); every op with a Z3
+ * symbol has a shape model, and only those. */
+__attribute__((constructor)) static void vsig_build(void) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int op = 0; op < OP_COUNT; op++) {
+            const ops_desc *d = &ops_table[op];
+            BASE_ASSERT(!d->z3 == !vm_models[op]);
+            if (!d->z3 || (d->z3sig.per_rank > 0) != pass)
+                continue;
+            for (int32_t k = 0; k < d->z3sig.per_output; k++)
+                vsig_add((ops_type)op, NULL, k, 0);
+            for (int32_t r = 1; r <= d->z3sig.per_rank; r++)
+                vsig_add((ops_type)op, NULL, 0, r);
+            if (!d->z3sig.per_output && !d->z3sig.per_rank)
+                vsig_add((ops_type)op, "", 0, 0);
+        }
 }

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <uthash.h>
 
@@ -221,7 +220,7 @@ static int vc_put(vc_cache *c, vc_key k, const verify_result *res, double timeou
 static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f)
-        return errno == ENOENT ? 0 : verify_fail(err, errlen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? 0 : base_fail_line(err, errlen, "%s: %s", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -232,7 +231,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
             line[--len] = '\0';
         if (lineno == 1) {
             if (strcmp(line, VC_HEADER) != 0) {
-                rc = verify_fail(err, errlen, "%s: not a verification cache (first line '%s')", path, VC_HEADER);
+                rc = base_fail_line(err, errlen, "%s: not a verification cache (first line '%s')", path, VC_HEADER);
                 break;
             }
             continue;
@@ -246,7 +245,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
         if (strlen(line) > 8000 ||
             sscanf(line, "%39s %39s %15s %lf %lf %4095s %n", key, axh, out, &t, &to, core, &used) < 6 ||
             strlen(key) != 32) {
-            rc = verify_fail(err, errlen, "%s:%d: malformed cache line", path, lineno);
+            rc = base_fail_line(err, errlen, "%s:%d: malformed cache line", path, lineno);
             break;
         }
         if (strcmp(axh, verify_axioms_hash(ax)) != 0) {
@@ -254,7 +253,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
                 int32_t nc = c->cap_stale ? 2 * c->cap_stale : 64;
                 char **ns = realloc(c->stale, (size_t)nc * sizeof *ns);
                 if (!ns) {
-                    rc = verify_fail(err, errlen, "%s: out of memory", path);
+                    rc = base_fail_line(err, errlen, "%s: out of memory", path);
                     break;
                 }
                 c->stale = ns;
@@ -262,7 +261,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
             }
             c->stale[c->n_stale] = strdup(line);
             if (!c->stale[c->n_stale]) {
-                rc = verify_fail(err, errlen, "%s: out of memory", path);
+                rc = base_fail_line(err, errlen, "%s: out of memory", path);
                 break;
             }
             c->n_stale++;
@@ -283,7 +282,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
             if (!strcmp(out, verify_outcome_names[i]))
                 o = i;
         if (o < 0) {
-            rc = verify_fail(err, errlen, "%s:%d: unknown outcome '%s'", path, lineno, out);
+            rc = base_fail_line(err, errlen, "%s:%d: unknown outcome '%s'", path, lineno, out);
             break;
         }
         res.outcome = (verify_outcome)o;
@@ -303,7 +302,7 @@ static int vc_load(vc_cache *c, const char *path, const verify_axioms *ax, char 
             continue; /* an axiom of that name no longer exists: prove again */
         snprintf(res.reason, sizeof res.reason, "%s", used > 0 && used <= (int)strlen(line) ? line + used : "");
         if (vc_put(c, k, &res, to) < 0) {
-            rc = verify_fail(err, errlen, "%s: out of memory", path);
+            rc = base_fail_line(err, errlen, "%s: out of memory", path);
             break;
         }
     }
@@ -326,25 +325,17 @@ static int vc_save(vc_cache *c, const char *path, const verify_axioms *ax, char 
     size_t n = HASH_COUNT(c->map);
     vc_entry **all = malloc((n ? n : 1) * sizeof *all);
     if (!all)
-        return verify_fail(err, errlen, "%s: out of memory", path);
+        return base_fail_line(err, errlen, "%s: out of memory", path);
     size_t i = 0;
     vc_entry *e, *t;
     HASH_ITER(hh, c->map, e, t) all[i++] = e;
     qsort(all, n, sizeof *all, vc_entry_cmp);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) {
+    base_afile af;
+    if (base_afile_open(&af, path, err, errlen) < 0) {
         free(all);
-        return verify_fail(err, errlen, "%s: out of memory", path);
+        return -1;
     }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int rc = verify_fail(err, errlen, "%s: %s", path, strerror(errno));
-        free(tmp);
-        free(all);
-        return rc;
-    }
+    FILE *f = af.f;
     fprintf(f, "%s\n", VC_HEADER);
     for (int32_t s = 0; s < c->n_stale; s++)
         fprintf(f, "%s\n", c->stale[s]);
@@ -365,16 +356,7 @@ static int vc_save(vc_cache *c, const char *path, const verify_axioms *ax, char 
         fprintf(f, "\n");
     }
     free(all);
-    int bad = ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int rc = verify_fail(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
-        remove(tmp);
-        free(tmp);
-        return rc;
-    }
-    free(tmp);
-    return 0;
+    return base_afile_commit(&af, err, errlen);
 }
 
 /* --- the run ------------------------------------------------------------------------------------- */
@@ -387,9 +369,9 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                       verify_result *results, verify_stats *st, char *err, size_t errlen) {
     verify_config cfg = *cfg_in;
     if (!(cfg.timeout_s > 0))
-        return verify_fail(err, errlen, "timeout must be positive");
+        return base_fail_line(err, errlen, "timeout must be positive");
     uint64_t seed = cfg.seed ? cfg.seed : UINT64_C(0x7461736376657269);
-    double t0 = verify_now();
+    double t0 = base_now();
     verify_stats s;
     memset(&s, 0, sizeof s);
     int64_t n = cands->n_rules;
@@ -405,7 +387,7 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
         free(keys);
         free(todo);
         vc_free(&cache);
-        return verify_fail(err, errlen, "out of memory");
+        return base_fail_line(err, errlen, "out of memory");
     }
     const char *axh = verify_axioms_hash(ax);
     char oph[17];
@@ -486,7 +468,7 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                 {
                     done++;
                     cnt[res->outcome]++;
-                    double now = verify_now();
+                    double now = base_now();
                     if (cfg.progress && (now - last_report > 0.25 || done == n_todo)) {
                         last_report = now;
                         verify_progress p = {"verify", done + s.cached, n, cnt[0], cnt[1], cnt[2], s.cached, now - t0};
@@ -499,7 +481,7 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
     }
     int rc = 0;
     if (failed) {
-        rc = verify_fail(err, errlen, "%s", ferr);
+        rc = base_fail_line(err, errlen, "%s", ferr);
     } else {
         for (int64_t i = 0; i < n; i++) {
             const verify_result *r = &results[i];
@@ -524,13 +506,13 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                 /* an unknown that never reached the solver does not depend on the timeout */
                 double to = r->outcome == VERIFY_UNKNOWN && r->time_s == 0 ? -1.0 : cfg.timeout_s;
                 if (vc_put(&cache, keys[i], r, to) < 0)
-                    rc = verify_fail(err, errlen, "out of memory");
+                    rc = base_fail_line(err, errlen, "out of memory");
             }
             if (rc == 0)
                 rc = vc_save(&cache, cfg.cache_path, ax, err, errlen);
         }
     }
-    s.wall_s = verify_now() - t0;
+    s.wall_s = base_now() - t0;
     if (st)
         *st = s;
     free(keys);
@@ -591,7 +573,7 @@ int verify_run(const verify_axioms *ax, const verify_config *cfg, const rules_se
         *quarantine = NULL;
     verify_result *res = calloc((size_t)(cands->n_rules ? cands->n_rules : 1), sizeof *res);
     if (!res)
-        return verify_fail(err, errlen, "out of memory");
+        return base_fail_line(err, errlen, "out of memory");
     verify_stats s;
     if (verify_candidates(ax, cfg, cands, res, &s, err, errlen) < 0) {
         free(res);
@@ -601,7 +583,7 @@ int verify_run(const verify_axioms *ax, const verify_config *cfg, const rules_se
     rules_set *q = quarantine ? vr_manifest(ax, cfg, cands, &s) : NULL;
     int rc = 0;
     if (!p || (quarantine && !q))
-        rc = verify_fail(err, errlen, "out of memory");
+        rc = base_fail_line(err, errlen, "out of memory");
     for (int32_t i = 0; i < cands->n_rules && rc == 0; i++) {
         rules_set *dst = res[i].outcome == VERIFY_PROVED ? p : q;
         if (!dst)
@@ -609,7 +591,7 @@ int verify_run(const verify_axioms *ax, const verify_config *cfg, const rules_se
         rules_rule r = cands->rules[i];
         r.proof_json = verify_proof_json(ax, &res[i]);
         if (!r.proof_json || rules_set_add(dst, &r) < 0)
-            rc = verify_fail(err, errlen, "out of memory");
+            rc = base_fail_line(err, errlen, "out of memory");
         free(r.proof_json);
     }
     free(res);

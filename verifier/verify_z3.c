@@ -99,7 +99,7 @@ static Z3_ast_vector vz_parse(Z3_context c, const verify_axioms *ax, const char 
         size_t a = strlen(ax->text), b = strlen(extra);
         joined = malloc(a + b + 2);
         if (!joined) {
-            verify_fail(err, errlen, "%s: out of memory", ax->where);
+            base_fail_line(err, errlen, "%s: out of memory", ax->where);
             return NULL;
         }
         memcpy(joined, ax->text, a);
@@ -111,7 +111,7 @@ static Z3_ast_vector vz_parse(Z3_context c, const verify_axioms *ax, const char 
     free(joined);
     if (Z3_get_error_code(c) != Z3_OK || !v) {
         char m[400];
-        verify_fail(err, errlen, "%s: %s", ax->where, vz_errmsg(c, m, sizeof m));
+        base_fail_line(err, errlen, "%s: %s", ax->where, vz_errmsg(c, m, sizeof m));
         return NULL;
     }
     Z3_ast_vector_inc_ref(c, v);
@@ -130,11 +130,11 @@ typedef struct {
 /* Every uninterpreted function an axiom uses must be one the verifier builds, with its signature. */
 static int vz_check_term(vz_walk *w, Z3_ast a, int depth) {
     if (depth > 200)
-        return verify_fail(w->err, w->errlen, "%s: axiom %s: nested too deeply", w->where, w->axiom);
+        return base_fail_line(w->err, w->errlen, "%s: axiom %s: nested too deeply", w->where, w->axiom);
     Z3_ast_kind k = Z3_get_ast_kind(w->c, a);
     if (k == Z3_QUANTIFIER_AST)
-        return verify_fail(w->err, w->errlen, "%s: axiom %s: a nested quantifier (one forall per axiom)", w->where,
-                           w->axiom);
+        return base_fail_line(w->err, w->errlen, "%s: axiom %s: a nested quantifier (one forall per axiom)", w->where,
+                              w->axiom);
     if (k != Z3_APP_AST)
         return 0;
     Z3_app app = Z3_to_app(w->c, a);
@@ -144,22 +144,22 @@ static int vz_check_term(vz_walk *w, Z3_ast a, int depth) {
         snprintf(name, sizeof name, "%s", Z3_get_symbol_string(w->c, Z3_get_decl_name(w->c, d)));
         unsigned arity = Z3_get_domain_size(w->c, d);
         if (arity == 0)
-            return verify_fail(w->err, w->errlen, "%s: axiom %s: free constant '%s' (quantify it)", w->where, w->axiom,
-                               name);
+            return base_fail_line(w->err, w->errlen, "%s: axiom %s: free constant '%s' (quantify it)", w->where,
+                                  w->axiom, name);
         if (!strcmp(name, "dim")) {
             if (!Z3_is_eq_func_decl(w->c, d, w->dim))
-                return verify_fail(w->err, w->errlen, "%s: axiom %s: 'dim' must be declared (dim T Int) Int", w->where,
-                                   w->axiom);
+                return base_fail_line(w->err, w->errlen, "%s: axiom %s: 'dim' must be declared (dim T Int) Int",
+                                      w->where, w->axiom);
         } else {
             int32_t i = vsig_find_name(name);
             if (i < 0)
-                return verify_fail(w->err, w->errlen,
-                                   "%s: axiom %s: function '%s' is not an op of the model (see verify_model.c)",
-                                   w->where, w->axiom, name);
+                return base_fail_line(w->err, w->errlen,
+                                      "%s: axiom %s: function '%s' is not an op of the model (see verify_model.c)",
+                                      w->where, w->axiom, name);
             if (!Z3_is_eq_func_decl(w->c, d, w->fn[i]))
-                return verify_fail(w->err, w->errlen,
-                                   "%s: axiom %s: '%s' must be declared with %d Int then %d T arguments, returning T",
-                                   w->where, w->axiom, name, (int)vsig_table[i].n_int, (int)vsig_table[i].n_t);
+                return base_fail_line(w->err, w->errlen,
+                                      "%s: axiom %s: '%s' must be declared with %d Int then %d T arguments, returning T",
+                                      w->where, w->axiom, name, (int)vsig_table[i].n_int, (int)vsig_table[i].n_t);
         }
     }
     unsigned n = Z3_get_app_num_args(w->c, app);
@@ -174,20 +174,21 @@ static int vz_validate(Z3_context c, const verify_axioms *ax, Z3_ast_vector v, Z
                        char *err, size_t errlen) {
     unsigned n = Z3_ast_vector_size(c, v);
     if ((int32_t)n != ax->n)
-        return verify_fail(err, errlen, "%s: Z3 read %u assertions but the file names %d axioms (one named assert each)",
-                           ax->where, n, (int)ax->n);
+        return base_fail_line(err, errlen,
+                              "%s: Z3 read %u assertions but the file names %d axioms (one named assert each)", ax->where,
+                              n, (int)ax->n);
     vz_walk w = {c, dim, fn, ax->where, NULL, err, errlen};
     for (unsigned i = 0; i < n; i++) {
         Z3_ast a = Z3_ast_vector_get(c, v, i);
         w.axiom = ax->names[i];
         if (Z3_get_ast_kind(c, a) != Z3_QUANTIFIER_AST || !Z3_is_quantifier_forall(c, a))
-            return verify_fail(err, errlen, "%s: axiom %s: not of the form (forall (...) ...)", ax->where, w.axiom);
+            return base_fail_line(err, errlen, "%s: axiom %s: not of the form (forall (...) ...)", ax->where, w.axiom);
         if (Z3_get_quantifier_num_patterns(c, a) == 0)
-            return verify_fail(err, errlen,
-                               "%s: axiom %s: no usable :pattern (each must mention every quantified variable)",
-                               ax->where, w.axiom);
+            return base_fail_line(err, errlen,
+                                  "%s: axiom %s: no usable :pattern (each must mention every quantified variable)",
+                                  ax->where, w.axiom);
         if (Z3_get_quantifier_num_no_patterns(c, a) != 0)
-            return verify_fail(err, errlen, "%s: axiom %s: :no-pattern is not supported", ax->where, w.axiom);
+            return base_fail_line(err, errlen, "%s: axiom %s: :no-pattern is not supported", ax->where, w.axiom);
         if (vz_check_term(&w, Z3_get_quantifier_body(c, a), 0) < 0)
             return -1;
         for (unsigned p = 0; p < Z3_get_quantifier_num_patterns(c, a); p++) {
@@ -208,8 +209,8 @@ static int vz_check_enums(Z3_context c, const verify_axioms *ax, char *err, size
     char m[512];
     Z3_ast_vector v = vz_parse(c, ax, probe, m, sizeof m);
     if (!v)
-        return verify_fail(err, errlen, "%s: the constants NONE, RELU, SAME, VALID and SWAP must be defined (%s)",
-                           ax->where, m);
+        return base_fail_line(err, errlen, "%s: the constants NONE, RELU, SAME, VALID and SWAP must be defined (%s)",
+                              ax->where, m);
     unsigned n = Z3_ast_vector_size(c, v);
     Z3_ast last = Z3_simplify(c, Z3_ast_vector_get(c, v, n - 1));
     Z3_inc_ref(c, last);
@@ -217,10 +218,10 @@ static int vz_check_enums(Z3_context c, const verify_axioms *ax, char *err, size
     Z3_dec_ref(c, last);
     Z3_ast_vector_dec_ref(c, v);
     if (!ok)
-        return verify_fail(err, errlen,
-                           "%s: the constants must be NONE = %d, RELU = %d (ops_act), SAME = %d, VALID = %d "
-                           "(ops_padmode) and SWAP = 10",
-                           ax->where, (int)OPS_ACT_NONE, (int)OPS_ACT_RELU, (int)OPS_PAD_SAME, (int)OPS_PAD_VALID);
+        return base_fail_line(err, errlen,
+                              "%s: the constants must be NONE = %d, RELU = %d (ops_act), SAME = %d, VALID = %d "
+                              "(ops_padmode) and SWAP = 10",
+                              ax->where, (int)OPS_ACT_NONE, (int)OPS_ACT_RELU, (int)OPS_PAD_SAME, (int)OPS_PAD_VALID);
     return 0;
 }
 
@@ -230,14 +231,14 @@ static int vz_check_table(char *err, size_t errlen) {
         if (!ops_table[op].gen)
             continue;
         if (!ops_table[op].z3)
-            return verify_fail(err, errlen, "op table: %s is in the generation set but has no Z3 symbol",
-                               ops_table[op].name);
+            return base_fail_line(err, errlen, "op table: %s is in the generation set but has no Z3 symbol",
+                                  ops_table[op].name);
         int found = 0;
         for (int32_t i = 0; i < vsig_count; i++)
             found |= (int)vsig_table[i].op == op;
         if (!found)
-            return verify_fail(err, errlen, "op table: %s has no signature in verifier/verify_model.c",
-                               ops_table[op].name);
+            return base_fail_line(err, errlen, "op table: %s has no signature in verifier/verify_model.c",
+                                  ops_table[op].name);
     }
     return 0;
 }
@@ -247,7 +248,7 @@ int vz_check_text(const verify_axioms *ax, char *err, size_t errlen) {
         return -1;
     Z3_context c = vz_mk_context();
     if (!c)
-        return verify_fail(err, errlen, "%s: cannot create a Z3 context", ax->where);
+        return base_fail_line(err, errlen, "%s: cannot create a Z3 context", ax->where);
     Z3_sort T, I;
     Z3_func_decl dim, fn[64];
     vz_mk_decls(c, &T, &I, &dim, fn);
@@ -316,12 +317,12 @@ static int vz_make_solver(vz_ctx *z, char *err, size_t errlen) {
         Z3_solver_dec_ref(z->c, z->s);
     z->s = Z3_mk_simple_solver(z->c);
     if (!z->s)
-        return verify_fail(err, errlen, "Z3: cannot create a solver");
+        return base_fail_line(err, errlen, "Z3: cannot create a solver");
     Z3_solver_inc_ref(z->c, z->s);
     z->timeout_ms = 0;
     if (vz_set_timeout(z, VERIFY_DEFAULT_TIMEOUT_S) < 0) {
         char m[256];
-        return verify_fail(err, errlen, "Z3: solver parameters: %s", vz_errmsg(z->c, m, sizeof m));
+        return base_fail_line(err, errlen, "Z3: solver parameters: %s", vz_errmsg(z->c, m, sizeof m));
     }
     for (int32_t i = 0; i < z->n_axioms; i++) {
         Z3_ast a = Z3_mk_implies(z->c, z->lits[i], Z3_ast_vector_get(z->c, z->axioms, (unsigned)i));
@@ -338,7 +339,7 @@ int vz_reset(vz_ctx *z, char *err, size_t errlen) { return vz_make_solver(z, err
 vz_ctx *vz_new(const verify_axioms *ax, char *err, size_t errlen) {
     vz_ctx *z = calloc(1, sizeof *z);
     if (!z) {
-        verify_fail(err, errlen, "out of memory");
+        base_fail_line(err, errlen, "out of memory");
         return NULL;
     }
     z->ax = ax;
@@ -347,13 +348,13 @@ vz_ctx *vz_new(const verify_axioms *ax, char *err, size_t errlen) {
     z->lits = calloc((size_t)ax->n, sizeof *z->lits);
     z->enc = calloc(1, sizeof(vz_enc));
     if (!z->fn || !z->lits || !z->enc) {
-        verify_fail(err, errlen, "out of memory");
+        base_fail_line(err, errlen, "out of memory");
         vz_free(z);
         return NULL;
     }
     z->c = vz_mk_context();
     if (!z->c) {
-        verify_fail(err, errlen, "cannot create a Z3 context");
+        base_fail_line(err, errlen, "cannot create a Z3 context");
         vz_free(z);
         return NULL;
     }
@@ -461,7 +462,7 @@ static int vz_op_terms(vz_ctx *z, const rules_op *o, const vparams *vp, const Z3
     }
     int32_t sig = vsig_find(o->op, 0, o->op == OP_CONST_ONES ? vp->n_list : 0);
     if (sig < 0)
-        return verify_fail(why, whylen, "%s has no Z3 function", ops_table[o->op].name);
+        return base_fail_line(why, whylen, "%s has no Z3 function", ops_table[o->op].name);
     const vsig *g = &vsig_table[sig];
     Z3_ast ia[VSIG_MAX_INT];
     for (int32_t k = 0; k < g->n_int; k++) {
@@ -480,7 +481,7 @@ static int vz_op_terms(vz_ctx *z, const rules_op *o, const vparams *vp, const Z3
             ia[k] = vz_vx(z, vp->list[a->idx]);
             break;
         case VA_SIZE0:
-            return verify_fail(why, whylen, "internal: size argument outside split");
+            return base_fail_line(why, whylen, "internal: size argument outside split");
         }
     }
     out[0] = vz_app(z, sig, ia, in);
@@ -552,8 +553,8 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
             char m[200];
             int rc = vm_infer(S, o->op, &E->vp[side][k], o->n_in, in, &E->n_out[side][k], E->out[side][k], m, sizeof m);
             if (rc != VM_OK) {
-                verify_fail(why, whylen, "%s: %s op %d: %s", rc == VM_UNSUPPORTED ? "outside the axioms' model" : "ill typed in the model",
-                            side == RULES_SIDE_SRC ? "src" : "dst", (int)k, m);
+                base_fail_line(why, whylen, "%s: %s op %d: %s", rc == VM_UNSUPPORTED ? "outside the axioms' model" : "ill typed in the model",
+                               side == RULES_SIDE_SRC ? "src" : "dst", (int)k, m);
                 return VZ_ENC_UNSUPPORTED;
             }
         }
@@ -562,7 +563,7 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
         const vshape *a = vz_ref_shape(E, RULES_SIDE_SRC, r->outputs[i].src);
         const vshape *b = vz_ref_shape(E, RULES_SIDE_DST, r->outputs[i].dst);
         if (a->rank != b->rank) {
-            verify_fail(why, whylen, "output %d: ranks %d and %d", (int)i, (int)a->rank, (int)b->rank);
+            base_fail_line(why, whylen, "output %d: ranks %d and %d", (int)i, (int)a->rank, (int)b->rank);
             return VZ_ENC_UNSUPPORTED;
         }
         for (int32_t d = 0; d < a->rank; d++)
@@ -570,11 +571,11 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
     }
     vsys_solve(S);
     if (S->overflow) {
-        verify_fail(why, whylen, "outside the axioms' model: shape expressions too large");
+        base_fail_line(why, whylen, "outside the axioms' model: shape expressions too large");
         return VZ_ENC_UNSUPPORTED;
     }
     if (S->infeasible) {
-        verify_fail(why, whylen, "no shapes make both sides well typed in the axioms' model");
+        base_fail_line(why, whylen, "no shapes make both sides well typed in the axioms' model");
         return VZ_ENC_UNSUPPORTED;
     }
     /* terms */
@@ -689,8 +690,8 @@ static int vz_shape_search(vz_ctx *z, const rules_rule *r, char *why, size_t why
             for (int32_t v = 0; v < c->n_vars && n < sizeof shapes - 40; v++)
                 n += (size_t)snprintf(shapes + n, sizeof shapes - n, "%s%s %s", v ? ", " : "", c->vars[v].name,
                                       ops_shape_str(&c->vars[v].shape, sb, sizeof sb));
-            verify_fail(why, whylen, "counterexample at shapes %s: mapped outputs differ (relative error %.3g)", shapes,
-                        rel);
+            base_fail_line(why, whylen, "counterexample at shapes %s: mapped outputs differ (relative error %.3g)",
+                           shapes, rel);
             found = 1;
         }
     }
@@ -704,7 +705,7 @@ void vz_prove(vz_ctx *z, const rules_rule *r, double timeout_s, const uint8_t *e
     vz_enc *E = z->enc;
     if (vz_set_timeout(z, timeout_s) < 0) {
         char m[256];
-        verify_fail(res->reason, sizeof res->reason, "Z3 parameters: %s", vz_errmsg(z->c, m, sizeof m));
+        base_fail_line(res->reason, sizeof res->reason, "Z3 parameters: %s", vz_errmsg(z->c, m, sizeof m));
         return;
     }
     Z3_solver_push(z->c, z->s);
@@ -723,9 +724,9 @@ void vz_prove(vz_ctx *z, const rules_rule *r, double timeout_s, const uint8_t *e
             for (int32_t i = 0; i < z->n_axioms; i++)
                 if (!enabled || enabled[i])
                     as[na++] = z->lits[i];
-            double t0 = verify_now();
+            double t0 = base_now();
             Z3_lbool rc = Z3_solver_check_assumptions(z->c, z->s, na, as);
-            res->time_s = verify_now() - t0;
+            res->time_s = base_now() - t0;
             if (rc == Z3_L_FALSE) {
                 res->outcome = VERIFY_PROVED;
                 Z3_ast_vector core = Z3_solver_get_unsat_core(z->c, z->s);

@@ -50,9 +50,9 @@ void ox_const_alloc(ox_const *k, const ops_shape *s, int is_int) {
     k->is_int = is_int;
     int64_t n = ox_numel(s);
     if (is_int)
-        k->i = ox_xcalloc((size_t)n, sizeof *k->i);
+        k->i = base_xcalloc((size_t)n, sizeof *k->i);
     else
-        k->f = ox_xcalloc((size_t)n, sizeof *k->f);
+        k->f = base_xcalloc((size_t)n, sizeof *k->f);
     k->src = OX_SRC_MEM;
 }
 
@@ -62,13 +62,13 @@ void ox_const_copy(ox_ctx *c, ox_const *dst, ox_const *src) {
     int64_t n = ox_numel(&src->shape);
     dst->i = NULL;
     dst->f = NULL;
-    dst->ext_path = src->ext_path ? ox_xstrdup(src->ext_path) : NULL;
+    dst->ext_path = src->ext_path ? base_xstrdup(src->ext_path) : NULL;
     if (src->i) {
-        dst->i = ox_xmalloc((size_t)n * sizeof *dst->i + 1);
+        dst->i = base_xmalloc((size_t)n * sizeof *dst->i + 1);
         memcpy(dst->i, src->i, (size_t)n * sizeof *dst->i);
     }
     if (src->f) {
-        dst->f = ox_xmalloc((size_t)n * sizeof *dst->f + 1);
+        dst->f = base_xmalloc((size_t)n * sizeof *dst->f + 1);
         memcpy(dst->f, src->f, (size_t)n * sizeof *dst->f);
     }
 }
@@ -90,9 +90,9 @@ static float ox_le_f32(const uint8_t *p) {
 
 static char *ox_join(const char *dir, const char *rel) {
     if (!dir || !dir[0])
-        return ox_xstrdup(rel);
+        return base_xstrdup(rel);
     size_t n = strlen(dir) + strlen(rel) + 2;
-    char *p = ox_xmalloc(n);
+    char *p = base_xmalloc(n);
     snprintf(p, n, "%s/%s", dir, rel);
     return p;
 }
@@ -119,11 +119,11 @@ int ox_const_load(ox_ctx *c, ox_const *k) {
     if (k->is_int || k->f)
         return OX_OK;
     int64_t n = ox_numel(&k->shape);
-    float *f = ox_xcalloc((size_t)n, sizeof *f);
+    float *f = base_xcalloc((size_t)n, sizeof *f);
     if (k->src == OX_SRC_RANDOM) {
         graph_fill_normal(f, n, k->seed, 0.0f, k->std);
     } else if (k->src == OX_SRC_EXT) {
-        uint8_t *raw = ox_xmalloc((size_t)n * 4);
+        uint8_t *raw = base_xmalloc((size_t)n * 4);
         if (ox_read_at(c, k->ext_path, k->ext_offset, raw, n * 4, k->ext_path) != OX_OK) {
             free(raw);
             free(f);
@@ -141,7 +141,7 @@ int ox_const_floats(ox_ctx *c, ox_const *k, float **out) {
     if (ox_const_load(c, k) != OX_OK)
         return OX_ERR;
     int64_t n = ox_numel(&k->shape);
-    float *f = ox_xmalloc((size_t)n * sizeof *f + 1);
+    float *f = base_xmalloc((size_t)n * sizeof *f + 1);
     for (int64_t j = 0; j < n; j++)
         f[j] = k->is_int ? (float)k->i[j] : k->f[j];
     *out = f;
@@ -152,7 +152,7 @@ int ox_const_ints(ox_ctx *c, ox_const *k, int64_t **out) {
     if (ox_const_load(c, k) != OX_OK)
         return OX_ERR;
     int64_t n = ox_numel(&k->shape);
-    int64_t *v = ox_xmalloc((size_t)n * sizeof *v + 1);
+    int64_t *v = base_xmalloc((size_t)n * sizeof *v + 1);
     for (int64_t j = 0; j < n; j++) {
         if (k->is_int) {
             v[j] = k->i[j];
@@ -292,7 +292,7 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
         free(path);
         k->synthetic = 1;
         if (k->is_int) { /* zeros: valid ids and indices; shapes come from value_info */
-            k->i = ox_xcalloc((size_t)n, sizeof *k->i);
+            k->i = base_xcalloc((size_t)n, sizeof *k->i);
             return OX_OK;
         }
         k->src = OX_SRC_RANDOM; /* generated on demand, or kept as a RANDOM weight */
@@ -311,19 +311,19 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
     free(path);
     if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) { /* read on demand, or pointed at as it is */
         k->src = OX_SRC_EXT;
-        k->ext_path = ox_xstrdup(loc);
+        k->ext_path = base_xstrdup(loc);
         k->ext_offset = off;
         return OX_OK;
     }
-    uint8_t *raw = ox_xmalloc((size_t)need + 1);
+    uint8_t *raw = base_xmalloc((size_t)need + 1);
     if (ox_read_at(c, loc, off, raw, need, t->name) != OX_OK) {
         free(raw);
         return OX_ERR;
     }
     if (k->is_int)
-        k->i = ox_xcalloc((size_t)n, sizeof *k->i);
+        k->i = base_xcalloc((size_t)n, sizeof *k->i);
     else
-        k->f = ox_xcalloc((size_t)n, sizeof *k->f);
+        k->f = base_xcalloc((size_t)n, sizeof *k->f);
     ox_decode(dt, raw, n, k);
     free(raw);
     return OX_OK;

@@ -1,24 +1,24 @@
 /* onnx_export.c: a graph written as an ONNX model (ir_version 8, opset 17) with protobuf-c.
  *
  * Nodes are emitted in the graph's topological order, one or a few ONNX nodes per op-table node:
- * fused activations become Relu / Sigmoid / Tanh nodes and GELU its Erf form, matmul biases an
- * Add (or Gemm for matrices), pad modes explicit pads from ops_window2d, enlarge a Pad of the
- * kernel, and the constant generators (const_imm, ...) initializers with their values. Every
+ * most ops by the op table's ONNX form (ops.h ops_onnx: op type, attributes, integer pass-through;
+ * ex_plain), the others by a special case (ex_special): fused activations become Relu / Sigmoid /
+ * Tanh nodes and GELU its Erf form, matmul biases an Add (or Gemm for matrices), enlarge a Pad
+ * of the kernel; pad modes become explicit pads from ops_window2d, and the constant generators
+ * (const_imm, ...) initializers with their values. Every
  * weight is an initializer (float32, raw little-endian data); a weight read only as gather ids
  * becomes an int64 initializer. Integer tensors (ids) keep int64 through data movement; a Cast
  * is inserted where an integer tensor meets an op that reads floats, or the reverse.
  * All protobuf structures live in an arena freed after packing.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uthash.h>
 
+#include "base.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
@@ -51,18 +51,16 @@ static void ex_fail(ex_ctx *x, const char *fmt, ...) {
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->err, sizeof x->err, fmt, ap);
+    base_vfail(x->err, sizeof x->err, fmt, ap);
     va_end(ap);
     x->failed = 1;
 }
 
 static void *ex_alloc(ex_ctx *x, size_t n) {
-    void *p = calloc(1, n ? n : 1);
-    if (!p || (x->n_blocks == x->cap_blocks &&
-               !(x->blocks = realloc(x->blocks, (x->cap_blocks = x->cap_blocks ? 2 * x->cap_blocks : 256) *
-                                                    sizeof *x->blocks)))) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
+    void *p = base_xcalloc(1, n);
+    if (x->n_blocks == x->cap_blocks) {
+        x->cap_blocks = x->cap_blocks ? 2 * x->cap_blocks : 256;
+        x->blocks = base_xrealloc(x->blocks, x->cap_blocks * sizeof *x->blocks);
     }
     x->blocks[x->n_blocks++] = p;
     return p;
@@ -107,12 +105,7 @@ static const char *ex_fresh(ex_ctx *x, const char *base, const char *what) {
 static void ex_push(ex_ctx *x, void ***arr, size_t *n, size_t *cap, void *item) {
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
-        void **a = realloc(*arr, *cap * sizeof **arr);
-        if (!a) {
-            fprintf(stderr, "tasc: out of memory\n");
-            abort();
-        }
-        *arr = a;
+        *arr = base_xrealloc(*arr, *cap * sizeof **arr);
     }
     (*arr)[(*n)++] = item;
     (void)x;
@@ -270,13 +263,15 @@ static void ex_act(ex_ctx *x, ops_act act, const char *base, const char *in, con
     }
 }
 
-/* Window attributes of conv2d / pools with explicit pads resolved by the op table. */
-static void ex_window(ex_ctx *x, Onnx__NodeProto *n, const graph_node *nd, int is_conv) {
+/* Window attributes of a windowed op (ops_desc.window) with explicit pads resolved by the op table;
+ * a kernel window also has dilations. */
+static void ex_window(ex_ctx *x, Onnx__NodeProto *n, const graph_node *nd) {
     const graph *g = x->g;
+    const int kernel = ops_table[nd->op].window == OPS_WIN_KERNEL;
     ops_window w;
     char e[256];
     const ops_shape *xs = &g->tensors[nd->in[0]].shape;
-    const ops_shape *ws = is_conv ? &g->tensors[nd->in[1]].shape : NULL;
+    const ops_shape *ws = kernel ? &g->tensors[nd->in[1]].shape : NULL;
     if (ops_window2d(nd->op, &nd->p, xs, ws, &w, e, sizeof e) < 0) {
         ex_fail(x, "node '%s': %s", nd->name, e);
         return;
@@ -285,7 +280,7 @@ static void ex_window(ex_ctx *x, Onnx__NodeProto *n, const graph_node *nd, int i
     ex_attr_ints(x, n, "kernel_shape", k, 2);
     ex_attr_ints(x, n, "strides", s, 2);
     ex_attr_ints(x, n, "pads", pads, 4);
-    if (is_conv)
+    if (kernel)
         ex_attr_ints(x, n, "dilations", d, 2);
 }
 
@@ -300,171 +295,178 @@ static void ex_const_op(ex_ctx *x, const graph_node *nd) {
     ex_init(x, ts->name, &ts->shape, 0, v, NULL);
 }
 
-static void ex_one(ex_ctx *x, const graph_node *nd) {
+/* The op table's ONNX form (ops.h ops_onnx): one node of its op type over the same inputs and
+ * outputs, the window and the listed parameters as attributes; integer tensors pass through
+ * where the op lets them, else become float. */
+static void ex_plain(ex_ctx *x, const graph_node *nd) {
     const graph *g = x->g;
-    const char *out = g->tensors[nd->out[0]].name;
-    const char *nm = nd->name;
-    const char *in[OPS_MAX_INPUTS];
-    Onnx__NodeProto *n = NULL;
-    switch (nd->op) {
-    case OP_CONV2D:
-    case OP_MATMUL: {
-        ops_act act = (ops_act)nd->p.v[PM_ACT];
-        const char *y = act == OPS_ACT_NONE ? out : ex_fresh(x, out, "pre_act");
-        for (int32_t k = 0; k < nd->n_in; k++)
-            in[k] = ex_in(x, nd->in[k], 0);
-        if (nd->op == OP_CONV2D) {
-            n = ex_node(x, "Conv", nm, nd->n_in, in, 1, &y);
-            ex_window(x, n, nd, 1);
-            ex_attr_int(x, n, "group", nd->p.v[PM_GROUPS]);
-        } else if (nd->n_in == 3 && g->tensors[nd->in[0]].shape.rank == 2 && g->tensors[nd->in[1]].shape.rank == 2) {
-            n = ex_node(x, "Gemm", nm, 3, in, 1, &y);
-        } else if (nd->n_in == 3) {
-            const char *mm = ex_fresh(x, out, "matmul");
-            ex_node(x, "MatMul", nm, 2, in, 1, &mm);
-            const char *ai[2] = {mm, in[2]};
-            ex_node(x, "Add", ex_fresh(x, nm, "bias"), 2, ai, 1, &y);
-        } else {
-            ex_node(x, "MatMul", nm, 2, in, 1, &y);
-        }
-        ex_act(x, act, nm, y, out);
-        x->isint[nd->out[0]] = 0;
-        return;
+    const ops_onnx *o = &ops_table[nd->op].onnx;
+    const char *in[OPS_MAX_INPUTS], *outs[OPS_MAX_OUTPUTS];
+    int ints = o->ints;
+    for (int32_t k = 0; k < nd->n_in; k++)
+        ints &= x->isint[nd->in[k]];
+    for (int32_t k = 0; k < nd->n_in; k++)
+        in[k] = ex_in(x, nd->in[k], ints);
+    for (int32_t k = 0; k < nd->n_out; k++) {
+        outs[k] = g->tensors[nd->out[k]].name;
+        x->isint[nd->out[k]] = (uint8_t)ints;
     }
-    case OP_EWADD: case OP_EWMUL: case OP_EWSUB: case OP_EWDIV: case OP_POW: case OP_SMUL: {
-        static const char *const names[] = {[OP_EWADD] = "Add", [OP_EWMUL] = "Mul", [OP_EWSUB] = "Sub",
-                                            [OP_EWDIV] = "Div", [OP_POW] = "Pow", [OP_SMUL] = "Mul"};
-        /* integer + - * stay integers (ids arithmetic), everything else is float */
-        int ints = x->isint[nd->in[0]] && x->isint[nd->in[1]] &&
-                   (nd->op == OP_EWADD || nd->op == OP_EWSUB || nd->op == OP_EWMUL);
-        in[0] = ex_in(x, nd->in[0], ints);
-        in[1] = ex_in(x, nd->in[1], ints);
-        ex_node(x, names[nd->op], nm, 2, in, 1, &out);
-        x->isint[nd->out[0]] = (uint8_t)ints;
-        return;
+    Onnx__NodeProto *n = ex_node(x, o->op, nd->name, nd->n_in, in, nd->n_out, outs);
+    if (ops_table[nd->op].window != OPS_WIN_NONE)
+        ex_window(x, n, nd);
+    for (int32_t i = 0; i < OPS_ONNX_MAX_ATTRS && o->attrs[i].name; i++) {
+        ops_param_key key = o->attrs[i].key;
+        if (key == PM_LIST)
+            ex_attr_ints(x, n, o->attrs[i].name, nd->p.list, nd->p.n_list);
+        else if (ops_param_table[key].kind == OPS_PK_FLOAT)
+            ex_attr_float(x, n, o->attrs[i].name, ops_p2f(nd->p.v[key]));
+        else
+            ex_attr_int(x, n, o->attrs[i].name, nd->p.v[key]);
     }
-    case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_SQRT: {
-        static const char *const names[] = {[OP_RELU] = "Relu", [OP_SIGMOID] = "Sigmoid", [OP_TANH] = "Tanh",
-                                            [OP_ERF] = "Erf", [OP_SQRT] = "Sqrt"};
-        in[0] = ex_in(x, nd->in[0], 0);
-        ex_node(x, names[nd->op], nm, 1, in, 1, &out);
-        return;
+}
+
+/* --- the ops ONNX writes differently from their plain form ---------------------------------- */
+
+typedef void (*ex_special_fn)(ex_ctx *x, const graph_node *nd);
+
+/* conv2d, matmul: the fused activation as its own node; a matmul bias as Gemm or an Add. */
+static void ex_conv_matmul(ex_ctx *x, const graph_node *nd) {
+    const graph *g = x->g;
+    const char *out = g->tensors[nd->out[0]].name, *nm = nd->name;
+    const char *in[3];
+    ops_act act = (ops_act)nd->p.v[PM_ACT];
+    const char *y = act == OPS_ACT_NONE ? out : ex_fresh(x, out, "pre_act");
+    for (int32_t k = 0; k < nd->n_in; k++)
+        in[k] = ex_in(x, nd->in[k], 0);
+    if (ops_table[nd->op].window != OPS_WIN_NONE) {
+        Onnx__NodeProto *n = ex_node(x, ops_table[nd->op].onnx.op, nm, nd->n_in, in, 1, &y);
+        ex_window(x, n, nd);
+        ex_attr_int(x, n, "group", nd->p.v[PM_GROUPS]);
+    } else if (nd->n_in == 3 && g->tensors[nd->in[0]].shape.rank == 2 && g->tensors[nd->in[1]].shape.rank == 2) {
+        ex_node(x, "Gemm", nm, 3, in, 1, &y);
+    } else if (nd->n_in == 3) {
+        const char *mm = ex_fresh(x, out, "matmul");
+        ex_node(x, ops_table[nd->op].onnx.op, nm, 2, in, 1, &mm);
+        const char *ai[2] = {mm, in[2]};
+        ex_node(x, "Add", ex_fresh(x, nm, "bias"), 2, ai, 1, &y);
+    } else {
+        ex_node(x, ops_table[nd->op].onnx.op, nm, 2, in, 1, &y);
     }
-    case OP_GELU:
-        ex_act(x, OPS_ACT_GELU, nm, ex_in(x, nd->in[0], 0), out);
-        return;
-    case OP_CLIP:
-        in[0] = ex_in(x, nd->in[0], 0);
-        in[1] = ex_scalar(x, nm, "min", ops_p2f(nd->p.v[PM_LO]));
-        in[2] = ex_scalar(x, nm, "max", ops_p2f(nd->p.v[PM_HI]));
-        ex_node(x, "Clip", nm, 3, in, 1, &out);
-        return;
-    case OP_TRANSPOSE:
-        in[0] = ex_in(x, nd->in[0], -1);
-        n = ex_node(x, "Transpose", nm, 1, in, 1, &out);
-        ex_attr_ints(x, n, "perm", nd->p.list, nd->p.n_list);
-        x->isint[nd->out[0]] = x->isint[nd->in[0]];
-        return;
-    case OP_RESHAPE: {
-        const ops_shape *s = &g->tensors[nd->out[0]].shape;
-        in[0] = ex_in(x, nd->in[0], -1);
-        in[1] = ex_ints(x, nm, "shape", s->dims, s->rank);
-        ex_node(x, "Reshape", nm, 2, in, 1, &out);
-        x->isint[nd->out[0]] = x->isint[nd->in[0]];
-        return;
+    ex_act(x, act, nm, y, out);
+    x->isint[nd->out[0]] = 0;
+}
+
+/* gelu: ONNX (opset 17) has no Gelu; its erf form. */
+static void ex_gelu(ex_ctx *x, const graph_node *nd) {
+    ex_act(x, OPS_ACT_GELU, nd->name, ex_in(x, nd->in[0], 0), x->g->tensors[nd->out[0]].name);
+}
+
+/* clip: the bounds are inputs in ONNX. */
+static void ex_clip(ex_ctx *x, const graph_node *nd) {
+    const char *out = x->g->tensors[nd->out[0]].name, *in[3];
+    in[0] = ex_in(x, nd->in[0], 0);
+    in[1] = ex_scalar(x, nd->name, "min", ops_p2f(nd->p.v[PM_LO]));
+    in[2] = ex_scalar(x, nd->name, "max", ops_p2f(nd->p.v[PM_HI]));
+    ex_node(x, "Clip", nd->name, 3, in, 1, &out);
+}
+
+/* reshape: the shape is an input in ONNX. */
+static void ex_reshape(ex_ctx *x, const graph_node *nd) {
+    const graph *g = x->g;
+    const ops_shape *s = &g->tensors[nd->out[0]].shape;
+    const char *out = g->tensors[nd->out[0]].name, *in[2];
+    in[0] = ex_in(x, nd->in[0], -1);
+    in[1] = ex_ints(x, nd->name, "shape", s->dims, s->rank);
+    ex_node(x, "Reshape", nd->name, 2, in, 1, &out);
+    x->isint[nd->out[0]] = x->isint[nd->in[0]];
+}
+
+/* split: the sizes (equal parts included) are an input in ONNX. */
+static void ex_split(ex_ctx *x, const graph_node *nd) {
+    const graph *g = x->g;
+    int64_t sizes[OPS_MAX_OUTPUTS];
+    const char *outs[OPS_MAX_OUTPUTS], *in[2];
+    for (int32_t k = 0; k < nd->n_out; k++) {
+        sizes[k] = g->tensors[nd->out[k]].shape.dims[nd->p.v[PM_AXIS]];
+        outs[k] = g->tensors[nd->out[k]].name;
+        x->isint[nd->out[k]] = x->isint[nd->in[0]];
     }
-    case OP_CONCAT: {
-        int ints = 1;
-        for (int32_t k = 0; k < nd->n_in; k++)
-            ints &= x->isint[nd->in[k]];
-        for (int32_t k = 0; k < nd->n_in; k++)
-            in[k] = ex_in(x, nd->in[k], ints);
-        n = ex_node(x, "Concat", nm, nd->n_in, in, 1, &out);
-        ex_attr_int(x, n, "axis", nd->p.v[PM_AXIS]);
-        x->isint[nd->out[0]] = (uint8_t)ints;
-        return;
+    in[0] = ex_in(x, nd->in[0], -1);
+    in[1] = ex_ints(x, nd->name, "split", sizes, nd->n_out);
+    Onnx__NodeProto *n = ex_node(x, "Split", nd->name, 2, in, nd->n_out, outs);
+    ex_attr_int(x, n, "axis", nd->p.v[PM_AXIS]);
+}
+
+/* enlarge: zero-pad the kernel (F,C,kh,kw) to (F,C,KH,KW), centred. */
+static void ex_enlarge(ex_ctx *x, const graph_node *nd) {
+    const graph *g = x->g;
+    const ops_shape *ks = &g->tensors[nd->in[0]].shape;
+    const char *out = g->tensors[nd->out[0]].name, *in[2];
+    int64_t ph = (nd->p.v[PM_KH] - ks->dims[2]) / 2, pw = (nd->p.v[PM_KW] - ks->dims[3]) / 2;
+    int64_t pads[8] = {0, 0, ph, pw, 0, 0, ph, pw};
+    in[0] = ex_in(x, nd->in[0], 0);
+    in[1] = ex_ints(x, nd->name, "pads", pads, 8);
+    ex_node(x, "Pad", nd->name, 2, in, 1, &out);
+}
+
+/* layernorm: ONNX needs the scale; ones over the normalised dims when the node has none. */
+static void ex_layernorm(ex_ctx *x, const graph_node *nd) {
+    const graph *g = x->g;
+    const ops_shape *xs = &g->tensors[nd->in[0]].shape;
+    const char *out = g->tensors[nd->out[0]].name, *in[3];
+    int64_t ax = nd->p.v[PM_AXIS];
+    in[0] = ex_in(x, nd->in[0], 0);
+    if (nd->n_in >= 2) {
+        in[1] = ex_in(x, nd->in[1], 0);
+    } else {
+        ops_shape tail = ops_shape_make(xs->rank - (int32_t)ax, xs->dims + ax);
+        int64_t cnt = ops_shape_numel(&tail);
+        float *ones = ex_alloc(x, (size_t)cnt * sizeof *ones);
+        for (int64_t j = 0; j < cnt; j++)
+            ones[j] = 1.0f;
+        in[1] = ex_init(x, ex_fresh(x, nd->name, "scale"), &tail, 0, ones, NULL);
     }
-    case OP_SPLIT: {
-        int64_t sizes[OPS_MAX_OUTPUTS];
-        const char *outs[OPS_MAX_OUTPUTS];
-        for (int32_t k = 0; k < nd->n_out; k++) {
-            sizes[k] = g->tensors[nd->out[k]].shape.dims[nd->p.v[PM_AXIS]];
-            outs[k] = g->tensors[nd->out[k]].name;
-            x->isint[nd->out[k]] = x->isint[nd->in[0]];
-        }
-        in[0] = ex_in(x, nd->in[0], -1);
-        in[1] = ex_ints(x, nm, "split", sizes, nd->n_out);
-        n = ex_node(x, "Split", nm, 2, in, nd->n_out, outs);
-        ex_attr_int(x, n, "axis", nd->p.v[PM_AXIS]);
-        return;
-    }
-    case OP_AVGPOOL2D:
-    case OP_MAXPOOL2D:
-        in[0] = ex_in(x, nd->in[0], 0);
-        n = ex_node(x, nd->op == OP_AVGPOOL2D ? "AveragePool" : "MaxPool", nm, 1, in, 1, &out);
-        ex_window(x, n, nd, 0);
-        if (nd->op == OP_AVGPOOL2D)
-            ex_attr_int(x, n, "count_include_pad", nd->p.v[PM_COUNT_PAD]);
-        return;
-    case OP_GLOBALAVGPOOL:
-        in[0] = ex_in(x, nd->in[0], 0);
-        ex_node(x, "GlobalAveragePool", nm, 1, in, 1, &out);
-        return;
-    case OP_ENLARGE: { /* zero-pad the kernel (F,C,kh,kw) to (F,C,KH,KW), centred */
-        const ops_shape *ks = &g->tensors[nd->in[0]].shape;
-        int64_t ph = (nd->p.v[PM_KH] - ks->dims[2]) / 2, pw = (nd->p.v[PM_KW] - ks->dims[3]) / 2;
-        int64_t pads[8] = {0, 0, ph, pw, 0, 0, ph, pw};
-        in[0] = ex_in(x, nd->in[0], 0);
-        in[1] = ex_ints(x, nm, "pads", pads, 8);
-        n = ex_node(x, "Pad", nm, 2, in, 1, &out);
-        return;
-    }
-    case OP_CONST_IMM: case OP_CONST_ICONV: case OP_CONST_ONES: case OP_CONST_POOL:
+    if (nd->n_in >= 3)
+        in[2] = ex_in(x, nd->in[2], 0);
+    Onnx__NodeProto *n = ex_node(x, "LayerNormalization", nd->name, nd->n_in >= 3 ? 3 : 2, in, 1, &out);
+    ex_attr_int(x, n, "axis", ax);
+    ex_attr_float(x, n, "epsilon", ops_p2f(nd->p.v[PM_EPS]));
+}
+
+/* gather: ids are int64 in ONNX; the table keeps its type. */
+static void ex_gather(ex_ctx *x, const graph_node *nd) {
+    const char *out = x->g->tensors[nd->out[0]].name, *in[2];
+    in[0] = ex_in(x, nd->in[0], -1);
+    in[1] = ex_in(x, nd->in[1], 1);
+    Onnx__NodeProto *n = ex_node(x, "Gather", nd->name, 2, in, 1, &out);
+    ex_attr_int(x, n, "axis", 0);
+    x->isint[nd->out[0]] = x->isint[nd->in[0]];
+}
+
+/* Every other op is written by its plain form (ex_plain), or as an initializer when it is a
+ * generator (no inputs: const_imm, ...). */
+static const ex_special_fn ex_special[OP_COUNT] = {
+    [OP_CONV2D] = ex_conv_matmul,
+    [OP_MATMUL] = ex_conv_matmul,
+    [OP_GELU] = ex_gelu,
+    [OP_CLIP] = ex_clip,
+    [OP_RESHAPE] = ex_reshape,
+    [OP_SPLIT] = ex_split,
+    [OP_ENLARGE] = ex_enlarge,
+    [OP_LAYERNORM] = ex_layernorm,
+    [OP_GATHER] = ex_gather,
+};
+
+static void ex_one(ex_ctx *x, const graph_node *nd) {
+    const ops_desc *d = &ops_table[nd->op];
+    if (ex_special[nd->op])
+        ex_special[nd->op](x, nd);
+    else if (d->max_in == 0)
         ex_const_op(x, nd);
-        return;
-    case OP_BATCHNORM:
-        for (int32_t k = 0; k < 5; k++)
-            in[k] = ex_in(x, nd->in[k], 0);
-        n = ex_node(x, "BatchNormalization", nm, 5, in, 1, &out);
-        ex_attr_float(x, n, "epsilon", ops_p2f(nd->p.v[PM_EPS]));
-        return;
-    case OP_SOFTMAX:
-        in[0] = ex_in(x, nd->in[0], 0);
-        n = ex_node(x, "Softmax", nm, 1, in, 1, &out);
-        ex_attr_int(x, n, "axis", nd->p.v[PM_AXIS]);
-        return;
-    case OP_LAYERNORM: {
-        const ops_shape *xs = &g->tensors[nd->in[0]].shape;
-        int64_t ax = nd->p.v[PM_AXIS];
-        in[0] = ex_in(x, nd->in[0], 0);
-        if (nd->n_in >= 2) {
-            in[1] = ex_in(x, nd->in[1], 0);
-        } else { /* ONNX needs the scale: ones over the normalised dims */
-            ops_shape tail = ops_shape_make(xs->rank - (int32_t)ax, xs->dims + ax);
-            int64_t cnt = ops_shape_numel(&tail);
-            float *ones = ex_alloc(x, (size_t)cnt * sizeof *ones);
-            for (int64_t j = 0; j < cnt; j++)
-                ones[j] = 1.0f;
-            in[1] = ex_init(x, ex_fresh(x, nm, "scale"), &tail, 0, ones, NULL);
-        }
-        if (nd->n_in >= 3)
-            in[2] = ex_in(x, nd->in[2], 0);
-        n = ex_node(x, "LayerNormalization", nm, nd->n_in >= 3 ? 3 : 2, in, 1, &out);
-        ex_attr_int(x, n, "axis", ax);
-        ex_attr_float(x, n, "epsilon", ops_p2f(nd->p.v[PM_EPS]));
-        return;
-    }
-    case OP_GATHER:
-        in[0] = ex_in(x, nd->in[0], -1);
-        in[1] = ex_in(x, nd->in[1], 1);
-        n = ex_node(x, "Gather", nm, 2, in, 1, &out);
-        ex_attr_int(x, n, "axis", 0);
-        x->isint[nd->out[0]] = x->isint[nd->in[0]];
-        return;
-    case OP_COUNT:
-        break;
-    }
-    ex_fail(x, "node '%s': op %d cannot be exported", nd->name, (int)nd->op);
+    else if (d->onnx.op)
+        ex_plain(x, nd);
+    else
+        ex_fail(x, "node '%s': op %d cannot be exported", nd->name, (int)nd->op);
 }
 
 /* A graph input or output description with a static shape. */
@@ -631,50 +633,14 @@ int onnx_export(const graph *g, const char *path, char *err, size_t errlen) {
     size_t len = 0;
     char e[GRAPH_ERR_LEN + 64];
     uint8_t *buf = onnx_export_buffer(g, &len, e, sizeof e);
-    if (!buf) {
-        snprintf(err, errlen, "%s: %s", path, e);
-        return -1;
+    if (!buf)
+        return base_fail(err, errlen, "%s: %s", path, e);
+    base_afile f;
+    int rc = base_afile_open(&f, path, err, errlen);
+    if (rc == 0) {
+        fwrite(buf, 1, len, f.f); /* a short write shows in ferror: base_afile_commit reports it */
+        rc = base_afile_commit(&f, err, errlen);
     }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 11);
-    if (!tmp) {
-        free(buf);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmpXXXXXX", 11);
-    int rc = -1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
-        free(buf);
-        return -1;
-    }
-    (void)fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        close(fd);
-    } else {
-        size_t w = fwrite(buf, 1, len, f);
-        int bad = w != len || ferror(f);
-        int saved = errno;
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            saved = errno;
-        }
-        if (bad)
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(saved));
-        else if (rename(tmp, path) != 0)
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        else
-            rc = 0;
-    }
-    if (rc < 0)
-        unlink(tmp);
-    free(tmp);
     free(buf);
     return rc;
 }

@@ -1,6 +1,7 @@
-/* onnx_impl.h: internals shared by the ONNX importer's files: onnx_import.c (file, weights, value
- * table, node dispatch, errors), onnx_const.c (constant tensors and their evaluation at import),
- * onnx_ops.c (one converter per ONNX operator).
+/* onnx_impl.h: internals shared by the ONNX importer's files: onnx_import.c (the driver: file,
+ * initializers, the walk over the nodes, the report), onnx_util.c (messages, names, the value
+ * table, weights, node helpers, attributes: the helpers every other file uses), onnx_const.c
+ * (constant tensors and their evaluation at import), onnx_ops.c (one converter per ONNX operator).
  *
  * Every ONNX value name maps to one ox_val: a runtime tensor of the graph, a constant held on
  * the host (folded at import), or poisoned (downstream of an unsupported node). Converters read
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
+#include "base.h"
 #include "graph.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
@@ -67,6 +69,13 @@ typedef struct ox_name {
     UT_hash_handle hh;
 } ox_name;
 
+/* Consumers of each value name: filled by the driver once before the walk (ox_out_used). */
+typedef struct ox_use {
+    char *name;          /* borrowed from the model */
+    int32_t n;
+    UT_hash_handle hh;
+} ox_use;
+
 typedef struct ox_shape_info {
     char *name;          /* owned */
     ops_shape shape;     /* static shape recorded in the model (value_info, outputs) */
@@ -101,18 +110,22 @@ typedef struct {
     int32_t helper_count;        /* names of inserted helper nodes and tensors */
 } ox_ctx;
 
-/* --- messages (onnx_import.c) --------------------------------------------------------------- */
+/* --- messages (onnx_util.c) ----------------------------------------------------------------- */
+/* One line each (base_vfail_line): the model's names may hold newlines. */
 int ox_fail(ox_ctx *c, const char *fmt, ...) OX_PRINTF(2, 3);   /* sets c->err, returns OX_ERR */
 int ox_unsup(ox_ctx *c, const char *fmt, ...) OX_PRINTF(2, 3);  /* sets c->reason, returns OX_UNSUP */
-/* Allocation that aborts on failure (out of memory is not user input). */
-void *ox_xmalloc(size_t n);
-void *ox_xcalloc(size_t n, size_t m);
-char *ox_xstrdup(const char *s);
 
+/* --- names (onnx_util.c) -------------------------------------------------------------------- */
+/* Register name as in use (a copy; nothing if it already is). */
+void ox_name_add(ox_ctx *c, const char *name);
 /* A fresh tensor name "<base>/<what>[_k]" (registered; the context owns the string). */
 const char *ox_fresh_name(ox_ctx *c, const char *base, const char *what);
+/* Rename graph tensor t to name (registered). */
+void ox_rename_tensor(ox_ctx *c, int32_t t, const char *name);
 
-/* --- the value table (onnx_import.c) -------------------------------------------------------- */
+/* --- the value table (onnx_util.c) ---------------------------------------------------------- */
+/* A new entry for name (state RUNTIME, t = -1) in the table; the context owns it. */
+ox_val *ox_val_new(ox_ctx *c, const char *name);
 ox_val *ox_find(ox_ctx *c, const char *name);
 /* Input i of the current node, aliases resolved; NULL when absent (beyond n_input, or the empty
  * name). */
@@ -148,7 +161,7 @@ int ox_reshape(ox_ctx *c, int32_t t, const ops_shape *s, const char *name, int32
 /* A transpose of tensor t by perm (a helper). */
 int ox_transpose(ox_ctx *c, int32_t t, int32_t rank, const int64_t *perm, const char *name, int32_t *out);
 
-/* --- attributes (onnx_import.c) ------------------------------------------------------------- */
+/* --- attributes (onnx_util.c) --------------------------------------------------------------- */
 const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name);
 /* Integer / float / string attribute with a default; a wrong type is OX_ERR. */
 int ox_attr_int(ox_ctx *c, const char *name, int64_t def, int64_t *v);

@@ -1,7 +1,8 @@
 /* onnx_import.c: the ONNX importer's driver: reading and unpacking the model, opset and input
- * checks, initializers, the value table, the stable topological walk over the nodes with one
- * converter per op type (onnx_ops.c), the one-line report of every unsupported operator, graph
- * outputs, and the weights (FILE for external data, DATA blobs for values held in the model).
+ * checks, initializers, the stable topological walk over the nodes with one converter per op type
+ * (onnx_ops.c), the one-line report of every unsupported operator, and graph outputs. The value
+ * table, the weights (FILE for external data, DATA blobs for values held in the model) and the
+ * other helpers the converters share are in onnx_util.c.
  *
  * Invariant: the graph only ever receives nodes whose parameters the op table accepts, so the
  * graph's sticky error is set only by a genuinely inconsistent model (reported as such). Every
@@ -18,508 +19,6 @@
 #include <sys/stat.h>
 
 #include "onnx_impl.h"
-
-/* ---------------------------------------------------------------------------------------------
- * messages and allocation
- */
-static void ox_vmsg(char *buf, size_t len, const char *fmt, va_list ap) {
-    vsnprintf(buf, len, fmt, ap);
-    for (char *p = buf; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
-int ox_fail(ox_ctx *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ox_vmsg(c->err, sizeof c->err, fmt, ap);
-    va_end(ap);
-    return OX_ERR;
-}
-
-int ox_unsup(ox_ctx *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ox_vmsg(c->reason, sizeof c->reason, fmt, ap);
-    va_end(ap);
-    return OX_UNSUP;
-}
-
-static void ox_oom(void) {
-    fprintf(stderr, "tasc: out of memory\n");
-    abort();
-}
-
-void *ox_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        ox_oom();
-    return p;
-}
-
-void *ox_xcalloc(size_t n, size_t m) {
-    void *p = calloc(n ? n : 1, m ? m : 1);
-    if (!p)
-        ox_oom();
-    return p;
-}
-
-char *ox_xstrdup(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *p = ox_xmalloc(n);
-    memcpy(p, s, n);
-    return p;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void ox_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    ox_vmsg(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * names
- */
-static int ox_name_used(ox_ctx *c, const char *name) {
-    ox_name *e = NULL;
-    HASH_FIND_STR(c->names, name, e);
-    return e != NULL;
-}
-
-static void ox_name_add(ox_ctx *c, const char *name) {
-    if (ox_name_used(c, name))
-        return;
-    ox_name *e = ox_xcalloc(1, sizeof *e);
-    e->name = ox_xstrdup(name);
-    HASH_ADD_KEYPTR(hh, c->names, e->name, strlen(e->name), e);
-}
-
-/* A fresh name "<base>/<what>" or "<base>/<what>_<k>", registered; returns the stored copy. */
-const char *ox_fresh_name(ox_ctx *c, const char *base, const char *what) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s/%s", base, what);
-    for (int32_t k = 1; ox_name_used(c, buf); k++) /* the set holds every tensor name of the graph */
-        snprintf(buf, sizeof buf, "%s/%s_%d", base, what, (int)k);
-    ox_name_add(c, buf);
-    ox_name *e = NULL;
-    HASH_FIND_STR(c->names, buf, e);
-    return e->name;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * the value table
- */
-ox_val *ox_find(ox_ctx *c, const char *name) {
-    ox_val *v = NULL;
-    HASH_FIND_STR(c->vals, name, v);
-    return v;
-}
-
-ox_val *ox_in(ox_ctx *c, int i) {
-    const Onnx__NodeProto *n = c->node;
-    if (i < 0 || (size_t)i >= n->n_input || !n->input[i] || !n->input[i][0])
-        return NULL;
-    ox_val *v = ox_find(c, n->input[i]); /* existence was checked before the converter ran */
-    return v && v->alias_of ? v->alias_of : v;
-}
-
-static ox_val *ox_val_new(ox_ctx *c, const char *name) {
-    ox_val *v = ox_xcalloc(1, sizeof *v);
-    v->name = ox_xstrdup(name);
-    v->t = -1;
-    HASH_ADD_KEYPTR(hh, c->vals, v->name, strlen(v->name), v);
-    return v;
-}
-
-/* The output slot i of the current node, or NULL if the node does not name it. */
-static const char *ox_out_name(ox_ctx *c, int i) {
-    const Onnx__NodeProto *n = c->node;
-    if (i < 0 || (size_t)i >= n->n_output || !n->output[i] || !n->output[i][0])
-        return NULL;
-    return n->output[i];
-}
-
-/* Compare a produced shape with the one the model records, if any. */
-static int ox_check_recorded(ox_ctx *c, const char *name, const ops_shape *s) {
-    const ops_shape *r = ox_recorded_shape(c, name);
-    if (!r || ops_shape_eq(r, s))
-        return OX_OK;
-    char a[128], b[128];
-    return ox_fail(c, "value '%s': computed shape %s but the model records %s", name,
-                   ops_shape_str(s, a, sizeof a), ops_shape_str(r, b, sizeof b));
-}
-
-int ox_set_runtime(ox_ctx *c, int i, int32_t t, int is_int) {
-    const char *name = ox_out_name(c, i);
-    if (!name)
-        return OX_OK;
-    if (ox_find(c, name))
-        return ox_fail(c, "value '%s' is produced twice", name);
-    ox_val *v = ox_val_new(c, name);
-    v->state = OX_V_RUNTIME;
-    v->t = t;
-    v->is_int = is_int;
-    return ox_check_recorded(c, name, &c->g->tensors[t].shape);
-}
-
-int ox_set_const(ox_ctx *c, int i, ox_const *k) {
-    const char *name = ox_out_name(c, i);
-    if (!name) {
-        ox_const_free(k);
-        return OX_OK;
-    }
-    if (ox_find(c, name)) {
-        ox_const_free(k);
-        return ox_fail(c, "value '%s' is produced twice", name);
-    }
-    ox_val *v = ox_val_new(c, name);
-    v->state = OX_V_CONST;
-    v->c = *k;
-    memset(k, 0, sizeof *k);
-    return ox_check_recorded(c, name, &v->c.shape);
-}
-
-static ox_val *ox_alias_val(ox_ctx *c, const char *name, const ox_val *src) {
-    ox_val *v = ox_val_new(c, name);
-    v->state = src->state;
-    v->t = src->t;
-    v->is_int = src->is_int;
-    v->has_pad = src->has_pad;
-    memcpy(v->pad, src->pad, sizeof v->pad);
-    v->pad_node = src->pad_node ? ox_xstrdup(src->pad_node) : NULL;
-    return v;
-}
-
-int ox_set_alias(ox_ctx *c, int i, const ox_val *src) {
-    const char *name = ox_out_name(c, i);
-    if (!name)
-        return OX_OK;
-    if (ox_find(c, name))
-        return ox_fail(c, "value '%s' is produced twice", name);
-    if (src->state == OX_V_CONST) { /* one constant under two names: one weight */
-        ox_val *v = ox_val_new(c, name);
-        v->state = OX_V_CONST;
-        v->alias_of = src->alias_of ? src->alias_of : (ox_val *)src;
-        v->c.shape = src->c.shape;
-        return ox_check_recorded(c, name, &v->c.shape);
-    }
-    ox_val *v = ox_alias_val(c, name, src);
-    if (v->has_pad) /* the model records the padded shape, which only the Conv will produce */
-        return OX_OK;
-    return ox_check_recorded(c, name, ox_shape(c, v));
-}
-
-int ox_set_padded(ox_ctx *c, int i, const ox_val *src, const int64_t pad[4]) {
-    const char *name = ox_out_name(c, i);
-    if (!name)
-        return OX_OK;
-    if (ox_find(c, name))
-        return ox_fail(c, "value '%s' is produced twice", name);
-    ox_val *v = ox_alias_val(c, name, src);
-    v->has_pad = 1;
-    for (int k = 0; k < 4; k++)
-        v->pad[k] += pad[k];
-    free(v->pad_node);
-    v->pad_node = ox_xstrdup(c->node_name);
-    return OX_OK;
-}
-
-/* Consumers of each value name: filled once before the walk. */
-typedef struct ox_use {
-    char *name;   /* borrowed from the model */
-    int32_t n;
-    UT_hash_handle hh;
-} ox_use;
-
-int ox_out_used(ox_ctx *c, int i) {
-    const char *name = ox_out_name(c, i);
-    if (!name)
-        return 0;
-    ox_use *u = NULL;
-    HASH_FIND_STR(c->uses, name, u);
-    return u && u->n > 0;
-}
-
-const ops_shape *ox_shape(ox_ctx *c, const ox_val *v) {
-    if (v->state == OX_V_CONST)
-        return &v->c.shape;
-    return &c->g->tensors[v->t].shape;
-}
-
-const ops_shape *ox_recorded_shape(ox_ctx *c, const char *name) {
-    ox_shape_info *e = NULL;
-    HASH_FIND_STR(c->shapes, name, e);
-    return e ? &e->shape : NULL;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * weights
- */
-int32_t ox_weight_from(ox_ctx *c, const char *base, ox_const *k) {
-    const char *name = base;
-    if (graph_find_tensor(c->g, base) >= 0)
-        name = ox_fresh_name(c, base, "weight");
-    else
-        ox_name_add(c, base);
-    int64_t n = ox_numel(&k->shape);
-    if (n <= 0) {
-        char b[160];
-        return ox_fail(c, "constant '%s' of shape %s is empty and cannot be a weight", base,
-                       ops_shape_str(&k->shape, b, sizeof b)), -1;
-    }
-    graph_init init;
-    memset(&init, 0, sizeof init);
-    graph_blob *blob = NULL;
-    if (!k->is_int && !k->f && k->src == OX_SRC_EXT) {
-        init.kind = GRAPH_INIT_FILE;
-        init.path = k->ext_path;
-        init.offset = k->ext_offset;
-    } else if (!k->is_int && !k->f && k->src == OX_SRC_RANDOM) {
-        init.kind = GRAPH_INIT_RANDOM;
-        init.seed = k->seed;
-        init.mean = 0.0f;
-        init.std = k->std;
-    } else {
-        float *f = NULL;
-        if (ox_const_floats(c, k, &f) != OX_OK)
-            return -1;
-        if (k->is_int)
-            for (int64_t j = 0; j < n; j++)
-                if (k->i[j] > OX_MAX_EXACT || k->i[j] < -OX_MAX_EXACT) {
-                    free(f);
-                    return ox_fail(c, "integer constant '%s' holds %lld, beyond the exact float range 2^24",
-                                   base, (long long)k->i[j]), -1;
-                }
-        int same = isfinite(f[0]);
-        for (int64_t j = 1; j < n && same; j++)
-            same = memcmp(&f[j], &f[0], sizeof *f) == 0;
-        if (same) {
-            init.kind = GRAPH_INIT_CONSTANT;
-            init.value = f[0];
-        } else {
-            blob = graph_blob_new(f, n);
-            if (!blob) {
-                free(f);
-                return ox_fail(c, "cannot hold the %lld values of '%s' in memory", (long long)n, base), -1;
-            }
-            init.kind = GRAPH_INIT_DATA;
-            init.blob = blob;
-        }
-        free(f);
-    }
-    int32_t t = graph_weight(c->g, name, k->shape.rank, k->shape.dims, init);
-    graph_blob_unref(blob); /* the graph holds its own reference */
-    if (t < 0)
-        return ox_fail(c, "%s", graph_error(c->g)), -1;
-    return t;
-}
-
-int32_t ox_tensor(ox_ctx *c, ox_val *v) {
-    if (v->state == OX_V_RUNTIME)
-        return v->t;
-    if (v->t >= 0)
-        return v->t;
-    v->t = ox_weight_from(c, v->name, &v->c);
-    return v->t;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * nodes
- */
-/* A node name based on the current ONNX node's that is free for the node and for its default
- * output names (graph_add names the outputs "<node>" / "<node>:<i>" before we rename them). */
-static const char *ox_node_name(ox_ctx *c, int32_t n_out, char *buf, size_t len) {
-    for (int32_t k = 0;; k++) {
-        if (k == 0)
-            snprintf(buf, len, "%s", c->node_name);
-        else
-            snprintf(buf, len, "%s/tasc_%d", c->node_name, (int)k);
-        ox_name *e = NULL;
-        HASH_FIND_STR(c->node_names, buf, e);
-        int free_name = !e && graph_find_tensor(c->g, buf) < 0;
-        for (int32_t i = 0; i < n_out && free_name; i++) {
-            char ob[1100];
-            snprintf(ob, sizeof ob, "%s:%d", buf, (int)i);
-            free_name = graph_find_tensor(c->g, ob) < 0;
-        }
-        if (free_name) {
-            e = ox_xcalloc(1, sizeof *e);
-            e->name = ox_xstrdup(buf);
-            HASH_ADD_KEYPTR(hh, c->node_names, e->name, strlen(e->name), e);
-            return buf;
-        }
-    }
-}
-
-static void ox_rename_tensor(ox_ctx *c, int32_t t, const char *name) {
-    graph_tensor *ts = &c->g->tensors[t];
-    free(ts->name);
-    ts->name = ox_xstrdup(name);
-    ox_name_add(c, name);
-}
-
-int ox_node(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, const int32_t *in,
-            const char *const *names, int32_t *out) {
-    ops_params q;
-    if (!p) {
-        ops_params_default(op, &q);
-        p = &q;
-    }
-    char m[GRAPH_ERR_LEN];
-    if (ops_params_check(op, p, m, sizeof m) < 0)
-        return ox_unsup(c, "%s", m);
-    for (int32_t k = 0; k < n_in; k++)
-        if (in[k] < 0)
-            return OX_ERR; /* the failed weight already set c->err */
-    /* infer first, so that an inconsistent model is reported without poisoning the graph */
-    ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];
-    int32_t n_out = 0;
-    if (n_in > OPS_MAX_INPUTS)
-        return ox_unsup(c, "%d inputs (at most %d)", (int)n_in, OPS_MAX_INPUTS);
-    for (int32_t k = 0; k < n_in; k++)
-        in_sh[k] = c->g->tensors[in[k]].shape;
-    if (ops_infer(op, p, n_in, in_sh, &n_out, out_sh, m, sizeof m) < 0)
-        return ox_fail(c, "%s: %s", ops_table[op].name, m);
-    char nb[1024];
-    const char *nn = ox_node_name(c, n_out, nb, sizeof nb);
-    int32_t got = graph_add(c->g, nn, op, p, n_in, in, out);
-    if (got < 0)
-        return ox_fail(c, "%s", graph_error(c->g));
-    for (int32_t i = 0; i < got; i++) {
-        const char *want = names && names[i] ? names[i] : ox_fresh_name(c, c->node_name, ops_table[op].name);
-        ox_rename_tensor(c, out[i], want);
-    }
-    return OX_OK;
-}
-
-int ox_helper(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, const int32_t *in, int32_t *out) {
-    int32_t outs[OPS_MAX_OUTPUTS];
-    int rc = ox_node(c, op, p, n_in, in, NULL, outs);
-    if (rc == OX_OK)
-        *out = outs[0];
-    return rc;
-}
-
-int ox_reshape(ox_ctx *c, int32_t t, const ops_shape *s, const char *name, int32_t *out) {
-    if (s->rank > OPS_MAX_LIST)
-        return ox_unsup(c, "a reshape to rank %d (at most %d)", (int)s->rank, OPS_MAX_LIST);
-    ops_params p;
-    ops_params_default(OP_RESHAPE, &p);
-    p.n_list = s->rank;
-    for (int32_t d = 0; d < s->rank; d++)
-        p.list[d] = s->dims[d];
-    const char *names[1] = {name};
-    int32_t outs[OPS_MAX_OUTPUTS];
-    int rc = ox_node(c, OP_RESHAPE, &p, 1, &t, names, outs);
-    if (rc == OX_OK)
-        *out = outs[0];
-    return rc;
-}
-
-int ox_transpose(ox_ctx *c, int32_t t, int32_t rank, const int64_t *perm, const char *name, int32_t *out) {
-    ops_params p;
-    ops_params_default(OP_TRANSPOSE, &p);
-    if (rank > OPS_MAX_LIST)
-        return ox_unsup(c, "a transpose of rank %d (at most %d)", (int)rank, OPS_MAX_LIST);
-    p.n_list = rank;
-    for (int32_t d = 0; d < rank; d++)
-        p.list[d] = perm[d];
-    const char *names[1] = {name};
-    int32_t outs[OPS_MAX_OUTPUTS];
-    int rc = ox_node(c, OP_TRANSPOSE, &p, 1, &t, names, outs);
-    if (rc == OX_OK)
-        *out = outs[0];
-    return rc;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * attributes
- */
-const Onnx__AttributeProto *ox_attr(ox_ctx *c, const char *name) {
-    const Onnx__NodeProto *n = c->node;
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
-            return n->attribute[i];
-    return NULL;
-}
-
-/* The attribute's type, also for writers that leave the type field out. */
-static int ox_attr_type(const Onnx__AttributeProto *a) {
-    if (a->has_type)
-        return a->type;
-    if (a->n_ints)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-    if (a->n_floats)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-    if (a->t)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-    if (a->has_s)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-    if (a->has_f)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    if (a->has_i)
-        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
-}
-
-int ox_attr_int(ox_ctx *c, const char *name, int64_t def, int64_t *v) {
-    const Onnx__AttributeProto *a = ox_attr(c, name);
-    *v = def;
-    if (!a)
-        return OX_OK;
-    if (ox_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-        return ox_fail(c, "attribute '%s' should be an integer", name);
-    *v = a->i;
-    return OX_OK;
-}
-
-int ox_attr_float(ox_ctx *c, const char *name, float def, float *v) {
-    const Onnx__AttributeProto *a = ox_attr(c, name);
-    *v = def;
-    if (!a)
-        return OX_OK;
-    if (ox_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
-        return ox_fail(c, "attribute '%s' should be a float", name);
-    *v = a->f;
-    return OX_OK;
-}
-
-int ox_attr_str(ox_ctx *c, const char *name, const char *def, char *buf, size_t len) {
-    const Onnx__AttributeProto *a = ox_attr(c, name);
-    snprintf(buf, len, "%s", def);
-    if (!a)
-        return OX_OK;
-    if (ox_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
-        return ox_fail(c, "attribute '%s' should be a string", name);
-    size_t n = a->s.len < len - 1 ? a->s.len : len - 1;
-    memcpy(buf, a->s.data, n);
-    buf[n] = '\0';
-    for (size_t k = 0; k < n; k++)
-        if ((unsigned char)buf[k] < 0x20)
-            buf[k] = '?';
-    return OX_OK;
-}
-
-int ox_attr_ints(ox_ctx *c, const char *name, int64_t *v, int32_t max, int32_t *n) {
-    const Onnx__AttributeProto *a = ox_attr(c, name);
-    *n = -1;
-    if (!a)
-        return OX_OK;
-    if (ox_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-        return ox_fail(c, "attribute '%s' should be a list of integers", name);
-    if (a->n_ints > (size_t)max)
-        return ox_unsup(c, "attribute '%s' has %zu values (at most %d)", name, a->n_ints, (int)max);
-    for (size_t k = 0; k < a->n_ints; k++)
-        v[k] = a->ints[k];
-    *n = (int32_t)a->n_ints;
-    return OX_OK;
-}
 
 /* ---------------------------------------------------------------------------------------------
  * the model
@@ -586,8 +85,8 @@ static void ox_record_shape(ox_ctx *c, const Onnx__ValueInfoProto *vi) {
     HASH_FIND_STR(c->shapes, vi->name, e);
     if (e)
         return;
-    e = ox_xcalloc(1, sizeof *e);
-    e->name = ox_xstrdup(vi->name);
+    e = base_xcalloc(1, sizeof *e);
+    e->name = base_xstrdup(vi->name);
     e->shape = s;
     HASH_ADD_KEYPTR(hh, c->shapes, e->name, strlen(e->name), e);
 }
@@ -600,16 +99,13 @@ static void ox_record_unsup(ox_ctx *c, const char *op_type, const char *node, co
         }
     if (c->n_unsup == c->cap_unsup) {
         c->cap_unsup = c->cap_unsup ? 2 * c->cap_unsup : 8;
-        ox_unsup_rec *u = realloc(c->unsup, (size_t)c->cap_unsup * sizeof *u);
-        if (!u)
-            ox_oom();
-        c->unsup = u;
+        c->unsup = base_xrealloc(c->unsup, (size_t)c->cap_unsup * sizeof *c->unsup);
     }
     ox_unsup_rec *u = &c->unsup[c->n_unsup++];
-    u->op_type = ox_xstrdup(op_type);
+    u->op_type = base_xstrdup(op_type);
     u->count = 1;
-    u->first = ox_xstrdup(node);
-    u->reason = reason && reason[0] ? ox_xstrdup(reason) : NULL;
+    u->first = base_xstrdup(node);
+    u->reason = reason && reason[0] ? base_xstrdup(reason) : NULL;
 }
 
 /* List the Pad node behind a padded value as unsupported, once per Pad node. */
@@ -619,8 +115,8 @@ static void ox_report_pad(ox_ctx *c, const ox_val *v) {
     HASH_FIND_STR(c->reported_pads, pn, e);
     if (e)
         return;
-    e = ox_xcalloc(1, sizeof *e);
-    e->name = ox_xstrdup(pn);
+    e = base_xcalloc(1, sizeof *e);
+    e->name = base_xstrdup(pn);
     HASH_ADD_KEYPTR(hh, c->reported_pads, e->name, strlen(e->name), e);
     ox_record_unsup(c, "Pad", pn, "only a zero constant Pad of the spatial dims feeding a Conv is folded");
 }
@@ -703,7 +199,7 @@ static int32_t ox_topo(const Onnx__GraphProto *gp, int32_t *order) {
     for (int32_t k = 0; k < n; k++)
         n_outs += gp->node[k]->n_output;
     ox_prod *prods = NULL;
-    ox_prod *pool = ox_xcalloc(n_outs + 1, sizeof *pool);
+    ox_prod *pool = base_xcalloc(n_outs + 1, sizeof *pool);
     size_t np = 0;
     for (int32_t k = 0; k < n; k++)
         for (size_t i = 0; i < gp->node[k]->n_output; i++) {
@@ -720,12 +216,12 @@ static int32_t ox_topo(const Onnx__GraphProto *gp, int32_t *order) {
             HASH_ADD_KEYPTR(hh, prods, e->name, strlen(e->name), e);
         }
     /* in-degree over distinct producing predecessors; successor lists in CSR form */
-    int32_t *indeg = ox_xcalloc((size_t)n + 1, sizeof *indeg);
-    int32_t *cnt = ox_xcalloc((size_t)n + 1, sizeof *cnt);
+    int32_t *indeg = base_xcalloc((size_t)n + 1, sizeof *indeg);
+    int32_t *cnt = base_xcalloc((size_t)n + 1, sizeof *cnt);
     size_t n_edges = 0;
     for (int32_t k = 0; k < n; k++)
         n_edges += gp->node[k]->n_input;
-    int32_t *esrc = ox_xcalloc(n_edges + 1, sizeof *esrc), *edst = ox_xcalloc(n_edges + 1, sizeof *edst);
+    int32_t *esrc = base_xcalloc(n_edges + 1, sizeof *esrc), *edst = base_xcalloc(n_edges + 1, sizeof *edst);
     size_t ne = 0;
     for (int32_t k = 0; k < n; k++)
         for (size_t i = 0; i < gp->node[k]->n_input; i++) {
@@ -742,15 +238,15 @@ static int32_t ox_topo(const Onnx__GraphProto *gp, int32_t *order) {
             indeg[k]++;
             cnt[e->node]++;
         }
-    int32_t *start = ox_xcalloc((size_t)n + 2, sizeof *start);
+    int32_t *start = base_xcalloc((size_t)n + 2, sizeof *start);
     for (int32_t k = 0; k < n; k++)
         start[k + 1] = start[k] + cnt[k];
-    int32_t *succ = ox_xcalloc(ne + 1, sizeof *succ);
-    int32_t *fill = ox_xcalloc((size_t)n + 1, sizeof *fill);
+    int32_t *succ = base_xcalloc(ne + 1, sizeof *succ);
+    int32_t *fill = base_xcalloc((size_t)n + 1, sizeof *fill);
     for (size_t e = 0; e < ne; e++)
         succ[start[esrc[e]] + fill[esrc[e]]++] = edst[e];
     /* ready set as a binary min-heap of node indices */
-    int32_t *heap = ox_xcalloc((size_t)n + 1, sizeof *heap);
+    int32_t *heap = base_xcalloc((size_t)n + 1, sizeof *heap);
     int32_t hn = 0, emitted = 0;
 #define OX_HEAP_PUSH(x)                                                                           \
     do {                                                                                          \
@@ -809,7 +305,7 @@ static void ox_count_uses(ox_ctx *c, const Onnx__GraphProto *gp) {
                 continue;
             HASH_FIND_STR(c->uses, name, u);
             if (!u) {
-                u = ox_xcalloc(1, sizeof *u);
+                u = base_xcalloc(1, sizeof *u);
                 u->name = name;
                 HASH_ADD_KEYPTR(hh, c->uses, u->name, strlen(u->name), u);
             }
@@ -919,11 +415,11 @@ static int ox_output(ox_ctx *c, const char *name, uint8_t *renamed) {
 static char *ox_dirname(const char *path) {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return ox_xstrdup(".");
+        return base_xstrdup(".");
     if (slash == path)
-        return ox_xstrdup("/");
+        return base_xstrdup("/");
     size_t n = (size_t)(slash - path);
-    char *d = ox_xmalloc(n + 1);
+    char *d = base_xmalloc(n + 1);
     memcpy(d, path, n);
     d[n] = '\0';
     return d;
@@ -949,19 +445,19 @@ static void ox_format_unsup(ox_ctx *c, char *err, size_t errlen) {
 /* Walk the nodes; 0 when every node converted, -1 with err set otherwise. */
 static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errlen) {
     int32_t n = (int32_t)gp->n_node;
-    int32_t *order = ox_xcalloc((size_t)n + 1, sizeof *order);
+    int32_t *order = base_xcalloc((size_t)n + 1, sizeof *order);
     int32_t got = ox_topo(gp, order);
     if (got < n) {
         /* name a node that never became ready */
-        uint8_t *done = ox_xcalloc((size_t)n + 1, 1);
+        uint8_t *done = base_xcalloc((size_t)n + 1, 1);
         for (int32_t k = 0; k < got; k++)
             done[order[k]] = 1;
         int32_t bad = 0;
         while (bad < n && done[bad])
             bad++;
         const Onnx__NodeProto *nd = gp->node[bad];
-        ox_msg(err, errlen, "%s: node '%s' (%s) is on a cycle of the graph", c->where,
-               nd->name && nd->name[0] ? nd->name : "", nd->op_type ? nd->op_type : "?");
+        base_fail_line(err, errlen, "%s: node '%s' (%s) is on a cycle of the graph", c->where,
+                       nd->name && nd->name[0] ? nd->name : "", nd->op_type ? nd->op_type : "?");
         free(done);
         free(order);
         return -1;
@@ -991,8 +487,8 @@ static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errl
                 continue;
             ox_val *v = ox_find(c, in);
             if (!v) {
-                ox_msg(err, errlen, "%s: node '%s' (%s): input '%s' is not produced by any node, initializer "
-                       "or graph input", c->where, display, op_type, in);
+                base_fail_line(err, errlen, "%s: node '%s' (%s): input '%s' is not produced by any node, initializer "
+                               "or graph input", c->where, display, op_type, in);
                 rc = -1;
             } else if (v->state == OX_V_POISON) {
                 poisoned = 1;
@@ -1002,8 +498,8 @@ static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errl
             break;
         for (size_t i = 0; i < nd->n_output; i++)
             if (nd->output[i] && nd->output[i][0] && ox_find(c, nd->output[i])) {
-                ox_msg(err, errlen, "%s: node '%s' (%s): value '%s' is produced twice", c->where, display,
-                       op_type, nd->output[i]);
+                base_fail_line(err, errlen, "%s: node '%s' (%s): value '%s' is produced twice", c->where, display,
+                               op_type, nd->output[i]);
                 rc = -1;
                 break;
             }
@@ -1053,16 +549,16 @@ static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errl
             continue;
         }
         if (r == OX_ERR) {
-            ox_msg(err, errlen, "%s: node '%s' (%s): %s", c->where, display, op_type,
-                   c->err[0] ? c->err : "conversion failed");
+            base_fail_line(err, errlen, "%s: node '%s' (%s): %s", c->where, display, op_type,
+                           c->err[0] ? c->err : "conversion failed");
             rc = -1;
             break;
         }
         /* every output another node or the graph uses must now be defined */
         for (size_t i = 0; i < nd->n_output; i++)
             if (ox_out_used(c, (int)i) && !ox_find(c, nd->output[i])) {
-                ox_msg(err, errlen, "%s: node '%s' (%s): output %zu ('%s') is used but not supported", c->where,
-                       display, op_type, i, nd->output[i]);
+                base_fail_line(err, errlen, "%s: node '%s' (%s): output %zu ('%s') is used but not supported", c->where,
+                               display, op_type, i, nd->output[i]);
                 rc = -1;
                 break;
             }
@@ -1090,7 +586,7 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         where = "(buffer)";
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (!m) {
-        ox_msg(err, errlen, "%s: not a valid ONNX model (the protobuf data is truncated or corrupt)", where);
+        base_fail_line(err, errlen, "%s: not a valid ONNX model (the protobuf data is truncated or corrupt)", where);
         return NULL;
     }
     graph *result = NULL;
@@ -1102,7 +598,7 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         c.o = *o;
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) {
-        ox_msg(err, errlen, "%s: the model has no graph (not an ONNX model?)", where);
+        base_fail_line(err, errlen, "%s: the model has no graph (not an ONNX model?)", where);
         goto done;
     }
     c.opset = -1;
@@ -1113,24 +609,24 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
             c.opset = os->has_version ? os->version : 0;
     }
     if (c.opset < 0) {
-        ox_msg(err, errlen, "%s: the model imports no opset of the default ONNX domain", where);
+        base_fail_line(err, errlen, "%s: the model imports no opset of the default ONNX domain", where);
         goto done;
     }
     if (c.opset < ONNX_OPSET_MIN || c.opset > ONNX_OPSET_MAX) {
-        ox_msg(err, errlen, "%s: opset %lld of the default domain is not supported (%d to %d)", where,
-               (long long)c.opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+        base_fail_line(err, errlen, "%s: opset %lld of the default domain is not supported (%d to %d)", where,
+                       (long long)c.opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
         goto done;
     }
     for (int32_t k = 0; k < c.o.n_dims; k++)
         if (!c.o.dim_names || !c.o.dim_values || c.o.dim_values[k] <= 0) {
-            ox_msg(err, errlen, "%s: symbolic dimension values must be positive", where);
+            base_fail_line(err, errlen, "%s: symbolic dimension values must be positive", where);
             goto done;
         }
     c.g = graph_new(gp->name && gp->name[0] ? gp->name : "onnx");
     if (c.o.max_elements > 0)
         c.g->max_elements = c.o.max_elements;
     if (base_dir) {
-        c.g->base_dir = ox_xstrdup(base_dir);
+        c.g->base_dir = base_xstrdup(base_dir);
     }
     /* every model name is taken before generated names are chosen */
     for (size_t k = 0; k < gp->n_node; k++)
@@ -1148,24 +644,24 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
     for (size_t k = 0; k < gp->n_output; k++)
         ox_record_shape(&c, gp->output[k]);
     if (gp->n_sparse_initializer) {
-        ox_msg(err, errlen, "%s: sparse initializers are not supported ('%s')", where,
-               gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
-                   ? gp->sparse_initializer[0]->values->name : "");
+        base_fail_line(err, errlen, "%s: sparse initializers are not supported ('%s')", where,
+                       gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
+                           ? gp->sparse_initializer[0]->values->name : "");
         goto done;
     }
     for (size_t k = 0; k < gp->n_initializer; k++) {
         const Onnx__TensorProto *t = gp->initializer[k];
         if (!t->name || !t->name[0]) {
-            ox_msg(err, errlen, "%s: initializer %zu has no name", where, k);
+            base_fail_line(err, errlen, "%s: initializer %zu has no name", where, k);
             goto done;
         }
         if (ox_find(&c, t->name)) {
-            ox_msg(err, errlen, "%s: initializer '%s' is declared twice", where, t->name);
+            base_fail_line(err, errlen, "%s: initializer '%s' is declared twice", where, t->name);
             goto done;
         }
         ox_const kc;
         if (ox_const_from_proto(&c, t, &kc) != OX_OK) {
-            ox_msg(err, errlen, "%s: %s", where, c.err);
+            base_fail_line(err, errlen, "%s: %s", where, c.err);
             goto done;
         }
         ox_val *v = ox_val_new(&c, t->name);
@@ -1173,18 +669,18 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         v->c = kc;
     }
     if (ox_inputs(&c, gp) != OX_OK) {
-        ox_msg(err, errlen, "%s: %s", where, c.err);
+        base_fail_line(err, errlen, "%s: %s", where, c.err);
         goto done;
     }
     if (gp->n_output == 0) {
-        ox_msg(err, errlen, "%s: the graph has no outputs", where);
+        base_fail_line(err, errlen, "%s: the graph has no outputs", where);
         goto done;
     }
     ox_count_uses(&c, gp);
     if (ox_walk(&c, gp, err, errlen) < 0)
         goto done;
     {
-        uint8_t *renamed = ox_xcalloc((size_t)c.g->n_tensors + 2 * gp->n_output + 1, 1);
+        uint8_t *renamed = base_xcalloc((size_t)c.g->n_tensors + 2 * gp->n_output + 1, 1);
         c.node = NULL;
         int orc = OX_OK;
         for (size_t k = 0; k < gp->n_output && orc == OX_OK; k++) {
@@ -1194,14 +690,14 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         }
         free(renamed);
         if (orc != OX_OK) {
-            ox_msg(err, errlen, "%s: %s", where, c.err);
+            base_fail_line(err, errlen, "%s: %s", where, c.err);
             goto done;
         }
     }
     graph_compact(c.g);
     char verr[GRAPH_ERR_LEN];
     if (graph_validate(c.g, verr, sizeof verr) < 0) {
-        ox_msg(err, errlen, "%s: the imported graph is invalid: %s", where, verr);
+        base_fail_line(err, errlen, "%s: the imported graph is invalid: %s", where, verr);
         goto done;
     }
     result = c.g;
@@ -1216,25 +712,25 @@ done:
 graph *onnx_import(const char *path, const onnx_import_opts *o, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        ox_msg(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        base_fail_line(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        ox_msg(err, errlen, "%s: not a regular file", path);
+        base_fail_line(err, errlen, "%s: not a regular file", path);
         fclose(f);
         return NULL;
     }
     if ((uint64_t)st.st_size > (UINT64_C(1) << 31)) {
-        ox_msg(err, errlen, "%s: %lld bytes is over the 2 GiB protobuf limit (use external data)", path,
-               (long long)st.st_size);
+        base_fail_line(err, errlen, "%s: %lld bytes is over the 2 GiB protobuf limit (use external data)", path,
+                       (long long)st.st_size);
         fclose(f);
         return NULL;
     }
     size_t n = (size_t)st.st_size;
-    uint8_t *buf = ox_xmalloc(n);
+    uint8_t *buf = base_xmalloc(n);
     if (n && fread(buf, 1, n, f) != n) {
-        ox_msg(err, errlen, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "short file");
+        base_fail_line(err, errlen, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "short file");
         fclose(f);
         free(buf);
         return NULL;

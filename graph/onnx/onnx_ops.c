@@ -150,23 +150,25 @@ static int32_t tensor_as(ox_ctx *c, ox_val *v, const ops_shape *s, int *rc) {
 /* ---------------------------------------------------------------------------------------------
  * elementwise
  */
+/* A one-input op of the table whose ONNX form (ops_desc.onnx) is this node's op type, float in and
+ * out: Relu, Sigmoid, Tanh, Erf, Sqrt, HardSwish. */
 static int cv_unary(ox_ctx *c) {
-    static const struct { const char *name; ops_type op; } map[] = {
-        {"Relu", OP_RELU}, {"Sigmoid", OP_SIGMOID}, {"Tanh", OP_TANH}, {"Erf", OP_ERF}, {"Sqrt", OP_SQRT},
-    };
-    ops_type op = OP_RELU;
-    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-        if (!strcmp(map[k].name, c->node->op_type))
-            op = map[k].op;
+    int op = -1;
+    for (int k = 0; k < OP_COUNT && op < 0; k++)
+        if (ops_table[k].min_in == 1 && ops_table[k].max_in == 1 && ops_table[k].onnx.op &&
+            !strcmp(ops_table[k].onnx.op, c->node->op_type))
+            op = k;
+    if (op < 0)
+        return ox_unsup(c, "%s has no op in the table", c->node->op_type);
     ox_val *x;
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
     if (is_const(x))
-        return fold_table(c, op, NULL, 1, &x);
+        return fold_table(c, (ops_type)op, NULL, 1, &x);
     if (refuse_int(c, x) != OX_OK)
         return OX_UNSUP;
     int32_t t = ox_tensor(c, x);
-    return emit1(c, op, NULL, 1, &t, 0);
+    return emit1(c, (ops_type)op, NULL, 1, &t, 0);
 }
 
 static int cv_binary(ox_ctx *c) {
@@ -784,7 +786,7 @@ static int cv_concat(ox_ctx *c) {
     int32_t n = (int32_t)c->node->n_input;
     if (n < 1)
         return ox_fail(c, "no inputs");
-    ox_val **vs = ox_xcalloc((size_t)n, sizeof *vs);
+    ox_val **vs = base_xcalloc((size_t)n, sizeof *vs);
     int32_t m = 0, all_c = 1, ints = 1, rank = -1;
     int rc = OX_OK;
     for (int32_t k = 0; k < n; k++) {
@@ -810,7 +812,7 @@ static int cv_concat(ox_ctx *c) {
     } else if (rc == OX_OK && m == 1) {
         rc = ox_set_alias(c, 0, vs[0]);
     } else if (rc == OX_OK && all_c) {
-        ox_const **ks = ox_xcalloc((size_t)m, sizeof *ks);
+        ox_const **ks = base_xcalloc((size_t)m, sizeof *ks);
         for (int32_t k = 0; k < m; k++)
             ks[k] = &vs[k]->c;
         ox_const r;
@@ -822,7 +824,7 @@ static int cv_concat(ox_ctx *c) {
         if (m > OPS_MAX_INPUTS) {
             rc = ox_unsup(c, "%d inputs (at most %d)", (int)m, OPS_MAX_INPUTS);
         } else {
-            int32_t *in = ox_xcalloc((size_t)m, sizeof *in);
+            int32_t *in = base_xcalloc((size_t)m, sizeof *in);
             for (int32_t k = 0; k < m; k++)
                 in[k] = ox_tensor(c, vs[k]);
             ops_params p;
@@ -850,7 +852,7 @@ static int cv_split(ox_ctx *c) {
     if (n_out < 1)
         return ox_fail(c, "no outputs");
     int64_t dim = xs->dims[a];
-    int64_t *sizes = ox_xcalloc((size_t)n_out, sizeof *sizes);
+    int64_t *sizes = base_xcalloc((size_t)n_out, sizeof *sizes);
     int rc = OX_OK;
     ox_val *sv = ox_in(c, 1);
     if (sv) {
@@ -2037,6 +2039,7 @@ static const ox_converter ox_converters[] = {
     {"GlobalMaxPool", cv_global_pool, ""},
     {"Greater", cv_compare, ""},
     {"GreaterOrEqual", cv_compare, ""},
+    {"HardSwish", cv_unary, ""},
     {"Identity", cv_identity, ""},
     {"LayerNormalization", cv_layernorm, "axis,epsilon,stash_type"},
     {"Less", cv_compare, ""},

@@ -3,7 +3,6 @@
  * and a consistency probe (verifier/verify.h); or the axioms listed with their comments. The
  * report goes to stdout; the exit status says whether the check passed.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,19 +11,40 @@
 #include "cmd.h"
 #include "verify.h"
 
-static int axioms_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = (val && *val) ? strtod(val, &end) : 0;
-    if (!val || !*val || errno || !end || *end || !(v > 0) || v > 86400.0) {
-        cmd_error(cmd, "bad value for %s: '%s' (seconds, > 0 and <= 86400)", opt, val ? val : "");
-        return -1;
-    }
-    *out = v;
+typedef struct {
+    verify_check_config cfg;
+    const char *axp;
+    int64_t threads;
+} axioms_args;
+
+static int axioms_no_redundancy(const char *cmd, const char *name, char *value, void *field) {
+    (void)cmd, (void)name, (void)value;
+    *(double *)field = 0;
     return 0;
 }
 
-static void axioms_usage(void) {
+static const cmd_opt axioms_check_opts[] = {
+    CMD_STR("--axioms", "FILE", offsetof(axioms_args, axp),
+            "the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)"),
+    CMD_I64("--max-dim", "N", offsetof(axioms_args, cfg.max_dim), 1, 8,
+            "largest dim of a variable, %L..%H (default %D)"),
+    CMD_I64("--max-instances", "N", offsetof(axioms_args, cfg.max_instances), 0, 1000000000,
+            "evaluate at most N instantiations per axiom, spread evenly over all of them (default 0: every one)"),
+    CMD_SECONDS("--redundancy-timeout", "S", offsetof(axioms_args, cfg.redundancy_timeout_s), 86400.0,
+                "seconds per redundancy query (default %D)"),
+    CMD_CALL("--no-redundancy", NULL, offsetof(axioms_args, cfg.redundancy_timeout_s), axioms_no_redundancy,
+             "skip the redundancy report"),
+    CMD_I64("--threads", "T", offsetof(axioms_args, threads), 1, 1024, "worker threads (default: all cores)"),
+    CMD_OPT_END,
+};
+
+static const cmd_opt axioms_list_opts[] = {
+    CMD_STR("--axioms", "FILE", offsetof(axioms_args, axp),
+            "the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)"),
+    CMD_OPT_END,
+};
+
+static void axioms_usage(const axioms_args *defaults) {
     printf("usage: tasc axioms check [--axioms FILE] [--max-dim N] [--max-instances N]\n"
            "                         [--redundancy-timeout S | --no-redundancy] [--threads T]\n"
            "       tasc axioms list [--axioms FILE]\n"
@@ -36,16 +56,9 @@ static void axioms_usage(void) {
            "per-query timeout) and a consistency probe (known false equalities must not be proved).\n"
            "list: the axioms with their one-line comments.\n"
            "\n"
-           "options:\n"
-           "  --axioms FILE           the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)\n"
-           "  --max-dim N             largest dim of a variable, 1..8 (default 4)\n"
-           "  --max-instances N       evaluate at most N instantiations per axiom, spread evenly\n"
-           "                          over all of them (default 0: every one)\n"
-           "  --redundancy-timeout S  seconds per redundancy query (default 2)\n"
-           "  --no-redundancy         skip the redundancy report\n"
-           "  --threads T             worker threads (default: all cores)\n"
-           "  -h, --help              this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(axioms_check_opts, defaults);
+    printf("\n"
            "exit codes: 0 every axiom passed and no false equality was proved, 1 the check failed or\n"
            "the axiom file is bad, 2 bad command line, 3 the axiom file is missing\n");
 }
@@ -60,86 +73,17 @@ static const char *red_name(verify_red r) {
     return "?";
 }
 
-int cmd_axioms(int argc, char **argv) {
-    const char *cmd = "axioms";
-    if (cmd_wants_help(argc, argv)) {
-        axioms_usage();
-        return TASC_EXIT_OK;
-    }
-    if (argc < 2 || (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "list") != 0)) {
-        cmd_error(cmd, "expected 'check' or 'list' (tasc axioms --help)");
-        return TASC_EXIT_USAGE;
-    }
-    int list = !strcmp(argv[1], "list");
-    verify_check_config cfg;
-    verify_check_config_default(&cfg);
-    const char *axp = NULL, *val = NULL;
-    long long v;
-    for (int i = 2; i < argc; i++) {
-        int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--axioms", &val)) != 0) {
-            if (r < 0 || !*val) {
-                if (r > 0)
-                    cmd_error(cmd, "empty file name");
-                return TASC_EXIT_USAGE;
-            }
-            axp = val;
-        } else if (!list && (r = cmd_opt_value(cmd, argc, argv, &i, "--max-dim", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--max-dim", val, 1, 8, &v) < 0)
-                return TASC_EXIT_USAGE;
-            cfg.max_dim = v;
-        } else if (!list && (r = cmd_opt_value(cmd, argc, argv, &i, "--max-instances", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--max-instances", val, 0, 1000000000, &v) < 0)
-                return TASC_EXIT_USAGE;
-            cfg.max_instances = v;
-        } else if (!list && (r = cmd_opt_value(cmd, argc, argv, &i, "--redundancy-timeout", &val)) != 0) {
-            if (r < 0 || axioms_parse_seconds(cmd, "--redundancy-timeout", val, &cfg.redundancy_timeout_s) < 0)
-                return TASC_EXIT_USAGE;
-        } else if (!list && !strcmp(argv[i], "--no-redundancy")) {
-            cfg.redundancy_timeout_s = 0;
-        } else if (!list && (r = cmd_opt_value(cmd, argc, argv, &i, "--threads", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--threads", val, 1, 1024, &v) < 0)
-                return TASC_EXIT_USAGE;
-            cfg.threads = (int32_t)v;
-        } else if (argv[i][0] == '-') {
-            return cmd_bad_option(cmd, argv[i]);
-        } else {
-            cmd_error(cmd, "unexpected argument '%s' (tasc axioms --help)", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
-    char apath[4096], err[1024];
-    if (!axp && !(axp = verify_axioms_default_path(apath, sizeof apath))) {
-        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS or use --axioms FILE)");
-        return TASC_EXIT_RESOURCE;
-    }
-    verify_axioms *ax = verify_axioms_load(axp, err, sizeof err);
-    if (!ax) {
-        cmd_error(cmd, "%s", err);
-        return access(axp, R_OK) == 0 ? TASC_EXIT_INPUT : TASC_EXIT_RESOURCE;
-    }
-    if (list) {
-        printf("%d axioms in %s (hash %s)\n", (int)verify_axioms_count(ax), axp, verify_axioms_hash(ax));
-        for (int32_t i = 0; i < verify_axioms_count(ax); i++)
-            printf("  %-28s %s\n", verify_axiom_name(ax, i), verify_axiom_doc(ax, i));
-        verify_axioms_free(ax);
-        return TASC_EXIT_OK;
-    }
-    verify_check_report *rep = malloc(sizeof *rep);
-    if (!rep) {
-        cmd_error(cmd, "out of memory");
-        verify_axioms_free(ax);
-        return TASC_EXIT_INTERNAL;
-    }
-    int rc = verify_axioms_check(ax, &cfg, rep, err, sizeof err);
-    if (rc < 0) {
-        cmd_error(cmd, "%s", err);
-        free(rep);
-        verify_axioms_free(ax);
-        return TASC_EXIT_INPUT;
-    }
+static int axioms_list(const char *axp, const verify_axioms *ax) {
+    printf("%d axioms in %s (hash %s)\n", (int)verify_axioms_count(ax), axp, verify_axioms_hash(ax));
+    for (int32_t i = 0; i < verify_axioms_count(ax); i++)
+        printf("  %-28s %s\n", verify_axiom_name(ax, i), verify_axiom_doc(ax, i));
+    return TASC_EXIT_OK;
+}
+
+static void axioms_report(const char *axp, const verify_axioms *ax, const verify_check_config *cfg,
+                          const verify_check_report *rep) {
     printf("tasc axioms check: %s (%d axioms, hash %s), dims 1..%lld, kernels 1 and 3\n\n", axp, (int)rep->n_axioms,
-           verify_axioms_hash(ax), (long long)cfg.max_dim);
+           verify_axioms_hash(ax), (long long)cfg->max_dim);
     printf("  %-28s %10s %10s %9s %8s  %-12s %s\n", "axiom", "instances", "evaluated", "max err", "time s",
            "redundancy", "result");
     int64_t tot_i = 0, tot_e = 0, implied = 0;
@@ -148,10 +92,9 @@ int cmd_axioms(int argc, char **argv) {
         tot_i += a->instances;
         tot_e += a->evaluated;
         implied += a->redundancy == VERIFY_RED_IMPLIED;
-        printf("  %-28s %10lld %10lld %9.1e %8.2f  %-12s %s%s%s\n", a->name, (long long)a->instances,
+        printf("  %-28s %10lld %10lld %9.1e %8.2f  %-12s %s%s\n", a->name, (long long)a->instances,
                (long long)a->evaluated, a->max_rel_err, a->time_s, red_name(a->redundancy),
-               a->failures ? "FAIL: " : "ok", a->failures ? a->first_failure : "",
-               a->redundancy == VERIFY_RED_IMPLIED ? "" : "");
+               a->failures ? "FAIL: " : "ok", a->failures ? a->first_failure : "");
         if (a->redundancy == VERIFY_RED_IMPLIED)
             printf("  %-28s implied by: %s\n", "", a->implied_by);
     }
@@ -165,11 +108,59 @@ int cmd_axioms(int argc, char **argv) {
            (int)rep->failed_probes, (int)rep->n_probes);
     printf("  time: evaluation %.2f s, probes %.2f s, redundancy %.2f s\n", rep->eval_s, rep->probe_s,
            rep->redundancy_s);
-    int code = rc ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+}
+
+static int axioms_check(const char *axp, const verify_axioms *ax, const verify_check_config *cfg) {
+    const char *cmd = "axioms";
+    char err[1024];
+    verify_check_report *rep = base_xmalloc(sizeof *rep);
+    int rc = verify_axioms_check(ax, cfg, rep, err, sizeof err);
+    if (rc < 0) {
+        cmd_error(cmd, "%s", err);
+        free(rep);
+        return TASC_EXIT_INPUT;
+    }
+    axioms_report(axp, ax, cfg, rep);
     fflush(stdout);
     if (rc)
         cmd_error(cmd, "%d axioms failed, %d false equalities proved", (int)rep->failed_axioms, (int)rep->failed_probes);
     free(rep);
+    return rc ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+}
+
+int cmd_axioms(int argc, char **argv) {
+    const char *cmd = "axioms";
+    axioms_args a;
+    memset(&a, 0, sizeof a);
+    verify_check_config_default(&a.cfg);
+    if (cmd_wants_help(argc, argv)) {
+        axioms_usage(&a);
+        return TASC_EXIT_OK;
+    }
+    if (argc < 2 || (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "list") != 0)) {
+        cmd_error(cmd, "expected 'check' or 'list' (tasc axioms --help)");
+        return TASC_EXIT_USAGE;
+    }
+    int list = !strcmp(argv[1], "list");
+    if (cmd_opts_parse(cmd, list ? axioms_list_opts : axioms_check_opts, &a, argc, argv, 2, NULL, 0) < 0)
+        return TASC_EXIT_USAGE;
+    if (a.axp && !*a.axp) {
+        cmd_error(cmd, "empty file name");
+        return TASC_EXIT_USAGE;
+    }
+    if (a.threads)
+        a.cfg.threads = (int32_t)a.threads;
+    char apath[4096], err[1024];
+    if (!a.axp && !(a.axp = verify_axioms_default_path(apath, sizeof apath))) {
+        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS or use --axioms FILE)");
+        return TASC_EXIT_RESOURCE;
+    }
+    verify_axioms *ax = verify_axioms_load(a.axp, err, sizeof err);
+    if (!ax) {
+        cmd_error(cmd, "%s", err);
+        return access(a.axp, R_OK) == 0 ? TASC_EXIT_INPUT : TASC_EXIT_RESOURCE;
+    }
+    int rc = list ? axioms_list(a.axp, ax) : axioms_check(a.axp, ax, &a.cfg);
     verify_axioms_free(ax);
-    return code;
+    return rc;
 }

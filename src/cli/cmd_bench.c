@@ -21,7 +21,55 @@
 
 #define BENCH_ERR_LEN 1024
 
-static void bench_usage(void) {
+typedef struct {
+    const char *rules, *cost, *json;
+    double time_limit, tol, check;
+    int optimize, no_graph, no_fold, no_cpu, verbose, profile;
+    int64_t reps, warmup, seed;
+    cmd_model_opts mo;
+} bench_args;
+
+static const cmd_opt bench_opts[] = {
+    CMD_FLAG("--optimize", offsetof(bench_args, optimize),
+             "optimize MODEL in memory (search_optimize: built-in rewrites, the rules of --rules FILE if given, "
+             "folding) and bench it as OPTIMIZED"),
+    CMD_STR("--rules", "FILE", offsetof(bench_args, rules), "the optimizer's rule file (rules/README.md)"),
+    CMD_F64("--time-limit", "S", offsetof(bench_args, time_limit), 0.0, HUGE_VAL,
+            "the optimizer's search time limit in seconds (default its own)"),
+    CMD_CHOICE("--cost", "C", offsetof(bench_args, cost), "analytic|measured",
+               "the optimizer's cost model: analytic (default) or measured (this GPU)"),
+    CMD_I64("--reps", "N", offsetof(bench_args, reps), 1, 1000000,
+            "timed runs per graph, median reported (default %D, at least 100 for reported numbers)"),
+    CMD_I64("--warmup", "N", offsetof(bench_args, warmup), 0, 1000000, "untimed runs per graph first (default %D)"),
+    CMD_I64("--seed", "S", offsetof(bench_args, seed), 0, INT64_MAX,
+            "inputs as `tasc run --seed S` generates them (default %D)"),
+    CMD_F64("--tol", "T", offsetof(bench_args, tol), 0.0, HUGE_VAL,
+            "largest relative L2 error accepted between the results (default %D)"),
+    CMD_FLAG("--no-graph", offsetof(bench_args, no_graph), "launch the nodes one by one instead of replaying a CUDA graph"),
+    CMD_FLAG("--no-fold", offsetof(bench_args, no_fold), "run weight-only nodes in every run instead of once at setup"),
+    CMD_FLAG("--no-cpu", offsetof(bench_args, no_cpu), "skip the CPU executor (no agreement with it is reported)"),
+    CMD_F64("--check-nodes", "T", offsetof(bench_args, check), 1e-30, HUGE_VAL,
+            "during setup, compare every node with its CPU reference and name those over relative L2 error T "
+            "(slow: a debugging aid)"),
+    CMD_STR("--json", "FILE", offsetof(bench_args, json), "also write the results as JSON to FILE"),
+    CMD_FLAG("--profile", offsetof(bench_args, profile),
+             "also time every node alone (its own CUDA graph) and print the time per op type and the slowest nodes"),
+    CMD_FLAG("--verbose", offsetof(bench_args, verbose),
+             "the runtime's per-node choices (convolution algorithms) on stderr"),
+    CMD_MODEL_OPTS(offsetof(bench_args, mo)),
+    CMD_OPT_END,
+};
+
+static void bench_defaults(bench_args *a) {
+    memset(a, 0, sizeof *a);
+    a->cost = "analytic";
+    a->time_limit = -1.0;
+    a->tol = 1e-3;
+    a->reps = 200;
+    a->warmup = 20;
+}
+
+static void bench_usage(const bench_args *defaults) {
     printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
            "                  [--reps N] [--warmup N] [--seed S] [--tol T]\n"
            "                  [--no-graph] [--no-fold] [--no-cpu] [--check-nodes T] [--json FILE]\n"
@@ -35,28 +83,9 @@ static void bench_usage(void) {
            "relative L2 error between the two GPU results and against the CPU executor on MODEL.\n"
            "Timed runs alternate between the two graphs; each is timed alone with CUDA events.\n"
            "\n"
-           "options:\n"
-           "  --optimize         optimize MODEL in memory (search_optimize: built-in rewrites, the rules\n"
-           "                     of --rules FILE if given, folding) and bench it as OPTIMIZED\n"
-           "  --rules FILE       the optimizer's rule file (rules/README.md)\n"
-           "  --time-limit S     the optimizer's search time limit in seconds (default its own)\n"
-           "  --cost C           the optimizer's cost model: analytic (default) or measured (this GPU)\n"
-           "  --reps N           timed runs per graph, median reported (default 200, at least 100\n"
-           "                     for reported numbers)\n"
-           "  --warmup N         untimed runs per graph first (default 20)\n"
-           "  --seed S           inputs as `tasc run --seed S` generates them (default 0)\n"
-           "  --tol T            largest relative L2 error accepted between the results (default 1e-3)\n"
-           "  --no-graph         launch the nodes one by one instead of replaying a CUDA graph\n"
-           "  --no-fold          run weight-only nodes in every run instead of once at setup\n"
-           "  --no-cpu           skip the CPU executor (no agreement with it is reported)\n"
-           "  --check-nodes T    during setup, compare every node with its CPU reference and name\n"
-           "                     those over relative L2 error T (slow: a debugging aid)\n"
-           "  --json FILE        also write the results as JSON to FILE\n"
-           "  --profile          also time every node alone (its own CUDA graph) and print the time per\n"
-           "                     op type and the slowest nodes\n"
-           "  --verbose          the runtime's per-node choices (convolution algorithms) on stderr\n" CMD_MODEL_OPTS_HELP
-           "  -h, --help         this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(bench_opts, defaults);
+    printf("\n"
            "environment: TASC_RT_WORKSPACE_MB  cap of the runtime's scratch memory (default 256)\n"
            "             TASC_TUNE_TABLE       the matmul tuning table (tasc kernels tune)\n"
            "exit codes: 0 ok, 1 a bad model, a graph the GPU runtime cannot run, or results that\n"
@@ -66,8 +95,10 @@ static void bench_usage(void) {
 #ifndef TASC_HAVE_CUDA
 
 int cmd_bench(int argc, char **argv) {
+    bench_args a;
+    bench_defaults(&a);
     if (cmd_wants_help(argc, argv)) {
-        bench_usage();
+        bench_usage(&a);
         return TASC_EXIT_OK;
     }
     cmd_error("bench", "this tasc was built without CUDA: no GPU runtime");
@@ -79,7 +110,6 @@ int cmd_bench(int argc, char **argv) {
 #include "cost.h"
 #include "exec.h"
 #include "rt.h"
-#include "rt_cost.h"
 #include "rules.h"
 #include "search.h"
 
@@ -96,17 +126,6 @@ typedef struct {
 static int bench_cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-static int bench_parse_f(const char *opt, const char *val, double lo, double *out) {
-    char *end = NULL;
-    double v = val ? strtod(val, &end) : NAN;
-    if (!val || end == val || *end || !isfinite(v) || v < lo) {
-        cmd_error("bench", "bad value for %s: %s", opt, val ? val : "(none)");
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 /* Same inputs and outputs (count and shapes), so results can be compared. */
@@ -223,79 +242,42 @@ static int bench_profile(bench_graph *b, const char *role) {
     return 0;
 }
 
-/* --cost measured: rt_cost's per-node GPU times; the cache is saved when the model is freed. */
-typedef struct {
-    rt_cost_cache *cache;
-    char path[4096];
-} bench_measured;
-
-static int bench_measured_node(void *impl, ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in,
-                               int32_t n_out, const ops_shape *out, double *us, char *err, size_t errlen) {
-    bench_measured *m = impl;
-    return rt_cost_measure(m->cache, op, p, n_in, in, us, err, errlen);
-}
-
-static void bench_measured_free(void *impl) {
-    bench_measured *m = impl;
-    char err[BENCH_ERR_LEN];
-    if (rt_cost_cache_save(m->cache, m->path, err, sizeof err) < 0)
-        cmd_error("bench", "cost cache not saved: %s", err);
-    rt_cost_cache_free(m->cache);
-    free(m);
+static void bench_print_optimized(const search_result *res, const cost_model *cm, const char *rules_path) {
+    printf("optimized in memory: %d -> %d nodes, cost model %s: %.1f us -> %.1f us predicted (%.3fx), "
+           "%.2f s%s\n  rewrites:",
+           (int)res->nodes_before, (int)res->nodes_after, cost_model_name(cm), res->cost_before, res->cost_after,
+           res->cost_after > 0 ? res->cost_before / res->cost_after : 1.0, res->seconds,
+           res->time_limited ? " (stopped by the time limit)" : "");
+    for (int32_t i = 0; i < res->n_applied; i++)
+        printf(" %s%s x%d", res->applied[i].name, res->applied[i].reverse ? " (reverse)" : "",
+               (int)res->applied[i].count);
+    printf("%s; rules: %s\n\n", res->n_applied ? "" : " none", rules_path ? rules_path : "none (built-in only)");
 }
 
 /* g optimized in memory; prints the optimizer's summary. NULL after a message. */
-static graph *bench_optimize(const graph *g, const char *rules_path, double time_limit, const char *cost) {
+static graph *bench_optimize(const graph *g, const bench_args *a) {
     char err[BENCH_ERR_LEN];
-    cost_model *cm = NULL;
     rules_set *rs = NULL;
     graph *best = NULL;
     search_result res;
     memset(&res, 0, sizeof res);
-    if (!strcmp(cost, "measured")) {
-        bench_measured *m = calloc(1, sizeof *m);
-        if (!m || !(m->cache = rt_cost_cache_new())) {
-            free(m);
-            cmd_error("bench", "out of memory");
-            return NULL;
-        }
-        rt_cost_default_path(m->path, sizeof m->path);
-        if (rt_cost_cache_load(m->cache, m->path, 1, err, sizeof err) < 0) {
-            cmd_error("bench", "%s", err);
-            rt_cost_cache_free(m->cache);
-            free(m);
-            return NULL;
-        }
-        cm = cost_model_new("measured", bench_measured_node, bench_measured_free, m);
-    } else {
-        cm = cost_analytic_new(NULL);
-    }
-    if (!cm) {
-        cmd_error("bench", "out of memory");
+    cost_model *cm = strcmp(a->cost, "measured") ? cost_analytic_new(NULL) : cmd_measured_model("bench");
+    if (!cm)
         return NULL;
-    }
-    if (rules_path && !(rs = rules_load(rules_path, err, sizeof err))) {
+    if (a->rules && !(rs = rules_load(a->rules, err, sizeof err))) {
         cmd_error("bench", "%s", err);
         cost_model_free(cm);
         return NULL;
     }
     search_opts so;
     search_opts_default(&so);
-    if (time_limit >= 0)
-        so.time_limit_s = time_limit;
+    if (a->time_limit >= 0)
+        so.time_limit_s = a->time_limit;
     if (search_optimize(g, rs, cm, &so, &best, &res, err, sizeof err) < 0) {
         cmd_error("bench", "optimize: %s", err);
         best = NULL;
     } else {
-        printf("optimized in memory: %d -> %d nodes, cost model %s: %.1f us -> %.1f us predicted (%.3fx), "
-               "%.2f s%s\n  rewrites:",
-               (int)res.nodes_before, (int)res.nodes_after, cost_model_name(cm), res.cost_before, res.cost_after,
-               res.cost_after > 0 ? res.cost_before / res.cost_after : 1.0, res.seconds,
-               res.time_limited ? " (stopped by the time limit)" : "");
-        for (int32_t i = 0; i < res.n_applied; i++)
-            printf(" %s%s x%d", res.applied[i].name, res.applied[i].reverse ? " (reverse)" : "",
-                   (int)res.applied[i].count);
-        printf("%s; rules: %s\n\n", res.n_applied ? "" : " none", rules_path ? rules_path : "none (built-in only)");
+        bench_print_optimized(&res, cm, a->rules);
     }
     search_result_free(&res);
     rules_set_free(rs);
@@ -303,191 +285,160 @@ static graph *bench_optimize(const graph *g, const char *rules_path, double time
     return best;
 }
 
-int cmd_bench(int argc, char **argv) {
-    if (cmd_wants_help(argc, argv)) {
-        bench_usage();
-        return TASC_EXIT_OK;
+/* What one bench holds: the graphs (b[1] only with OPTIMIZED), the inputs, the CPU results. */
+typedef struct {
+    const bench_args *a;
+    int n;             /* graphs: 1 or 2 */
+    bench_graph b[2];
+    const graph *g0;   /* b[0].g */
+    float **in;        /* [g0 inputs] */
+    float **cpu;       /* [g0 outputs] */
+} bench_run;
+
+static void bench_free(bench_run *r) {
+    for (int k = 0; k < 2; k++) {
+        bench_graph *b = &r->b[k];
+        rt_ctx_free(b->ctx);
+        for (int32_t j = 0; b->out && b->g && j < b->g->n_outputs; j++)
+            free(b->out[j]);
+        free(b->out);
+        free(b->ms);
+        graph_free(b->g);
     }
-    const char *rules_path = NULL, *cost = "analytic";
-    double time_limit = -1.0;
-    int optimize = 0;
-    const char *paths[2] = {NULL, NULL}, *json = NULL, *val = NULL;
-    long long reps = 200, warmup = 20, seed = 0;
-    double tol = 1e-3, check = 0.0;
-    int no_graph = 0, no_fold = 0, no_cpu = 0, verbose = 0, profile = 0, n_paths = 0;
-    cmd_model_opts mo;
-    memset(&mo, 0, sizeof mo);
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (!strcmp(argv[i], "--no-graph")) {
-            no_graph = 1;
-        } else if (!strcmp(argv[i], "--no-fold")) {
-            no_fold = 1;
-        } else if (!strcmp(argv[i], "--no-cpu")) {
-            no_cpu = 1;
-        } else if (!strcmp(argv[i], "--verbose")) {
-            verbose = 1;
-        } else if (!strcmp(argv[i], "--profile")) {
-            profile = 1;
-        } else if (!strcmp(argv[i], "--optimize")) {
-            optimize = 1;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--rules", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            rules_path = val;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--time-limit", &val)) != 0) {
-            if (r < 0 || bench_parse_f("--time-limit", val, 0.0, &time_limit) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--cost", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            if (strcmp(val, "analytic") && strcmp(val, "measured")) {
-                cmd_error("bench", "bad value for --cost: '%s' (analytic or measured)", val);
-                return TASC_EXIT_USAGE;
-            }
-            cost = val;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--reps", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64("bench", "--reps", val, 1, 1000000, &reps) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--warmup", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64("bench", "--warmup", val, 0, 1000000, &warmup) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--seed", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64("bench", "--seed", val, 0, INT64_MAX, &seed) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--tol", &val)) != 0) {
-            if (r < 0 || bench_parse_f("--tol", val, 0.0, &tol) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--check-nodes", &val)) != 0) {
-            if (r < 0 || bench_parse_f("--check-nodes", val, 1e-30, &check) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value("bench", argc, argv, &i, "--json", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            json = val;
-        } else if ((r = cmd_model_opt("bench", argc, argv, &i, &mo)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cmd_bad_option("bench", argv[i]);
-        } else if (n_paths < 2) {
-            paths[n_paths++] = argv[i];
-        } else {
-            cmd_error("bench", "too many models: '%s' (tasc bench MODEL [OPTIMIZED])", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
+    for (int32_t i = 0; r->in && i < r->g0->n_inputs; i++)
+        free(r->in[i]);
+    free(r->in);
+    for (int32_t j = 0; r->cpu && j < r->g0->n_outputs; j++)
+        free(r->cpu[j]);
+    free(r->cpu);
+}
+
+/* The command line's consistency; an exit code. */
+static int bench_check_args(const bench_args *a, int n_paths, const char *const *paths) {
     if (!n_paths) {
         cmd_error("bench", "no model given (tasc bench MODEL [OPTIMIZED])");
         return TASC_EXIT_USAGE;
     }
-    if (optimize && n_paths == 2) {
+    if (n_paths > 2) {
+        cmd_error("bench", "too many models: '%s' (tasc bench MODEL [OPTIMIZED])", paths[2]);
+        return TASC_EXIT_USAGE;
+    }
+    if (a->optimize && n_paths == 2) {
         cmd_error("bench", "--optimize makes OPTIMIZED itself: give MODEL only");
         return TASC_EXIT_USAGE;
     }
-    if (!optimize && (rules_path || time_limit >= 0 || strcmp(cost, "analytic"))) {
+    if (!a->optimize && (a->rules || a->time_limit >= 0 || strcmp(a->cost, "analytic"))) {
         cmd_error("bench", "--rules, --time-limit and --cost go with --optimize");
         return TASC_EXIT_USAGE;
     }
-    char err[BENCH_ERR_LEN];
-    if (!rt_available(err, sizeof err)) {
-        cmd_error("bench", "%s: the GPU runtime needs one", err);
-        return TASC_EXIT_RESOURCE;
-    }
+    return TASC_EXIT_OK;
+}
 
-    int rc = TASC_EXIT_INPUT;
-    bench_graph b[2];
-    memset(b, 0, sizeof b);
-    float **in = NULL, **cpu = NULL;
-    const graph *g0 = NULL;
+/* The graphs (loaded, or optimized here) and the inputs; 0, or -1 after the message. */
+static int bench_load(bench_run *r, const char *const *paths, int n_paths) {
+    char err[BENCH_ERR_LEN];
     for (int k = 0; k < n_paths; k++) {
-        b[k].path = paths[k];
-        if (!(b[k].g = cmd_load_model_opts("bench", paths[k], &mo)))
-            goto done;
+        r->b[k].path = paths[k];
+        if (!(r->b[k].g = cmd_load_model_opts("bench", paths[k], &r->a->mo)))
+            return -1;
     }
-    g0 = b[0].g;
-    if (optimize) {
-        b[1].path = paths[1] = "(optimized in memory)";
-        if (!(b[1].g = bench_optimize(g0, rules_path, time_limit, cost)))
-            goto done;
-        n_paths = 2;
+    r->n = n_paths;
+    r->g0 = r->b[0].g;
+    if (r->a->optimize) {
+        r->b[1].path = "(optimized in memory)";
+        if (!(r->b[1].g = bench_optimize(r->g0, r->a)))
+            return -1;
+        r->n = 2;
     }
-    if (n_paths == 2 && bench_same_io(g0, b[1].g, err, sizeof err) < 0) {
-        cmd_error("bench", "%s vs %s: %s", paths[0], paths[1], err);
-        goto done;
+    if (r->n == 2 && bench_same_io(r->g0, r->b[1].g, err, sizeof err) < 0) {
+        cmd_error("bench", "%s vs %s: %s", r->b[0].path, r->b[1].path, err);
+        return -1;
     }
-    in = calloc((size_t)g0->n_inputs + 1, sizeof *in);
-    cpu = calloc((size_t)g0->n_outputs + 1, sizeof *cpu);
-    if (!in || !cpu) {
-        cmd_error("bench", "out of memory");
-        rc = TASC_EXIT_INTERNAL;
-        goto done;
+    r->in = base_xcalloc((size_t)r->g0->n_inputs + 1, sizeof *r->in);
+    r->cpu = base_xcalloc((size_t)r->g0->n_outputs + 1, sizeof *r->cpu);
+    if (rt_make_inputs(r->g0, (uint64_t)r->a->seed, r->in, err, sizeof err) < 0) {
+        cmd_error("bench", "%s: %s", r->b[0].path, err);
+        return -1;
     }
-    if (rt_make_inputs(g0, (uint64_t)seed, in, err, sizeof err) < 0) {
-        cmd_error("bench", "%s: %s", paths[0], err);
-        goto done;
-    }
+    return 0;
+}
+
+/* Every context, made before any runs (rt.h), with the inputs set; 0, or -1 after the message. */
+static int bench_setup(bench_run *r) {
+    char err[BENCH_ERR_LEN];
     rt_opts o;
     memset(&o, 0, sizeof o);
-    o.no_graph = no_graph;
-    o.no_fold = no_fold;
-    o.check_tol = check;
-    o.verbose = verbose;
-    /* every context exists before any runs (rt.h) */
-    for (int k = 0; k < n_paths; k++) {
-        if (!(b[k].ctx = rt_ctx_new(b[k].g, &o, err, sizeof err))) {
-            cmd_error("bench", "%s: %s", paths[k], err);
-            goto done;
+    o.no_graph = r->a->no_graph;
+    o.no_fold = r->a->no_fold;
+    o.check_tol = r->a->check;
+    o.verbose = r->a->verbose;
+    for (int k = 0; k < r->n; k++) {
+        bench_graph *b = &r->b[k];
+        if (!(b->ctx = rt_ctx_new(b->g, &o, err, sizeof err))) {
+            cmd_error("bench", "%s: %s", b->path, err);
+            return -1;
         }
-        for (int32_t i = 0; i < g0->n_inputs; i++)
-            if (rt_set_input(b[k].ctx, i, in[i], err, sizeof err) < 0) {
-                cmd_error("bench", "%s: %s", paths[k], err);
-                goto done;
+        for (int32_t i = 0; i < r->g0->n_inputs; i++)
+            if (rt_set_input(b->ctx, i, r->in[i], err, sizeof err) < 0) {
+                cmd_error("bench", "%s: %s", b->path, err);
+                return -1;
             }
-        b[k].ms = calloc((size_t)reps, sizeof(double));
-        b[k].out = calloc((size_t)g0->n_outputs + 1, sizeof(float *));
-        if (!b[k].ms || !b[k].out) {
-            cmd_error("bench", "out of memory");
-            rc = TASC_EXIT_INTERNAL;
-            goto done;
-        }
+        b->ms = base_xcalloc((size_t)r->a->reps, sizeof(double));
+        b->out = base_xcalloc((size_t)r->g0->n_outputs + 1, sizeof(float *));
     }
-    for (int k = 0; k < n_paths; k++) /* the first run captures the graph */
-        if (rt_time(b[k].ctx, (int32_t)warmup + 1, 0, NULL, err, sizeof err) < 0) {
-            cmd_error("bench", "%s: %s", paths[k], err);
-            goto done;
-        }
-    for (long long r = 0; r < reps; r++)
-        for (int k = 0; k < n_paths; k++)
-            if (rt_time(b[k].ctx, 0, 1, &b[k].ms[r], err, sizeof err) < 0) {
-                cmd_error("bench", "%s: %s", paths[k], err);
-                goto done;
-            }
-    for (int k = 0; k < n_paths; k++) {
-        qsort(b[k].ms, (size_t)reps, sizeof(double), bench_cmp_d);
-        b[k].med = reps % 2 ? b[k].ms[reps / 2] : 0.5 * (b[k].ms[reps / 2 - 1] + b[k].ms[reps / 2]);
-        b[k].min = b[k].ms[0];
-        b[k].p90 = b[k].ms[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1];
-        rt_get_info(b[k].ctx, &b[k].info);
-        for (int32_t j = 0; j < g0->n_outputs; j++) {
-            int64_t n = ops_shape_numel(&g0->tensors[g0->outputs[j]].shape);
-            b[k].out[j] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-            if (!b[k].out[j] || rt_get_output(b[k].ctx, j, b[k].out[j], err, sizeof err) < 0) {
-                cmd_error("bench", "%s: %s", paths[k], b[k].out[j] ? err : "out of memory");
-                goto done;
-            }
-        }
-    }
-    if (!no_cpu && exec_cpu_run(g0, (const float *const *)in, (uint64_t)seed, cpu, err, sizeof err) < 0) {
-        cmd_error("bench", "%s: CPU executor: %s", paths[0], err);
-        goto done;
-    }
+    return 0;
+}
 
-    /* report */
-    const int two = n_paths == 2;
-    printf("tasc bench: %s (%s), FP32 (TF32 off), seed %lld\n", rt_device_name(), rt_versions(), seed);
-    printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs\n",
-           no_graph ? "node-by-node launches (--no-graph)" : "one CUDA graph replay each", reps, warmup);
+/* Median, min and p90 of b's times, its info and its outputs; 0, or -1 after the message. */
+static int bench_collect(bench_run *r, bench_graph *b) {
+    char err[BENCH_ERR_LEN];
+    int64_t reps = r->a->reps;
+    qsort(b->ms, (size_t)reps, sizeof(double), bench_cmp_d);
+    b->med = reps % 2 ? b->ms[reps / 2] : 0.5 * (b->ms[reps / 2 - 1] + b->ms[reps / 2]);
+    b->min = b->ms[0];
+    b->p90 = b->ms[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1];
+    rt_get_info(b->ctx, &b->info);
+    for (int32_t j = 0; j < r->g0->n_outputs; j++) {
+        int64_t n = ops_shape_numel(&r->g0->tensors[r->g0->outputs[j]].shape);
+        b->out[j] = base_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        if (rt_get_output(b->ctx, j, b->out[j], err, sizeof err) < 0) {
+            cmd_error("bench", "%s: %s", b->path, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Warm-up, the timed runs alternating between the graphs, the CPU executor; 0, or -1. */
+static int bench_time(bench_run *r) {
+    char err[BENCH_ERR_LEN];
+    const bench_args *a = r->a;
+    for (int k = 0; k < r->n; k++) /* the first run captures the graph */
+        if (rt_time(r->b[k].ctx, (int32_t)a->warmup + 1, 0, NULL, err, sizeof err) < 0) {
+            cmd_error("bench", "%s: %s", r->b[k].path, err);
+            return -1;
+        }
+    for (int64_t i = 0; i < a->reps; i++)
+        for (int k = 0; k < r->n; k++)
+            if (rt_time(r->b[k].ctx, 0, 1, &r->b[k].ms[i], err, sizeof err) < 0) {
+                cmd_error("bench", "%s: %s", r->b[k].path, err);
+                return -1;
+            }
+    for (int k = 0; k < r->n; k++)
+        if (bench_collect(r, &r->b[k]) < 0)
+            return -1;
+    if (!a->no_cpu &&
+        exec_cpu_run(r->g0, (const float *const *)r->in, (uint64_t)a->seed, r->cpu, err, sizeof err) < 0) {
+        cmd_error("bench", "%s: CPU executor: %s", r->b[0].path, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The side-by-side table of the graphs. */
+static void bench_table(const bench_run *r) {
+    const bench_graph *b = r->b;
+    const int two = r->n == 2;
     printf("\n%-34s %16s", "", "original");
     if (two)
         printf(" %16s", "optimized");
@@ -516,98 +467,132 @@ int cmd_bench(int argc, char **argv) {
     BENCH_ROW("  workspace (MiB)", "%16.2f", bench_mib(b[0].info.workspace_bytes),
               bench_mib(b[1].info.workspace_bytes));
 #undef BENCH_ROW
-    for (int k = 0; k < n_paths; k++)
-        if (!b[k].info.graph && !no_graph)
-            printf("note: %s runs node by node: %s\n", k ? "optimized" : "original", b[k].info.graph_note);
-    if (check > 0)
-        for (int k = 0; k < n_paths; k++)
+}
+
+/* The header, the table, the notes and the speedup. */
+static void bench_report(const bench_run *r) {
+    const bench_args *a = r->a;
+    printf("tasc bench: %s (%s), FP32 (TF32 off), seed %lld\n", rt_device_name(), rt_versions(), (long long)a->seed);
+    printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs\n",
+           a->no_graph ? "node-by-node launches (--no-graph)" : "one CUDA graph replay each", (long long)a->reps,
+           (long long)a->warmup);
+    bench_table(r);
+    for (int k = 0; k < r->n; k++)
+        if (!r->b[k].info.graph && !a->no_graph)
+            printf("note: %s runs node by node: %s\n", k ? "optimized" : "original", r->b[k].info.graph_note);
+    if (a->check > 0)
+        for (int k = 0; k < r->n; k++)
             printf("node check (%s): %d nodes over %g, worst %.3g at '%s'\n", k ? "optimized" : "original",
-                   (int)b[k].info.check_failed, check, b[k].info.check_worst, b[k].info.check_worst_node);
-    double speedup = two ? b[0].med / b[1].med : 1.0;
-    if (two)
-        printf("\nspeedup (original median / optimized median): %.3fx\n", speedup);
-    printf("\nagreement (relative L2 error per output):\n");
+                   (int)r->b[k].info.check_failed, a->check, r->b[k].info.check_worst, r->b[k].info.check_worst_node);
+    if (r->n == 2)
+        printf("\nspeedup (original median / optimized median): %.3fx\n", r->b[0].med / r->b[1].med);
+}
+
+/* The agreement table; 1 if some error is over --tol. */
+static int bench_agreement(const bench_run *r) {
+    const graph *g0 = r->g0;
+    const int two = r->n == 2, cpu = !r->a->no_cpu;
+    const double tol = r->a->tol;
     int bad = 0;
-    exec_diff d[3];
+    printf("\nagreement (relative L2 error per output):\n");
     for (int32_t j = 0; j < g0->n_outputs; j++) {
         int64_t n = ops_shape_numel(&g0->tensors[g0->outputs[j]].shape);
+        const float *o0 = r->b[0].out[j], *o1 = two ? r->b[1].out[j] : NULL;
         printf("  %-24s", g0->tensors[g0->outputs[j]].name);
-        if (two) {
-            d[0] = exec_compare(b[1].out[j], b[0].out[j], n);
-            printf("  optimized vs original %.3g", d[0].rel_l2);
-            bad |= !(d[0].rel_l2 <= tol);
-        }
-        if (!no_cpu) {
-            d[1] = exec_compare(b[0].out[j], cpu[j], n);
-            printf("  original vs CPU %.3g", d[1].rel_l2);
-            bad |= !(d[1].rel_l2 <= tol);
-            if (two) {
-                d[2] = exec_compare(b[1].out[j], cpu[j], n);
-                printf("  optimized vs CPU %.3g", d[2].rel_l2);
-                bad |= !(d[2].rel_l2 <= tol);
-            }
-        }
+        double e[3] = {two ? exec_compare(o1, o0, n).rel_l2 : 0.0, cpu ? exec_compare(o0, r->cpu[j], n).rel_l2 : 0.0,
+                       two && cpu ? exec_compare(o1, r->cpu[j], n).rel_l2 : 0.0};
+        if (two)
+            printf("  optimized vs original %.3g", e[0]);
+        if (cpu)
+            printf("  original vs CPU %.3g", e[1]);
+        if (two && cpu)
+            printf("  optimized vs CPU %.3g", e[2]);
         printf("\n");
+        bad |= (two && !(e[0] <= tol)) || (cpu && !(e[1] <= tol)) || (two && cpu && !(e[2] <= tol));
     }
-    for (int k = 0; profile && k < n_paths; k++)
-        if (bench_profile(&b[k], k ? "optimized" : "original") < 0)
-            goto done;
-    if (json) {
-        cmd_tmpfile t;
-        if (cmd_tmp_open("bench", json, &t) < 0)
-            goto done;
-        FILE *f = t.f;
-        fprintf(f, "{\n  \"device\": ");
-        bench_json_str(f, rt_device_name());
-        fprintf(f, ",\n  \"reps\": %lld, \"warmup\": %lld, \"seed\": %lld, \"cuda_graph_requested\": %s,\n", reps,
-                warmup, seed, no_graph ? "false" : "true");
-        fprintf(f, "  \"graphs\": [\n");
-        for (int k = 0; k < n_paths; k++) {
-            bench_json_graph(f, k ? "optimized" : "original", &b[k], (int32_t)reps);
-            fprintf(f, "%s\n", k + 1 < n_paths ? "," : "");
-        }
-        fprintf(f, "  ],\n  \"speedup\": %.6f,\n  \"outputs\": [\n", speedup);
-        for (int32_t j = 0; j < g0->n_outputs; j++) {
-            int64_t n = ops_shape_numel(&g0->tensors[g0->outputs[j]].shape);
-            fprintf(f, "    {\"name\": ");
-            bench_json_str(f, g0->tensors[g0->outputs[j]].name);
+    return bad;
+}
+
+/* The results as JSON into f. */
+static void bench_json(const bench_run *r, FILE *f) {
+    const bench_args *a = r->a;
+    const graph *g0 = r->g0;
+    const int two = r->n == 2;
+    fprintf(f, "{\n  \"device\": ");
+    bench_json_str(f, rt_device_name());
+    fprintf(f, ",\n  \"reps\": %lld, \"warmup\": %lld, \"seed\": %lld, \"cuda_graph_requested\": %s,\n",
+            (long long)a->reps, (long long)a->warmup, (long long)a->seed, a->no_graph ? "false" : "true");
+    fprintf(f, "  \"graphs\": [\n");
+    for (int k = 0; k < r->n; k++) {
+        bench_json_graph(f, k ? "optimized" : "original", &r->b[k], (int32_t)a->reps);
+        fprintf(f, "%s\n", k + 1 < r->n ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"speedup\": %.6f,\n  \"outputs\": [\n", two ? r->b[0].med / r->b[1].med : 1.0);
+    for (int32_t j = 0; j < g0->n_outputs; j++) {
+        int64_t n = ops_shape_numel(&g0->tensors[g0->outputs[j]].shape);
+        const float *o0 = r->b[0].out[j], *o1 = two ? r->b[1].out[j] : NULL;
+        fprintf(f, "    {\"name\": ");
+        bench_json_str(f, g0->tensors[g0->outputs[j]].name);
+        if (two)
+            fprintf(f, ", \"optimized_vs_original\": %.6g", exec_compare(o1, o0, n).rel_l2);
+        if (!a->no_cpu) {
+            fprintf(f, ", \"original_vs_cpu\": %.6g", exec_compare(o0, r->cpu[j], n).rel_l2);
             if (two)
-                fprintf(f, ", \"optimized_vs_original\": %.6g", exec_compare(b[1].out[j], b[0].out[j], n).rel_l2);
-            if (!no_cpu) {
-                fprintf(f, ", \"original_vs_cpu\": %.6g", exec_compare(b[0].out[j], cpu[j], n).rel_l2);
-                if (two)
-                    fprintf(f, ", \"optimized_vs_cpu\": %.6g", exec_compare(b[1].out[j], cpu[j], n).rel_l2);
-            }
-            fprintf(f, "}%s\n", j + 1 < g0->n_outputs ? "," : "");
+                fprintf(f, ", \"optimized_vs_cpu\": %.6g", exec_compare(o1, r->cpu[j], n).rel_l2);
         }
-        fprintf(f, "  ]\n}\n");
+        fprintf(f, "}%s\n", j + 1 < g0->n_outputs ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+}
+
+/* Load, set up, time, report; an exit code. */
+static int bench_bench(bench_run *r, const char *const *paths, int n_paths) {
+    const bench_args *a = r->a;
+    if (bench_load(r, paths, n_paths) < 0 || bench_setup(r) < 0 || bench_time(r) < 0)
+        return TASC_EXIT_INPUT;
+    bench_report(r);
+    int bad = bench_agreement(r);
+    for (int k = 0; a->profile && k < r->n; k++)
+        if (bench_profile(&r->b[k], k ? "optimized" : "original") < 0)
+            return TASC_EXIT_INPUT;
+    if (a->json) {
+        cmd_tmpfile t;
+        if (cmd_tmp_open("bench", a->json, &t) < 0)
+            return TASC_EXIT_INPUT;
+        bench_json(r, t.f);
         if (cmd_tmp_commit("bench", &t) < 0)
-            goto done;
+            return TASC_EXIT_INPUT;
     }
     if (bad) {
-        cmd_error("bench", "results disagree beyond --tol %g (see the agreement table)", tol);
-        rc = TASC_EXIT_INPUT;
-    } else {
-        rc = TASC_EXIT_OK;
+        cmd_error("bench", "results disagree beyond --tol %g (see the agreement table)", a->tol);
+        return TASC_EXIT_INPUT;
     }
-done:
-    for (int k = 0; k < 2; k++) {
-        rt_ctx_free(b[k].ctx);
-        if (b[k].out)
-            for (int32_t j = 0; b[k].g && j < b[k].g->n_outputs; j++)
-                free(b[k].out[j]);
-        free(b[k].out);
-        free(b[k].ms);
-        graph_free(b[k].g);
+    return TASC_EXIT_OK;
+}
+
+int cmd_bench(int argc, char **argv) {
+    bench_args a;
+    bench_defaults(&a);
+    if (cmd_wants_help(argc, argv)) {
+        bench_usage(&a);
+        return TASC_EXIT_OK;
     }
-    if (in)
-        for (int32_t i = 0; i < g0->n_inputs; i++)
-            free(in[i]);
-    free(in);
-    if (cpu)
-        for (int32_t j = 0; j < g0->n_outputs; j++)
-            free(cpu[j]);
-    free(cpu);
+    const char **paths = base_xcalloc((size_t)argc, sizeof *paths);
+    int n_paths = cmd_opts_parse("bench", bench_opts, &a, argc, argv, 1, paths, argc);
+    int rc = n_paths < 0 ? TASC_EXIT_USAGE : bench_check_args(&a, n_paths, paths);
+    char err[BENCH_ERR_LEN];
+    if (rc == TASC_EXIT_OK && !rt_available(err, sizeof err)) {
+        cmd_error("bench", "%s: the GPU runtime needs one", err);
+        rc = TASC_EXIT_RESOURCE;
+    }
+    if (rc == TASC_EXIT_OK) {
+        bench_run r;
+        memset(&r, 0, sizeof r);
+        r.a = &a;
+        rc = bench_bench(&r, paths, n_paths);
+        bench_free(&r);
+    }
+    free(paths);
     return rc;
 }
 

@@ -23,9 +23,22 @@ typedef struct {
     int32_t skipped_big;   /* entries with more than COST_SAMPLE_MAX_IN inputs (wide concats) */
 } cc_set;
 
-static void cost_usage(void) {
-    cost_analytic_config d;
-    cost_analytic_defaults(&d);
+typedef struct {
+    const char *device;
+    cost_analytic_config c;
+    int64_t worst;
+} cost_args;
+
+static const cmd_opt cost_opts[] = {
+    CMD_STR("--device", "NAME", offsetof(cost_args, device), "the entries of this device (needed when CACHE holds several)"),
+    CMD_CALL("--set", "NAME=VALUE", offsetof(cost_args, c), cmd_opt_cost_set,
+             "an analytic-model constant (repeatable); the constants and their defaults are listed below"),
+    CMD_I64("--worst", "N", offsetof(cost_args, worst), 0, 100000,
+            "compare: list the N configurations furthest off (default %D)"),
+    CMD_OPT_END,
+};
+
+static void cost_usage(const cost_args *defaults) {
     printf("usage: tasc cost compare CACHE [--device NAME] [--set NAME=VALUE ...] [--worst N]\n"
            "       tasc cost fit CACHE [--device NAME] [--set NAME=VALUE ...]\n"
            "\n"
@@ -42,17 +55,15 @@ static void cost_usage(void) {
            "            (Nelder-Mead from the given constants; deterministic); prints them as\n"
            "            --set options\n"
            "\n"
-           "options:\n"
-           "  --device NAME      the entries of this device (needed when CACHE holds several)\n"
-           "  --set NAME=VALUE   an analytic-model constant (repeatable); the defaults:\n");
+           "options:\n");
+    cmd_opts_help(cost_opts, defaults);
+    printf("\nanalytic-model constants (--set NAME=VALUE) and their defaults:\n");
     for (int32_t i = 0; i < cost_analytic_n_params(); i++) {
         double v;
-        const char *name = cost_analytic_param(&d, i, &v);
-        printf("                       %-14s %g\n", name, v);
+        const char *name = cost_analytic_param(&defaults->c, i, &v);
+        printf("  %-14s %g\n", name, v);
     }
-    printf("  --worst N          compare: list the N configurations furthest off (default 10)\n"
-           "  -h, --help         this text\n"
-           "\n"
+    printf("\n"
            "exit codes: 0 ok, 1 bad input, 2 bad command line\n");
 }
 
@@ -269,8 +280,10 @@ static int cc_fit(const cc_set *s, cost_analytic_config *c) {
 
 int cmd_cost(int argc, char **argv) {
     const char *cmd = "cost";
+    cost_args a = {.worst = 10};
+    cost_analytic_defaults(&a.c);
     if (cmd_wants_help(argc, argv)) {
-        cost_usage();
+        cost_usage(&a);
         return TASC_EXIT_OK;
     }
     if (argc < 2 || (strcmp(argv[1], "compare") != 0 && strcmp(argv[1], "fit") != 0)) {
@@ -278,36 +291,9 @@ int cmd_cost(int argc, char **argv) {
         return TASC_EXIT_USAGE;
     }
     int fit = !strcmp(argv[1], "fit");
-    const char *path = NULL, *device = NULL, *val = NULL;
-    long long worst = 10;
-    cost_analytic_config c;
-    cost_analytic_defaults(&c);
-    for (int i = 2; i < argc; i++) {
-        int r;
-        char err[512];
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--device", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            device = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--set", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            if (cost_analytic_set(&c, val, err, sizeof err) < 0) {
-                cmd_error(cmd, "--set: %s", err);
-                return TASC_EXIT_USAGE;
-            }
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--worst", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--worst", val, 0, 100000, &worst) < 0)
-                return TASC_EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cmd_bad_option(cmd, argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            cmd_error(cmd, "unexpected argument '%s' (tasc cost --help)", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
+    const char *path = NULL;
+    if (cmd_opts_parse(cmd, cost_opts, &a, argc, argv, 2, &path, 1) < 0)
+        return TASC_EXIT_USAGE;
     if (!path) {
         cmd_error(cmd, "missing CACHE (tasc cost --help)");
         return TASC_EXIT_USAGE;
@@ -315,15 +301,15 @@ int cmd_cost(int argc, char **argv) {
     cc_set s;
     memset(&s, 0, sizeof s);
     int rc = TASC_EXIT_INPUT;
-    if (cc_load(cmd, path, device, &s) < 0)
+    if (cc_load(cmd, path, a.device, &s) < 0)
         goto done;
     if (fit) {
-        cost_analytic_config start = c;
-        if (cc_fit(&s, &c) < 0)
+        cost_analytic_config start = a.c;
+        if (cc_fit(&s, &a.c) < 0)
             goto done;
         cc_print_config("from:", &start);
     }
-    if (cc_report(&s, &c, fit ? 0 : (int32_t)worst) < 0)
+    if (cc_report(&s, &a.c, fit ? 0 : (int32_t)a.worst) < 0)
         goto done;
     rc = TASC_EXIT_OK;
 done:

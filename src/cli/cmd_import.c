@@ -11,7 +11,13 @@
 #include "graph.h"
 #include "onnx.h"
 
-static void import_usage(void) {
+static const cmd_opt import_opts[] = {
+    CMD_STR("--out", "FILE", offsetof(cmd_model_out, out), "the JSON model to write (required)"),
+    CMD_MODEL_OPTS(offsetof(cmd_model_out, mo)),
+    CMD_OPT_END,
+};
+
+static void import_usage(const cmd_model_out *defaults) {
     printf("usage: tasc import MODEL.onnx --out MODEL.json [--random-weights] [--weights-seed S] [--dim NAME=N]\n"
            "\n"
            "Read an ONNX model (default-domain opsets %d to %d), map every node onto the op table\n"
@@ -22,32 +28,33 @@ static void import_usage(void) {
            "Initializers in external data files are read from the model's folder. An operator or\n"
            "attribute the op table cannot express is an error listing every such op type.\n"
            "\n"
-           "options:\n"
-           "  --out FILE            the JSON model to write (required)\n"
-           CMD_MODEL_OPTS_HELP
-           "  -h, --help            this text\n"
-           "\n"
-           "environment: TASC_MAX_ELEMENTS  per-tensor element limit\n"
-           "exit codes: 0 ok, 1 bad or unsupported model, 2 bad command line\n",
+           "options:\n",
            ONNX_OPSET_MIN, ONNX_OPSET_MAX, ONNX_SIDECAR_ALIGN);
+    cmd_opts_help(import_opts, defaults);
+    printf("\n"
+           "environment: TASC_MAX_ELEMENTS  per-tensor element limit\n"
+           "exit codes: 0 ok, 1 bad or unsupported model, 2 bad command line\n");
 }
 
 int cmd_import(int argc, char **argv) {
+    cmd_model_out a;
+    memset(&a, 0, sizeof a);
     if (cmd_wants_help(argc, argv)) {
-        import_usage();
+        import_usage(&a);
         return TASC_EXIT_OK;
     }
-    const char *model, *out;
-    cmd_model_opts mo;
-    int ar = cmd_model_out_args("import", argc, argv, "tasc import MODEL.onnx --out MODEL.json", &model, &out, &mo);
+    const char *model;
+    int ar = cmd_model_out_args("import", import_opts, argc, argv, "tasc import MODEL.onnx --out MODEL.json", &model,
+                                &a);
     if (ar != TASC_EXIT_OK)
         return ar;
+    const char *out = a.out;
     size_t n = strlen(model);
     if (n < 5 || strcmp(model + n - 5, ".onnx") != 0) {
         cmd_error("import", "%s: not an .onnx file", model);
         return TASC_EXIT_USAGE;
     }
-    graph *g = cmd_load_model_opts("import", model, &mo);
+    graph *g = cmd_load_model_opts("import", model, &a.mo);
     if (!g)
         return TASC_EXIT_INPUT;
     char err[GRAPH_ERR_LEN + 256];

@@ -13,7 +13,18 @@
 
 static const char *const info_dtype_names[GRAPH_DT_COUNT] = {[GRAPH_DT_F32] = "float32", [GRAPH_DT_I64] = "int64"};
 
-static void info_usage(void) {
+typedef struct {
+    int json;
+    cmd_model_opts mo;
+} info_args;
+
+static const cmd_opt info_opts[] = {
+    CMD_FLAG("--json", offsetof(info_args, json), "one JSON object on stdout instead of text"),
+    CMD_MODEL_OPTS(offsetof(info_args, mo)),
+    CMD_OPT_END,
+};
+
+static void info_usage(const info_args *defaults) {
     printf("usage: tasc info MODEL [--json] [ONNX options]\n"
            "\n"
            "Print what a model is made of: its inputs and outputs with shapes, the node count,\n"
@@ -22,11 +33,9 @@ static void info_usage(void) {
            "figure papers publish), the parameter count and bytes (float32), and the bytes of all\n"
            "intermediate tensors.\n"
            "\n"
-           "options:\n"
-           "  --json                one JSON object on stdout instead of text\n"
-           CMD_MODEL_OPTS_HELP
-           "  -h, --help            this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(info_opts, defaults);
+    printf("\n"
            "environment: TASC_MAX_ELEMENTS  per-tensor element limit when loading\n"
            "exit codes: 0 ok, 1 bad model file, 2 bad command line\n");
 }
@@ -151,37 +160,23 @@ static int info_text(const graph *g, const char *path) {
 }
 
 int cmd_info(int argc, char **argv) {
+    info_args a;
+    memset(&a, 0, sizeof a);
     if (cmd_wants_help(argc, argv)) {
-        info_usage();
+        info_usage(&a);
         return TASC_EXIT_OK;
     }
     const char *model = NULL;
-    int as_json = 0, r;
-    cmd_model_opts mo;
-    memset(&mo, 0, sizeof mo);
-    for (int i = 1; i < argc; i++) {
-        if ((r = cmd_model_opt("info", argc, argv, &i, &mo)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-        } else if (!strcmp(argv[i], "--json"))
-            as_json = 1;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cmd_bad_option("info", argv[i]);
-        else if (!model)
-            model = argv[i];
-        else {
-            cmd_error("info", "unexpected argument '%s' (tasc info --help)", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
+    if (cmd_opts_parse("info", info_opts, &a, argc, argv, 1, &model, 1) < 0)
+        return TASC_EXIT_USAGE;
     if (!model) {
         cmd_error("info", "missing MODEL (tasc info --help)");
         return TASC_EXIT_USAGE;
     }
-    graph *g = cmd_load_model_opts("info", model, &mo);
+    graph *g = cmd_load_model_opts("info", model, &a.mo);
     if (!g)
         return TASC_EXIT_INPUT;
-    int rc = as_json ? info_json(g, model) : info_text(g, model);
+    int rc = a.json ? info_json(g, model) : info_text(g, model);
     graph_free(g);
     return rc;
 }

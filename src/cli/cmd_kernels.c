@@ -11,6 +11,71 @@
 
 #include "cmd.h"
 
+typedef struct {
+    const char *sizes, *versions, *out, *table, *fused, *epis;
+    int64_t reps, warmup;
+    double max_cell_s;
+} kernels_args;
+
+#define KA(f) offsetof(kernels_args, f)
+#define KERNELS_SIZES_HELP \
+    "comma-separated MxNxK or MxNxKxB (B: batch) or N (NxNxN); default: the issue's set " \
+    "256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12 " \
+    "(probe: 1024,128x768x768,128x128x64x12)"
+#define KERNELS_REPS_HELP "timed runs per cell, median reported (default 30; tune 15)"
+#define KERNELS_TABLE_HELP "tuning table (default $TASC_TUNE_TABLE or ~/.cache/tasc/matmul_tune.txt)"
+
+static const cmd_opt kernels_bench_opts[] = {
+    CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
+    CMD_STR("--versions", "LIST", KA(versions), "comma-separated names (v1,v1.5,v2,...,v8,tuned) or 'all' (default)"),
+    CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
+    CMD_I64("--warmup", "N", KA(warmup), 0, 100000, "untimed runs before timing (default %D)"),
+    CMD_STR("--out", "FILE", KA(out), "results file (markdown); JSON goes beside it"),
+    CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
+    CMD_SECONDS("--max-cell-s", "S", KA(max_cell_s), HUGE_VAL,
+                "skip a rung whose timed runs would take longer than S seconds (default %D)"),
+    CMD_STR("--fused", "LIST", KA(fused),
+            "sizes for the fused bias+relu comparison, or 'none' (default "
+            "128x768x768,128x3072x768,128x768x3072,4096x3072x768)"),
+    CMD_OPT_END,
+};
+
+static const cmd_opt kernels_tune_opts[] = {
+    CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
+    CMD_STR("--epilogue", "LIST", KA(epis),
+            "tune: epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu; default none)"),
+    CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
+    CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
+    CMD_OPT_END,
+};
+
+static const cmd_opt kernels_probe_opts[] = {
+    CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
+    CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
+    CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
+    CMD_OPT_END,
+};
+
+static const char *const kernels_default_sizes =
+    "256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12";
+static const char *const kernels_default_fused = "128x768x768,128x3072x768,128x768x3072,4096x3072x768";
+
+/* The defaults of subcommand sub ("bench", "tune" or "probe"). */
+static void kernels_defaults(kernels_args *a, const char *sub) {
+    memset(a, 0, sizeof *a);
+    a->sizes = kernels_default_sizes;
+    a->versions = "all";
+    a->fused = kernels_default_fused;
+    a->epis = "none";
+    a->reps = 30;
+    a->warmup = 5;
+    a->max_cell_s = 5.0;
+    if (!strcmp(sub, "tune"))
+        a->reps = 15;
+    if (!strcmp(sub, "probe"))
+        a->sizes = "1024,128x768x768,128x128x64x12";
+}
+
 static void kernels_usage(void) {
     printf("usage: tasc kernels list\n"
            "       tasc kernels bench [--sizes LIST] [--versions LIST] [--reps N] [--warmup N]\n"
@@ -28,24 +93,17 @@ static void kernels_usage(void) {
            "  tune       time every legal configuration for each size and record the fastest in the\n"
            "             tuning table (entries of other shapes are kept)\n"
            "  probe      time the tuned kernel and cuBLAS after different predecessor kernels and\n"
-           "             L2 flushes (what a timed kernel pays for what ran before it; default\n"
-           "             sizes 1024,128x768x768,128x128x64x12)\n"
+           "             L2 flushes (what a timed kernel pays for what ran before it)\n"
            "\n"
-           "options:\n"
-           "  --sizes LIST      comma-separated MxNxK or MxNxKxB (B: batch) or N (NxNxN); default: the\n"
-           "                    issue's set 256,512,1024,2048,4096,8192,1000,4097,128x768x768,\n"
-           "                    128x3072x768,128x768x3072,128x128x64x12,128x64x128x12\n"
-           "  --versions LIST   comma-separated names (v1,v1.5,v2,...,v8,tuned) or 'all' (default)\n"
-           "  --reps N          timed runs per cell, median reported (bench default 30, tune 15)\n"
-           "  --warmup N        untimed runs before timing (default 5)\n"
-           "  --out FILE        results file (markdown); JSON goes beside it\n"
-           "  --table FILE      tuning table (default $TASC_TUNE_TABLE or ~/.cache/tasc/matmul_tune.txt)\n"
-           "  --max-cell-s S    skip a rung whose timed runs would take longer than S seconds (default 5)\n"
-           "  --fused LIST      sizes for the fused bias+relu comparison, or 'none' (default\n"
-           "                    128x768x768,128x3072x768,128x768x3072,4096x3072x768)\n"
-           "  --epilogue LIST   tune: epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu;\n"
-           "                    default none)\n"
-           "\n"
+           "options:\n");
+    kernels_args d[3];
+    kernels_defaults(&d[0], "bench");
+    kernels_defaults(&d[1], "tune");
+    kernels_defaults(&d[2], "probe");
+    const cmd_opt *const tables[] = {kernels_bench_opts, kernels_tune_opts, kernels_probe_opts, NULL};
+    const void *const defs[] = {&d[0], &d[1], &d[2]};
+    cmd_opts_help_n(tables, defs);
+    printf("\n"
            "exit codes: 0 ok, 1 a version failed validation or a bad table file, 2 bad command line,\n"
            "            3 no CUDA (build or device)\n");
 }
@@ -63,16 +121,11 @@ int cmd_kernels(int argc, char **argv) {
 
 #else
 
-#include <errno.h>
 #include <math.h>
 
 #include "matmul.h"
 
 #define KERNELS_MAX_SIZES 256
-
-static const char *const kernels_default_sizes =
-    "256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12";
-static const char *const kernels_default_fused = "128x768x768,128x3072x768,128x768x3072,4096x3072x768";
 
 /* Parses "MxNxK[xB]" or "N"; 0, or -1 with the message printed. */
 static int kernels_parse_size(const char *cmd, const char *s, size_t len, mm_problem *p) {
@@ -205,85 +258,61 @@ static int kernels_load_table(const char *cmd, mm_table *t, const char *path) {
     return 0;
 }
 
-static int kernels_bench(int argc, char **argv) {
-    const char *cmd = "kernels bench";
-    const char *sizes = kernels_default_sizes, *versions = "all", *out = NULL, *table = NULL;
-    const char *fused = kernels_default_fused;
-    long long reps = 30, warmup = 5;
-    double max_cell_s = 5.0;
-    for (int i = 2; i < argc; i++) {
-        const char *val = NULL;
-        int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            sizes = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--versions", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            versions = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--warmup", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--warmup", val, 0, 100000, &warmup))
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            out = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            table = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--fused", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            fused = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--max-cell-s", &val)) != 0) {
-            char *end = NULL;
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            errno = 0;
-            max_cell_s = strtod(val, &end);
-            if (!*val || errno || *end || !isfinite(max_cell_s) || max_cell_s <= 0) {
-                cmd_error(cmd, "bad value for --max-cell-s: '%s' (seconds, > 0)", val);
-                return TASC_EXIT_USAGE;
-            }
-        } else {
-            return cmd_bad_option(cmd, argv[i]);
-        }
-    }
-    static mm_problem sz[KERNELS_MAX_SIZES], fz[KERNELS_MAX_SIZES];
-    mm_version vs[MM_VERSION_COUNT];
-    int nsz = 0, nfz = 0, nvs = 0;
-    if (kernels_parse_sizes(cmd, sizes, sz, &nsz) || kernels_parse_versions(cmd, versions, vs, &nvs))
-        return TASC_EXIT_USAGE;
-    if (strcmp(fused, "none") && kernels_parse_sizes(cmd, fused, fz, &nfz))
-        return TASC_EXIT_USAGE;
-    int rc = kernels_need_device(cmd);
-    if (rc)
-        return rc;
-    char path[4096];
-    if (table)
-        snprintf(path, sizeof path, "%s", table);
+static const cmd_opt kernels_list_opts[] = {CMD_OPT_END};
+
+/* The tuning table's path (--table, else the default) into path. */
+static void kernels_table_path(const kernels_args *a, char *path, size_t len) {
+    if (a->table)
+        snprintf(path, len, "%s", a->table);
     else
-        mm_table_default_path(path, sizeof path);
+        mm_table_default_path(path, len);
+}
+
+/* Checks that the table at path loads (missing is fine), then makes it the one the tuned kernel
+ * uses; says so when verbose. 0, or -1 after the message. */
+static int kernels_use_table(const char *cmd, const char *path, int verbose) {
     mm_table *t = mm_table_new();
     int bad = kernels_load_table(cmd, t, path);
-    if (!bad)
+    if (!bad && verbose)
         printf("tuning table: %s (%d entries)\n", path, mm_table_size(t));
     mm_table_free(t);
     if (bad)
-        return TASC_EXIT_INPUT;
+        return -1;
     mm_table_use(path);
+    return 0;
+}
 
+/* The subcommand's options parsed against opts into a; an exit code. */
+static int kernels_parse(const char *cmd, const cmd_opt *opts, kernels_args *a, int argc, char **argv) {
+    kernels_defaults(a, argv[1]);
+    return cmd_opts_parse(cmd, opts, a, argc, argv, 2, NULL, CMD_POS_NONE) < 0 ? TASC_EXIT_USAGE : TASC_EXIT_OK;
+}
+
+static int kernels_bench(int argc, char **argv) {
+    const char *cmd = "kernels bench";
+    kernels_args a;
+    int rc = kernels_parse(cmd, kernels_bench_opts, &a, argc, argv);
+    if (rc)
+        return rc;
+    static mm_problem sz[KERNELS_MAX_SIZES], fz[KERNELS_MAX_SIZES];
+    mm_version vs[MM_VERSION_COUNT];
+    int nsz = 0, nfz = 0, nvs = 0;
+    if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz) || kernels_parse_versions(cmd, a.versions, vs, &nvs))
+        return TASC_EXIT_USAGE;
+    if (strcmp(a.fused, "none") && kernels_parse_sizes(cmd, a.fused, fz, &nfz))
+        return TASC_EXIT_USAGE;
+    if ((rc = kernels_need_device(cmd)) != 0)
+        return rc;
+    char path[4096];
+    kernels_table_path(&a, path, sizeof path);
+    if (kernels_use_table(cmd, path, 1) < 0)
+        return TASC_EXIT_INPUT;
     char cmdline[2048] = "tasc kernels";
     for (int i = 1; i < argc; i++) {
         size_t used = strlen(cmdline);
         snprintf(cmdline + used, sizeof cmdline - used, " %s", argv[i]);
     }
-    mm_bench_opts o = {sz, nsz, vs, nvs, (int32_t)reps, (int32_t)warmup, max_cell_s, fz, nfz, out, cmdline};
+    mm_bench_opts o = {sz, nsz, vs, nvs, (int32_t)a.reps, (int32_t)a.warmup, a.max_cell_s, fz, nfz, a.out, cmdline};
     char why[4200];
     why[0] = '\0';
     rc = mm_bench(&o, why, sizeof why);
@@ -298,40 +327,10 @@ static int kernels_bench(int argc, char **argv) {
     return TASC_EXIT_OK;
 }
 
-static int kernels_tune(int argc, char **argv) {
-    const char *cmd = "kernels tune";
-    const char *sizes = kernels_default_sizes, *table = NULL, *epis = "none";
-    long long reps = 15;
-    for (int i = 2; i < argc; i++) {
-        const char *val = NULL;
-        int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            sizes = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--epilogue", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            epis = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            table = val;
-        } else {
-            return cmd_bad_option(cmd, argv[i]);
-        }
-    }
-    static mm_problem sz[KERNELS_MAX_SIZES];
-    int nsz = 0;
-    if (kernels_parse_sizes(cmd, sizes, sz, &nsz))
-        return TASC_EXIT_USAGE;
-    int32_t bias[MM_EPI_COUNT];
-    mm_act act[MM_EPI_COUNT];
-    int nepi = 0;
-    for (const char *s = epis;;) {
+/* --epilogue LIST into bias[] and act[]; the count, or -1 after the message. */
+static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *bias, mm_act *act) {
+    int n = 0;
+    for (const char *s = list;;) {
         const char *comma = strchr(s, ',');
         size_t len = comma ? (size_t)(comma - s) : strlen(s);
         char name[32] = "";
@@ -339,23 +338,52 @@ static int kernels_tune(int argc, char **argv) {
             memcpy(name, s, len);
             name[len] = '\0';
         }
-        if (nepi == MM_EPI_COUNT || mm_epilogue_parse(name, &bias[nepi], &act[nepi])) {
+        if (n == MM_EPI_COUNT || mm_epilogue_parse(name, &bias[n], &act[n])) {
             cmd_error(cmd, "bad epilogue '%.*s' (none, bias, relu, gelu, bias_relu, bias_gelu; each once)", (int)len, s);
-            return TASC_EXIT_USAGE;
+            return -1;
         }
-        nepi++;
+        n++;
         if (!comma)
-            break;
+            return n;
         s = comma + 1;
     }
-    int rc = kernels_need_device(cmd);
+}
+
+/* Tunes one problem into t; 0, or -1 after the message. */
+static int kernels_tune_one(const char *cmd, mm_table *t, const char *dev, const mm_problem *p, int32_t reps) {
+    printf("%lldx%lldx%lld batch %lld, epilogue %s:\n", (long long)p->m, (long long)p->n, (long long)p->k,
+           (long long)p->batch, mm_epilogue_name(p->has_bias, p->act));
+    fflush(stdout);
+    mm_choice best;
+    double us = 0;
+    char why[512], name[96];
+    if (mm_tune_problem(p, reps, &best, &us, stdout, why, sizeof why)) {
+        cmd_error(cmd, "%s", why);
+        return -1;
+    }
+    printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_config_name(best.cfg, name, sizeof name),
+           best.split_k, best.group_m, us, mm_problem_flops(p) / (us * 1e-6) / 1e12);
+    fflush(stdout);
+    mm_table_put(t, dev, p, &best, us);
+    return 0;
+}
+
+static int kernels_tune(int argc, char **argv) {
+    const char *cmd = "kernels tune";
+    kernels_args a;
+    int rc = kernels_parse(cmd, kernels_tune_opts, &a, argc, argv);
     if (rc)
         return rc;
-    char path[4096];
-    if (table)
-        snprintf(path, sizeof path, "%s", table);
-    else
-        mm_table_default_path(path, sizeof path);
+    static mm_problem sz[KERNELS_MAX_SIZES];
+    int32_t bias[MM_EPI_COUNT];
+    mm_act act[MM_EPI_COUNT];
+    int nsz = 0, nepi;
+    if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz) || (nepi = kernels_parse_epilogues(cmd, a.epis, bias, act)) < 0)
+        return TASC_EXIT_USAGE;
+    if ((rc = kernels_need_device(cmd)) != 0)
+        return rc;
+    char path[4096], why[4200];
+    kernels_table_path(&a, path, sizeof path);
     mm_table *t = mm_table_new();
     if (kernels_load_table(cmd, t, path)) {
         mm_table_free(t);
@@ -369,24 +397,8 @@ static int kernels_tune(int argc, char **argv) {
             mm_problem p = sz[i];
             p.has_bias = bias[e];
             p.act = act[e];
-            printf("%lldx%lldx%lld batch %lld, epilogue %s:\n", (long long)p.m, (long long)p.n, (long long)p.k,
-                   (long long)p.batch, mm_epilogue_name(p.has_bias, p.act));
-            fflush(stdout);
-            mm_choice best;
-            double us = 0;
-            char why[512];
-            if (mm_tune_problem(&p, (int32_t)reps, &best, &us, stdout, why, sizeof why)) {
-                cmd_error(cmd, "%s", why);
-                failed = 1;
-                continue;
-            }
-            char name[96];
-            printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_config_name(best.cfg, name, sizeof name),
-                   best.split_k, best.group_m, us, mm_problem_flops(&p) / (us * 1e-6) / 1e12);
-            fflush(stdout);
-            mm_table_put(t, dev, &p, &best, us);
+            failed |= kernels_tune_one(cmd, t, dev, &p, (int32_t)a.reps) < 0;
         }
-    char why[4200];
     rc = mm_table_save(t, path, why, sizeof why);
     mm_table_free(t);
     if (rc) {
@@ -399,46 +411,21 @@ static int kernels_tune(int argc, char **argv) {
 
 static int kernels_probe(int argc, char **argv) {
     const char *cmd = "kernels probe";
-    const char *sizes = "1024,128x768x768,128x128x64x12", *table = NULL;
-    long long reps = 30;
-    for (int i = 2; i < argc; i++) {
-        const char *val = NULL;
-        int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--sizes", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            sizes = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--reps", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--reps", val, 1, 100000, &reps))
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--table", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            table = val;
-        } else {
-            return cmd_bad_option(cmd, argv[i]);
-        }
-    }
-    static mm_problem sz[KERNELS_MAX_SIZES];
-    int nsz = 0;
-    if (kernels_parse_sizes(cmd, sizes, sz, &nsz))
-        return TASC_EXIT_USAGE;
-    int rc = kernels_need_device(cmd);
+    kernels_args a;
+    int rc = kernels_parse(cmd, kernels_probe_opts, &a, argc, argv);
     if (rc)
         return rc;
-    char path[4096];
-    if (table)
-        snprintf(path, sizeof path, "%s", table);
-    else
-        mm_table_default_path(path, sizeof path);
-    mm_table *t = mm_table_new();
-    int bad = kernels_load_table(cmd, t, path);
-    mm_table_free(t);
-    if (bad)
+    static mm_problem sz[KERNELS_MAX_SIZES];
+    int nsz = 0;
+    if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz))
+        return TASC_EXIT_USAGE;
+    if ((rc = kernels_need_device(cmd)) != 0)
+        return rc;
+    char path[4096], why[512];
+    kernels_table_path(&a, path, sizeof path);
+    if (kernels_use_table(cmd, path, 0) < 0)
         return TASC_EXIT_INPUT;
-    mm_table_use(path);
-    char why[512];
-    if (mm_bench_probe(sz, nsz, (int32_t)reps, why, sizeof why)) {
+    if (mm_bench_probe(sz, nsz, (int32_t)a.reps, why, sizeof why)) {
         cmd_error(cmd, "%s", why);
         return TASC_EXIT_INPUT;
     }
@@ -455,8 +442,9 @@ int cmd_kernels(int argc, char **argv) {
         return TASC_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "list")) {
-        if (argc > 2)
-            return cmd_bad_option("kernels list", argv[2]);
+        kernels_args a;
+        if (kernels_parse("kernels list", kernels_list_opts, &a, argc, argv))
+            return TASC_EXIT_USAGE;
         return kernels_list();
     }
     if (!strcmp(argv[1], "bench"))

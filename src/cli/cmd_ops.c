@@ -8,17 +8,27 @@
 #include "cmd.h"
 #include "ops.h"
 
-static void ops_usage(void) {
+typedef struct {
+    int verbose;
+} ops_args;
+
+static const cmd_opt ops_opts[] = {
+    CMD_FLAG("--verbose", offsetof(ops_args, verbose),
+             "also the values the rule generator draws, which inputs are normally weights, and which "
+             "implementation slots are filled (cpu, cuda, z3, fp)"),
+    CMD_FLAG("-v", offsetof(ops_args, verbose), NULL),
+    CMD_OPT_END,
+};
+
+static void ops_usage(const ops_args *defaults) {
     printf("usage: tasc ops [NAME] [--verbose]\n"
            "\n"
            "List the operator table (or one operator): inputs, outputs, parameters with their\n"
            "domains and defaults, and what the operator computes; then run the table's self-check.\n"
            "\n"
-           "options:\n"
-           "  --verbose   also the values the rule generator draws, which inputs are normally\n"
-           "              weights, and which implementation slots are filled (cpu, cuda, z3, fp)\n"
-           "  -h, --help  this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(ops_opts, defaults);
+    printf("\n"
            "exit codes: 0 ok, 1 unknown operator NAME, 2 bad command line, 4 the self-check failed\n");
 }
 
@@ -113,24 +123,14 @@ static void ops_print(int op, int verbose) {
 }
 
 int cmd_ops(int argc, char **argv) {
+    ops_args a = {0};
     if (cmd_wants_help(argc, argv)) {
-        ops_usage();
+        ops_usage(&a);
         return TASC_EXIT_OK;
     }
-    int verbose = 0;
     const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
-            verbose = 1;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cmd_bad_option("ops", argv[i]);
-        else if (!only)
-            only = argv[i];
-        else {
-            cmd_error("ops", "unexpected argument '%s' (tasc ops --help)", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
+    if (cmd_opts_parse("ops", ops_opts, &a, argc, argv, 1, &only, 1) < 0)
+        return TASC_EXIT_USAGE;
     int sel = -1;
     if (only && (sel = ops_find(only)) < 0) {
         cmd_error("ops", "unknown operator '%s' (tasc ops lists them)", only);
@@ -138,7 +138,7 @@ int cmd_ops(int argc, char **argv) {
     }
     for (int op = 0; op < OP_COUNT; op++)
         if (sel < 0 || op == sel)
-            ops_print(op, verbose);
+            ops_print(op, a.verbose);
     fflush(stdout);
     int problems = ops_table_check(0); /* --verbose already lists the empty slots above */
     if (problems) {

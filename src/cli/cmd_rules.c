@@ -10,7 +10,18 @@
 #include "rules.h"
 #include "verify.h"
 
-static void rules_usage(void) {
+typedef struct {
+    int egg;
+    const char *out;
+} rules_args;
+
+static const cmd_opt rules_opts[] = {
+    CMD_FLAG("--egg", offsetof(rules_args, egg), "the Tensat/egg format (the only one so far)"),
+    CMD_NONEMPTY("--out", "FILE", offsetof(rules_args, out), "a file name", "write to FILE instead of stdout"),
+    CMD_OPT_END,
+};
+
+static void rules_usage(const rules_args *defaults) {
     printf("usage: tasc rules export --egg RULES [--out FILE]\n"
            "\n"
            "Write the rules of RULES (a rule file) as Tensat/egg rewrites, one \"lhs=>rhs\" line per\n"
@@ -18,48 +29,42 @@ static void rules_usage(void) {
            "then inputs; variables ?name). An output egg cannot take in either direction is left out\n"
            "and counted on stderr.\n"
            "\n"
-           "options:\n"
-           "  --egg        the Tensat/egg format (the only one so far)\n"
-           "  --out FILE   write to FILE instead of stdout\n"
-           "  -h, --help   this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(rules_opts, defaults);
+    printf("\n"
            "exit codes: 0 ok, 1 bad input, 2 bad command line\n");
+}
+
+/* The egg text of the rule file in; NULL after the message. Caller frees. */
+static char *rules_egg_text(const char *in, int64_t *skipped) {
+    char err[1024];
+    rules_set *rs = rules_load(in, err, sizeof err);
+    if (!rs) {
+        cmd_error("rules", "%s", err);
+        return NULL;
+    }
+    char *text = verify_export_egg(rs, skipped, err, sizeof err);
+    rules_set_free(rs);
+    if (!text)
+        cmd_error("rules", "%s", err);
+    return text;
 }
 
 int cmd_rules(int argc, char **argv) {
     const char *cmd = "rules";
+    rules_args a = {0};
     if (cmd_wants_help(argc, argv)) {
-        rules_usage();
+        rules_usage(&a);
         return TASC_EXIT_OK;
     }
     if (argc < 2 || strcmp(argv[1], "export") != 0) {
         cmd_error(cmd, "expected 'export' (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
-    const char *in = NULL, *out = NULL, *val = NULL;
-    int egg = 0;
-    for (int i = 2; i < argc; i++) {
-        int r;
-        if (!strcmp(argv[i], "--egg")) {
-            egg = 1;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            if (!*val) {
-                cmd_error(cmd, "bad value for --out: '' (a file name)");
-                return TASC_EXIT_USAGE;
-            }
-            out = val;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cmd_bad_option(cmd, argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            cmd_error(cmd, "unexpected argument '%s' (tasc rules --help)", argv[i]);
-            return TASC_EXIT_USAGE;
-        }
-    }
-    if (!egg) {
+    const char *in = NULL;
+    if (cmd_opts_parse(cmd, rules_opts, &a, argc, argv, 2, &in, 1) < 0)
+        return TASC_EXIT_USAGE;
+    if (!a.egg) {
         cmd_error(cmd, "missing the format: --egg (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
@@ -67,29 +72,14 @@ int cmd_rules(int argc, char **argv) {
         cmd_error(cmd, "missing RULES (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
-    char err[1024];
-    rules_set *rs = rules_load(in, err, sizeof err);
-    if (!rs) {
-        cmd_error(cmd, "%s", err);
-        return TASC_EXIT_INPUT;
-    }
     int64_t skipped = 0;
-    char *text = verify_export_egg(rs, &skipped, err, sizeof err);
-    rules_set_free(rs);
-    if (!text) {
-        cmd_error(cmd, "%s", err);
+    char *text = rules_egg_text(in, &skipped);
+    if (!text)
         return TASC_EXIT_INPUT;
-    }
     int rc = TASC_EXIT_OK;
-    if (out) {
-        cmd_tmpfile tf;
-        if (cmd_tmp_open(cmd, out, &tf) < 0) {
+    if (a.out) {
+        if (cmd_write_text(cmd, a.out, text) < 0)
             rc = TASC_EXIT_INPUT;
-        } else {
-            fputs(text, tf.f);
-            if (cmd_tmp_commit(cmd, &tf) < 0)
-                rc = TASC_EXIT_INPUT;
-        }
     } else {
         fputs(text, stdout);
         if (fflush(stdout) != 0) {

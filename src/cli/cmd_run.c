@@ -22,7 +22,30 @@
 
 #define RUN_ERR_LEN 1024
 
-static void run_usage(void) {
+typedef struct {
+    int64_t seed, threads;
+    const char *out_dir;
+    cmd_list inputs; /* NAME=FILE.npy */
+    cmd_model_opts mo;
+} run_args;
+
+static const cmd_opt run_opts[] = {
+    CMD_I64("--seed", "S", offsetof(run_args, seed), 0, INT64_MAX,
+            "seed of generated inputs (default 0): float inputs are normal(0, 1) from seed S + i for input i; "
+            "int64 inputs (ids) are uniform integers in [0, min(100, rows of the gathered table)) from the same seed"),
+    CMD_LIST("--input", "NAME=FILE", offsetof(run_args, inputs),
+             "take input NAME from a .npy file (<f4, <f8, <i8 or <i4, C order); its shape must equal the model "
+             "input's; may be repeated"),
+    CMD_NONEMPTY("--out-dir", "DIR", offsetof(run_args, out_dir), "a folder",
+                 "write each output to DIR/<output>.npy (float32); characters other than letters, digits, '.', "
+                 "'-', '_' in names become '_'. Files are written only if the run succeeds"),
+    CMD_I64("--threads", "T", offsetof(run_args, threads), 1, 4096,
+            "OpenMP threads for the CPU kernels (default: OpenMP's choice)"),
+    CMD_MODEL_OPTS(offsetof(run_args, mo)),
+    CMD_OPT_END,
+};
+
+static void run_usage(const run_args *defaults) {
     printf("usage: tasc run MODEL [--seed S] [--input NAME=FILE.npy ...] [--out-dir DIR] [--threads T]\n"
            "                     [ONNX options]\n"
            "\n"
@@ -30,19 +53,9 @@ static void run_usage(void) {
            "min, max, checksum (sum of |x|) and the number of NaN and Inf values. Statistics are\n"
            "taken over the finite values. The printed values do not depend on --threads.\n"
            "\n"
-           "options:\n"
-           "  --seed S              seed of generated inputs (default 0): float inputs are normal(0, 1)\n"
-           "                        from seed S + i for input i; int64 inputs (ids) are uniform integers\n"
-           "                        in [0, min(100, rows of the gathered table)) from the same seed\n"
-           "  --input NAME=FILE     take input NAME from a .npy file (<f4, <f8, <i8 or <i4, C order);\n"
-           "                        its shape must equal the model input's; may be repeated\n"
-           "  --out-dir DIR         write each output to DIR/<output>.npy (float32); characters other\n"
-           "                        than letters, digits, '.', '-', '_' in names become '_'. Files are\n"
-           "                        written only if the run succeeds\n"
-           "  --threads T           OpenMP threads for the CPU kernels (default: OpenMP's choice)\n"
-           CMD_MODEL_OPTS_HELP
-           "  -h, --help            this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(run_opts, defaults);
+    printf("\n"
            "environment: TASC_MAX_ELEMENTS  per-tensor element limit when loading\n"
            "exit codes: 0 ok, 1 bad model or input file, or an output holds NaN/Inf, 2 bad command line\n");
 }
@@ -90,12 +103,10 @@ static void run_summarise(const float *x, int64_t n, run_summary *s) {
 }
 
 /* Output file names: letters, digits, '.', '-', '_' kept, the rest '_'; no leading '.';
- * ".npy" appended; a name already taken gets "_<j>" inserted until it is free. */
+ * ".npy" appended; a name already taken gets "_<j>" inserted until it is free. Caller frees. */
 static char *run_file_name(const char *name, int32_t j, char *const *taken, int32_t n_taken) {
     size_t n = strlen(name);
-    char *s = malloc(n + 16); /* room for "output" and ".npy" */
-    if (!s)
-        return NULL;
+    char *s = base_xmalloc(n + 16); /* room for "output" and ".npy" */
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -112,12 +123,7 @@ static char *run_file_name(const char *name, int32_t j, char *const *taken, int3
         if (!taken[k] || strcmp(taken[k], s) != 0)
             continue;
         size_t len = strlen(s) - 4; /* without ".npy" */
-        char *t = realloc(s, len + 32);
-        if (!t) {
-            free(s);
-            return NULL;
-        }
-        s = t;
+        s = base_xrealloc(s, len + 32);
         snprintf(s + len, 32, "_%d.npy", (int)j);
         k = -1; /* check the new name against all again */
     }
@@ -126,244 +132,173 @@ static char *run_file_name(const char *name, int32_t j, char *const *taken, int3
 
 static char *run_join(const char *dir, const char *name) {
     size_t a = strlen(dir), b = strlen(name);
-    char *p = malloc(a + b + 2);
-    if (p)
-        snprintf(p, a + b + 2, "%s%s%s", dir, (a && dir[a - 1] == '/') ? "" : "/", name);
+    char *p = base_xmalloc(a + b + 2);
+    snprintf(p, a + b + 2, "%s%s%s", dir, (a && dir[a - 1] == '/') ? "" : "/", name);
     return p;
 }
 
-/* mkdir -p */
-static int run_mkdirs(const char *dir) {
-    char *p = strdup(dir);
-    if (!p)
-        return -1;
-    for (char *c = p + 1; *c; c++) {
-        if (*c != '/')
-            continue;
-        *c = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *c = '/';
-    }
-    int rc = (mkdir(p, 0755) != 0 && errno != EEXIST) ? -1 : 0;
-    free(p);
+/* The folder dir, made (mkdir -p) if missing: 0 (*made says whether it was made), or -1 after
+ * the message. */
+static int run_make_dir(const char *dir, int *made) {
     struct stat st;
-    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        errno = ENOTDIR;
-        rc = -1;
+    char err[4200];
+    *made = 0;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        cmd_error("run", "%s: not a folder", dir);
+        return -1;
     }
-    return rc;
+    if (base_mkdirs(dir, err, sizeof err) < 0) {
+        cmd_error("run", "%s: cannot create folder: %s", dir, err);
+        return -1;
+    }
+    *made = 1;
+    return 0;
+}
+
+/* The output files of a run: their final names, the hidden temporaries they are written to
+ * first, and how far each got (1 written, 2 renamed). */
+typedef struct {
+    int32_t n;
+    char **final, **tmp;
+    uint8_t *state;
+} run_files;
+
+static void run_files_init(run_files *f, const graph *g, const char *dir) {
+    int32_t n = f->n = g->n_outputs;
+    char **names = base_xcalloc((size_t)n + 1, sizeof *names);
+    f->final = base_xcalloc((size_t)n + 1, sizeof *f->final);
+    f->tmp = base_xcalloc((size_t)n + 1, sizeof *f->tmp);
+    f->state = base_xcalloc((size_t)n + 1, 1);
+    for (int32_t j = 0; j < n; j++) {
+        char tname[64];
+        names[j] = run_file_name(g->tensors[g->outputs[j]].name, j, names, j);
+        snprintf(tname, sizeof tname, ".tasc-run-%ld-%d.npy", (long)getpid(), (int)j);
+        f->final[j] = run_join(dir, names[j]);
+        f->tmp[j] = run_join(dir, tname);
+    }
+    for (int32_t j = 0; j < n; j++)
+        free(names[j]);
+    free(names);
+}
+
+/* Removes what a failed write left (when failed) and frees everything but the final names of a
+ * success. */
+static void run_files_done(run_files *f, int failed) {
+    for (int32_t j = 0; j < f->n; j++) {
+        if (f->state[j] == 1)
+            unlink(f->tmp[j]);
+        else if (f->state[j] == 2 && failed)
+            unlink(f->final[j]);
+        free(f->tmp[j]);
+        if (failed)
+            free(f->final[j]);
+    }
+    if (failed)
+        free(f->final);
+    free(f->tmp);
+    free(f->state);
 }
 
 /* Write every output into dir; on any failure remove what this call created and return -1
  * (message printed). Files are first written under hidden temporary names, then renamed.
  * On success *paths receives the n_outputs file names (caller frees each and the array). */
 static int run_write_outputs(const graph *g, const char *dir, float *const *out, char ***paths) {
-    int32_t n = g->n_outputs;
-    char **names = calloc((size_t)n + 1, sizeof *names);
-    char **final = calloc((size_t)n + 1, sizeof *final);
-    char **tmp = calloc((size_t)n + 1, sizeof *tmp);
-    uint8_t *written = calloc((size_t)n + 1, 1);
-    int rc = -1, made_dir = 0;
+    run_files f;
     char err[RUN_ERR_LEN];
-    struct stat st;
-    if (!names || !final || !tmp || !written) {
-        cmd_error("run", "%s: out of memory", dir);
+    int made_dir, rc = -1;
+    run_files_init(&f, g, dir);
+    if (run_make_dir(dir, &made_dir) < 0)
         goto done;
-    }
-    for (int32_t j = 0; j < n; j++) {
-        names[j] = run_file_name(g->tensors[g->outputs[j]].name, j, names, j);
-        char tname[64];
-        snprintf(tname, sizeof tname, ".tasc-run-%ld-%d.npy", (long)getpid(), (int)j);
-        if (!names[j] || !(final[j] = run_join(dir, names[j])) || !(tmp[j] = run_join(dir, tname))) {
-            cmd_error("run", "%s: out of memory", dir);
-            goto done;
-        }
-    }
-    if (stat(dir, &st) != 0) {
-        if (run_mkdirs(dir) != 0) {
-            cmd_error("run", "%s: cannot create folder: %s", dir, strerror(errno));
-            goto done;
-        }
-        made_dir = 1;
-    } else if (!S_ISDIR(st.st_mode)) {
-        cmd_error("run", "%s: not a folder", dir);
-        goto done;
-    }
-    for (int32_t j = 0; j < n; j++) {
-        if (npy_write(tmp[j], &g->tensors[g->outputs[j]].shape, out[j], err, sizeof err) < 0) {
+    for (int32_t j = 0; j < f.n; j++) {
+        if (npy_write(f.tmp[j], &g->tensors[g->outputs[j]].shape, out[j], err, sizeof err) < 0) {
             cmd_error("run", "%s", err);
             goto done;
         }
-        written[j] = 1;
+        f.state[j] = 1;
     }
-    for (int32_t j = 0; j < n; j++) {
-        if (rename(tmp[j], final[j]) != 0) {
-            cmd_error("run", "%s: cannot write: %s", final[j], strerror(errno));
+    for (int32_t j = 0; j < f.n; j++) {
+        if (rename(f.tmp[j], f.final[j]) != 0) {
+            cmd_error("run", "%s: cannot write: %s", f.final[j], strerror(errno));
             goto done;
         }
-        written[j] = 2;
+        f.state[j] = 2;
     }
-    *paths = final;
-    final = NULL;
+    *paths = f.final;
     rc = 0;
 done:
-    for (int32_t j = 0; written && j < n; j++) {
-        if (written[j] == 1)
-            unlink(tmp[j]);
-        else if (written[j] == 2 && rc < 0)
-            unlink(final[j]);
-    }
+    run_files_done(&f, rc < 0);
     if (rc < 0 && made_dir)
         rmdir(dir); /* only succeeds if empty: never removes anything else */
-    for (int32_t j = 0; j < n; j++) {
-        if (names)
-            free(names[j]);
-        if (final)
-            free(final[j]);
-        if (tmp)
-            free(tmp[j]);
-    }
-    free(names);
-    free(final);
-    free(tmp);
-    free(written);
     return rc;
 }
 
-typedef struct {
-    const char *name;   /* input name, points into argv */
-    size_t name_len;
-    const char *file;
-} run_input_arg;
-
-int cmd_run(int argc, char **argv) {
-    if (cmd_wants_help(argc, argv)) {
-        run_usage();
-        return TASC_EXIT_OK;
-    }
-    const char *model = NULL, *out_dir = NULL, *val = NULL;
-    long long seed = 0, threads = 0;
-    run_input_arg *inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    int n_inputs = 0, r;
-    if (!inputs) {
-        cmd_error("run", "out of memory");
-        return TASC_EXIT_INTERNAL;
-    }
-    cmd_model_opts mo;
-    memset(&mo, 0, sizeof mo);
-    for (int i = 1; i < argc; i++) {
-        if ((r = cmd_model_opt("run", argc, argv, &i, &mo)) != 0) {
-            if (r < 0)
-                goto usage;
-        } else if ((r = cmd_opt_value("run", argc, argv, &i, "--seed", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64("run", "--seed", val, 0, INT64_MAX, &seed) < 0)
-                goto usage;
-        } else if ((r = cmd_opt_value("run", argc, argv, &i, "--threads", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64("run", "--threads", val, 1, 4096, &threads) < 0)
-                goto usage;
-        } else if ((r = cmd_opt_value("run", argc, argv, &i, "--out-dir", &val)) != 0) {
-            if (r < 0)
-                goto usage;
-            if (!*val) {
-                cmd_error("run", "bad value for --out-dir: '' (a folder)");
-                goto usage;
-            }
-            out_dir = val;
-        } else if ((r = cmd_opt_value("run", argc, argv, &i, "--input", &val)) != 0) {
-            if (r < 0)
-                goto usage;
-            const char *eq = strchr(val, '=');
-            if (!eq || eq == val || !eq[1]) {
-                cmd_error("run", "bad value for --input: '%s' (NAME=FILE.npy)", val);
-                goto usage;
-            }
-            size_t nl = (size_t)(eq - val);
-            for (int k = 0; k < n_inputs; k++)
-                if (inputs[k].name_len == nl && !strncmp(inputs[k].name, val, nl)) {
-                    cmd_error("run", "input '%.*s' given twice", (int)nl, val);
-                    goto usage;
-                }
-            inputs[n_inputs++] = (run_input_arg){val, nl, eq + 1};
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            cmd_bad_option("run", argv[i]);
-            goto usage;
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            cmd_error("run", "unexpected argument '%s' (tasc run --help)", argv[i]);
-            goto usage;
+/* The --input values: NAME=FILE, each NAME once. 0, or -1 after the message. */
+static int run_check_inputs(const cmd_list *l) {
+    for (int32_t k = 0; k < l->n; k++) {
+        const char *val = l->v[k], *eq = strchr(val, '=');
+        if (!eq || eq == val || !eq[1]) {
+            cmd_error("run", "bad value for --input: '%s' (NAME=FILE.npy)", val);
+            return -1;
         }
+        size_t nl = (size_t)(eq - val);
+        for (int32_t j = 0; j < k; j++)
+            if (!strncmp(l->v[j], val, nl + 1)) {
+                cmd_error("run", "input '%.*s' given twice", (int)nl, val);
+                return -1;
+            }
     }
-    if (!model) {
-        cmd_error("run", "missing MODEL (tasc run --help)");
-        goto usage;
-    }
+    return 0;
+}
 
-    int rc = TASC_EXIT_INPUT;
+/* One --input NAME=FILE into in[] (the model input's slot). 0, or -1 after the message. */
+static int run_read_input(const graph *g, const char *model, const char *arg, float **in) {
+    const char *eq = strchr(arg, '='), *file = eq + 1;
+    size_t nl = (size_t)(eq - arg);
+    int32_t idx = -1;
     char err[RUN_ERR_LEN];
-    graph *g = cmd_load_model_opts("run", model, &mo);
-    float **in = NULL, **out = NULL;
-    char **paths = NULL;
-    if (!g)
-        goto done;
-    in = calloc((size_t)g->n_inputs + 1, sizeof *in);
-    out = calloc((size_t)g->n_outputs + 1, sizeof *out);
-    if (!in || !out) {
-        cmd_error("run", "out of memory");
-        rc = TASC_EXIT_INTERNAL;
-        goto done;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        const char *nm = g->tensors[g->inputs[i]].name;
+        if (strlen(nm) == nl && !strncmp(nm, arg, nl))
+            idx = i;
     }
-    for (int k = 0; k < n_inputs; k++) {
-        int32_t idx = -1;
-        for (int32_t i = 0; i < g->n_inputs; i++) {
-            const char *nm = g->tensors[g->inputs[i]].name;
-            if (strlen(nm) == inputs[k].name_len && !strncmp(nm, inputs[k].name, inputs[k].name_len))
-                idx = i;
-        }
-        if (idx < 0) {
-            cmd_error("run", "%s: the model has no input named '%.*s'", model, (int)inputs[k].name_len,
-                      inputs[k].name);
-            goto done;
-        }
-        ops_shape sh;
-        in[idx] = npy_read(inputs[k].file, &sh, err, sizeof err);
-        if (!in[idx]) {
-            cmd_error("run", "%s", err);
-            goto done;
-        }
-        const ops_shape *want = &g->tensors[g->inputs[idx]].shape;
-        if (!ops_shape_eq(&sh, want)) {
-            char a[128], b[128];
-            cmd_error("run", "%s: shape %s does not match input '%s' %s of %s", inputs[k].file,
-                      ops_shape_str(&sh, a, sizeof a), g->tensors[g->inputs[idx]].name,
-                      ops_shape_str(want, b, sizeof b), model);
-            goto done;
-        }
+    if (idx < 0) {
+        cmd_error("run", "%s: the model has no input named '%.*s'", model, (int)nl, arg);
+        return -1;
     }
-    if (threads > 0)
-        omp_set_num_threads((int)threads);
+    ops_shape sh;
+    if (!(in[idx] = npy_read(file, &sh, err, sizeof err))) {
+        cmd_error("run", "%s", err);
+        return -1;
+    }
+    const ops_shape *want = &g->tensors[g->inputs[idx]].shape;
+    if (!ops_shape_eq(&sh, want)) {
+        char a[128], b[128];
+        cmd_error("run", "%s: shape %s does not match input '%s' %s of %s", file, ops_shape_str(&sh, a, sizeof a),
+                  g->tensors[g->inputs[idx]].name, ops_shape_str(want, b, sizeof b), model);
+        return -1;
+    }
+    return 0;
+}
 
-    exec_stats st;
-    if (exec_cpu_run_ex(g, (const float *const *)in, (uint64_t)seed, out, &st, err, sizeof err) < 0) {
-        cmd_error("run", "%s: %s", model, err);
-        goto done;
-    }
-    /* check before printing anything, so a failed run prints nothing on stdout */
+/* 0 if every output is finite, else -1 after naming the first that is not. */
+static int run_check_finite(const graph *g, const char *model, float *const *out) {
     for (int32_t j = 0; j < g->n_outputs; j++) {
         run_summary s;
         run_summarise(out[j], ops_shape_numel(&g->tensors[g->outputs[j]].shape), &s);
         if (s.n_nan || s.n_inf) {
-            cmd_error("run", "%s: output '%s' holds %lld NaN and %lld Inf values", model,
-                      g->tensors[g->outputs[j]].name, (long long)s.n_nan, (long long)s.n_inf);
-            goto done;
+            cmd_error("run", "%s: output '%s' holds %lld NaN and %lld Inf values", model, g->tensors[g->outputs[j]].name,
+                      (long long)s.n_nan, (long long)s.n_inf);
+            return -1;
         }
     }
-    if (out_dir && run_write_outputs(g, out_dir, out, &paths) < 0)
-        goto done;
-    printf("model: %s (%s), seed %lld\n", g->name ? g->name : "", model, seed);
+    return 0;
+}
+
+static void run_report(const graph *g, const char *model, int64_t seed, float *const *out, const exec_stats *st,
+                       char *const *paths) {
+    printf("model: %s (%s), seed %lld\n", g->name ? g->name : "", model, (long long)seed);
     for (int32_t j = 0; j < g->n_outputs; j++) {
         const graph_tensor *ts = &g->tensors[g->outputs[j]];
         run_summary s;
@@ -374,27 +309,68 @@ int cmd_run(int argc, char **argv) {
                (long long)s.n_nan, (long long)s.n_inf);
     }
     printf("memory: peak %lld bytes (%.2f MiB), %lld bytes allocated in all, %d nodes run\n",
-           (long long)st.peak_bytes, (double)st.peak_bytes / (1 << 20), (long long)st.total_bytes,
-           (int)st.nodes_run);
+           (long long)st->peak_bytes, (double)st->peak_bytes / (1 << 20), (long long)st->total_bytes,
+           (int)st->nodes_run);
     for (int32_t j = 0; paths && j < g->n_outputs; j++)
         printf("wrote %s\n", paths[j]);
-    rc = TASC_EXIT_OK;
-done:
-    if (g) {
-        for (int32_t i = 0; in && i < g->n_inputs; i++)
-            free(in[i]);
-        for (int32_t j = 0; out && j < g->n_outputs; j++)
-            free(out[j]);
-        for (int32_t j = 0; paths && j < g->n_outputs; j++)
-            free(paths[j]);
-        graph_free(g);
+}
+
+/* Inputs, run, check, files, report: an exit code. in and out have g's input and output counts. */
+static int run_model(const graph *g, const char *model, const run_args *a, float **in, float **out) {
+    char err[RUN_ERR_LEN];
+    char **paths = NULL;
+    exec_stats st;
+    for (int32_t k = 0; k < a->inputs.n; k++)
+        if (run_read_input(g, model, a->inputs.v[k], in) < 0)
+            return TASC_EXIT_INPUT;
+    if (a->threads > 0)
+        omp_set_num_threads((int)a->threads);
+    if (exec_cpu_run_ex(g, (const float *const *)in, (uint64_t)a->seed, out, &st, err, sizeof err) < 0) {
+        cmd_error("run", "%s: %s", model, err);
+        return TASC_EXIT_INPUT;
     }
+    /* check before printing anything, so a failed run prints nothing on stdout */
+    if (run_check_finite(g, model, out) < 0)
+        return TASC_EXIT_INPUT;
+    if (a->out_dir && run_write_outputs(g, a->out_dir, out, &paths) < 0)
+        return TASC_EXIT_INPUT;
+    run_report(g, model, a->seed, out, &st, paths);
+    for (int32_t j = 0; paths && j < g->n_outputs; j++)
+        free(paths[j]);
+    free(paths);
+    return TASC_EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv) {
+    run_args a;
+    memset(&a, 0, sizeof a);
+    if (cmd_wants_help(argc, argv)) {
+        run_usage(&a);
+        return TASC_EXIT_OK;
+    }
+    const char *model = NULL;
+    int rc = TASC_EXIT_USAGE;
+    if (cmd_opts_parse("run", run_opts, &a, argc, argv, 1, &model, 1) < 0 || run_check_inputs(&a.inputs) < 0)
+        goto done;
+    if (!model) {
+        cmd_error("run", "missing MODEL (tasc run --help)");
+        goto done;
+    }
+    rc = TASC_EXIT_INPUT;
+    graph *g = cmd_load_model_opts("run", model, &a.mo);
+    if (!g)
+        goto done;
+    float **in = base_xcalloc((size_t)g->n_inputs + 1, sizeof *in);
+    float **out = base_xcalloc((size_t)g->n_outputs + 1, sizeof *out);
+    rc = run_model(g, model, &a, in, out);
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        free(in[i]);
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        free(out[j]);
     free(in);
     free(out);
-    free(paths);
-    free(inputs);
+    graph_free(g);
+done:
+    free(a.inputs.v);
     return rc;
-usage:
-    free(inputs);
-    return TASC_EXIT_USAGE;
 }

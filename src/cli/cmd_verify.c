@@ -5,12 +5,10 @@
  * measurements, taken from the cache on a re-run). Also the verification step of
  * `tasc generate --verify` (cmd_verify_generated).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -23,7 +21,34 @@
 int cmd_verify_generated(const char *cmd, rules_set **rs, const char *out);
 
 
-static void verify_usage(void) {
+typedef struct {
+    verify_config cfg;
+    const char *out, *quar, *axp, *cache;
+    int no_cache, require_all;
+    int64_t threads;
+} verify_args;
+
+static const cmd_opt verify_opts[] = {
+    CMD_STR("--out", "FILE", offsetof(verify_args, out), "the proved rules"),
+    CMD_STR("--quarantine", "FILE", offsetof(verify_args, quar),
+            "the rules not proved (default: RULES with .quarantine.json)"),
+    CMD_SECONDS("--timeout", "S", offsetof(verify_args, cfg.timeout_s), 86400.0, "seconds per query (default %D)"),
+    CMD_I64("--threads", "T", offsetof(verify_args, threads), 1, 1024,
+            "worker threads, each with its own Z3 context (default: all cores)"),
+    CMD_STR("--axioms", "FILE", offsetof(verify_args, axp),
+            "the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)"),
+    CMD_STR("--cache", "FILE", offsetof(verify_args, cache),
+            "outcomes keyed by (op set, axioms, candidate); a re-run with nothing changed proves nothing again "
+            "(default: $TASC_CACHE_DIR/verify.cache, else ~/.cache/tasc/verify.cache)"),
+    CMD_FLAG("--no-cache", offsetof(verify_args, no_cache), "neither read nor write a cache"),
+    CMD_FLAG_SET("--no-numeric", offsetof(verify_args, cfg.numeric_check), 0,
+                 "skip the check on random values before Z3"),
+    CMD_FLAG("--require-all", offsetof(verify_args, require_all),
+             "exit 1 unless every candidate is proved (for CI)"),
+    CMD_OPT_END,
+};
+
+static void verify_usage(const verify_args *defaults) {
     printf("usage: tasc verify CANDIDATES --out RULES [--quarantine FILE] [--timeout S] [--threads T]\n"
            "                  [--axioms FILE] [--cache FILE | --no-cache] [--no-numeric] [--require-all]\n"
            "\n"
@@ -35,50 +60,11 @@ static void verify_usage(void) {
            "RULES with their proof (time, the axioms of the unsat core); the others go to the\n"
            "quarantine file with the reason. Output order is candidate order.\n"
            "\n"
-           "options:\n"
-           "  --out FILE         the proved rules\n"
-           "  --quarantine FILE  the rules not proved (default: RULES with .quarantine.json)\n"
-           "  --timeout S        seconds per query (default %g)\n"
-           "  --threads T        worker threads, each with its own Z3 context (default: all cores)\n"
-           "  --axioms FILE      the axiom file (default: $TASC_AXIOMS or verifier/axioms.smt2)\n"
-           "  --cache FILE       outcomes keyed by (op set, axioms, candidate); a re-run with nothing\n"
-           "                     changed proves nothing again (default: $TASC_CACHE_DIR/verify.cache,\n"
-           "                     else ~/.cache/tasc/verify.cache)\n"
-           "  --no-cache         neither read nor write a cache\n"
-           "  --no-numeric       skip the check on random values before Z3\n"
-           "  --require-all      exit 1 unless every candidate is proved (for CI)\n"
-           "  -h, --help         this text\n"
-           "\n"
+           "options:\n");
+    cmd_opts_help(verify_opts, defaults);
+    printf("\n"
            "exit codes: 0 ok, 1 bad input or (--require-all) a candidate not proved, 2 bad command\n"
-           "line, 3 the axiom file is missing\n",
-           VERIFY_DEFAULT_TIMEOUT_S);
-}
-
-static int verify_parse_seconds(const char *cmd, const char *opt, const char *val, double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = (val && *val) ? strtod(val, &end) : 0;
-    if (!val || !*val || errno || !end || *end || !(v > 0) || v > 86400.0) {
-        cmd_error(cmd, "bad value for %s: '%s' (seconds, > 0 and <= 86400)", opt, val ? val : "");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* mkdir -p of the folders above a file; 0 or -1. */
-static int verify_mkdirs(const char *file) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", file) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return 0;
+           "line, 3 the axiom file is missing\n");
 }
 
 static const char *verify_cache_path(char *buf, size_t len) {
@@ -93,7 +79,7 @@ static const char *verify_cache_path(char *buf, size_t len) {
         snprintf(buf, len, "%s/.cache/tasc/verify.cache", h);
     else
         return NULL;
-    return verify_mkdirs(buf) == 0 ? buf : NULL;
+    return base_mkdirs_for(buf, NULL, 0) == 0 ? buf : NULL;
 }
 
 typedef struct {
@@ -118,18 +104,14 @@ static void verify_progress_bar(void *ctx, const verify_progress *p) {
 }
 
 static int verify_save(const char *cmd, const rules_set *rs, const char *path) {
-    cmd_tmpfile tf;
-    if (cmd_tmp_open(cmd, path, &tf) < 0)
-        return -1;
     char *text = rules_to_json_string(rs);
     if (!text) {
-        cmd_tmp_abort(&tf);
         cmd_error(cmd, "%s: out of memory", path);
         return -1;
     }
-    fputs(text, tf.f);
+    int rc = cmd_write_text(cmd, path, text);
     free(text);
-    return cmd_tmp_commit(cmd, &tf);
+    return rc;
 }
 
 static double verify_peak_mib(void) {
@@ -213,92 +195,113 @@ int cmd_verify_generated(const char *cmd, rules_set **rs, const char *out) {
     return TASC_EXIT_OK;
 }
 
-int cmd_verify(int argc, char **argv) {
+/* The checks of the options after parsing; quar and axp get their defaults (qbuf and abuf hold
+ * them). An exit code. */
+static int verify_check_args(verify_args *a, char *qbuf, char *abuf, size_t len) {
     const char *cmd = "verify";
-    if (cmd_wants_help(argc, argv)) {
-        verify_usage();
-        return TASC_EXIT_OK;
+    if (!a->out || !*a->out) {
+        cmd_error(cmd, "missing --out RULES (tasc verify --help)");
+        return TASC_EXIT_USAGE;
     }
-    verify_config cfg;
-    verify_config_default(&cfg);
-    const char *in = NULL, *out = NULL, *quar = NULL, *axp = NULL, *cache = NULL, *val = NULL;
-    int no_cache = 0, require_all = 0;
-    long long threads = 0;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if ((r = cmd_opt_value(cmd, argc, argv, &i, "--out", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            out = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--quarantine", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            quar = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--timeout", &val)) != 0) {
-            if (r < 0 || verify_parse_seconds(cmd, "--timeout", val, &cfg.timeout_s) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--threads", &val)) != 0) {
-            if (r < 0 || cmd_parse_i64(cmd, "--threads", val, 1, 1024, &threads) < 0)
-                return TASC_EXIT_USAGE;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--axioms", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            axp = val;
-        } else if ((r = cmd_opt_value(cmd, argc, argv, &i, "--cache", &val)) != 0) {
-            if (r < 0)
-                return TASC_EXIT_USAGE;
-            cache = val;
-        } else if (!strcmp(argv[i], "--no-cache")) {
-            no_cache = 1;
-        } else if (!strcmp(argv[i], "--no-numeric")) {
-            cfg.numeric_check = 0;
-        } else if (!strcmp(argv[i], "--require-all")) {
-            require_all = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cmd_bad_option(cmd, argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            cmd_error(cmd, "unexpected argument '%s' (tasc verify --help)", argv[i]);
+    if ((a->quar && !*a->quar) || (a->cache && !*a->cache) || (a->axp && !*a->axp)) {
+        cmd_error(cmd, "empty file name");
+        return TASC_EXIT_USAGE;
+    }
+    if (a->cache && a->no_cache) {
+        cmd_error(cmd, "--cache and --no-cache together");
+        return TASC_EXIT_USAGE;
+    }
+    if (!a->quar) {
+        if (verify_quarantine_name(a->out, qbuf, len) < 0) {
+            cmd_error(cmd, "--out name too long");
             return TASC_EXIT_USAGE;
         }
+        a->quar = qbuf;
     }
+    if (!a->axp && !(a->axp = verify_axioms_default_path(abuf, len))) {
+        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS or use --axioms FILE)");
+        return TASC_EXIT_RESOURCE;
+    }
+    return TASC_EXIT_OK;
+}
+
+/* The command recorded in both files: what decides their content. */
+static void verify_record(const verify_config *cfg, const rules_set *cands, rules_set *proved, rules_set *quarantine) {
+    char line[2048];
+    snprintf(line, sizeof line, "%s%stasc verify%s", cands->generator ? cands->generator : "",
+             cands->generator ? "; " : "", cfg->numeric_check ? "" : " --no-numeric");
+    if (cfg->timeout_s != VERIFY_DEFAULT_TIMEOUT_S) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, " --timeout %g", cfg->timeout_s);
+    }
+    for (int k = 0; k < 2; k++) {
+        rules_set *rs = k ? quarantine : proved;
+        free(rs->generator);
+        rs->generator = base_xstrdup(line);
+    }
+}
+
+/* Proves cands, writes both files and prints the summary; an exit code. */
+static int verify_prove(const verify_args *a, verify_config *cfg, verify_axioms *ax, rules_set *cands) {
+    const char *cmd = "verify";
+    char err[1024];
+    verify_bar bar = {isatty(STDERR_FILENO), 0};
+    cfg->progress = verify_progress_bar;
+    cfg->progress_ctx = &bar;
+    rules_set *proved = NULL, *quarantine = NULL;
+    verify_stats st;
+    int rc = verify_run(ax, cfg, cands, &proved, &quarantine, &st, err, sizeof err);
+    if (bar.drawn)
+        fprintf(stderr, "\n");
+    if (rc < 0) {
+        cmd_error(cmd, "%s", err);
+        return TASC_EXIT_INPUT;
+    }
+    int code = TASC_EXIT_INPUT;
+    verify_record(cfg, cands, proved, quarantine);
+    if (verify_save(cmd, proved, a->out) < 0 || verify_save(cmd, quarantine, a->quar) < 0)
+        goto done;
+    verify_summary(&st, cfg, a->out, a->quar, a->axp, ax);
+    code = TASC_EXIT_OK;
+    if (a->require_all && st.proved != st.candidates) {
+        cmd_error(cmd, "%lld of %lld candidates not proved (see %s)", (long long)(st.candidates - st.proved),
+                  (long long)st.candidates, a->quar);
+        code = TASC_EXIT_INPUT;
+    }
+done:
+    rules_set_free(proved);
+    rules_set_free(quarantine);
+    return code;
+}
+
+int cmd_verify(int argc, char **argv) {
+    const char *cmd = "verify";
+    verify_args a;
+    memset(&a, 0, sizeof a);
+    verify_config_default(&a.cfg);
+    if (cmd_wants_help(argc, argv)) {
+        verify_usage(&a);
+        return TASC_EXIT_OK;
+    }
+    const char *in = NULL;
+    if (cmd_opts_parse(cmd, verify_opts, &a, argc, argv, 1, &in, 1) < 0)
+        return TASC_EXIT_USAGE;
     if (!in) {
         cmd_error(cmd, "missing CANDIDATES (tasc verify --help)");
         return TASC_EXIT_USAGE;
     }
-    if (!out || !*out) {
-        cmd_error(cmd, "missing --out RULES (tasc verify --help)");
-        return TASC_EXIT_USAGE;
-    }
-    if ((quar && !*quar) || (cache && !*cache) || (axp && !*axp)) {
-        cmd_error(cmd, "empty file name");
-        return TASC_EXIT_USAGE;
-    }
-    if (cache && no_cache) {
-        cmd_error(cmd, "--cache and --no-cache together");
-        return TASC_EXIT_USAGE;
-    }
-    char qbuf[4096];
-    if (!quar) {
-        if (verify_quarantine_name(out, qbuf, sizeof qbuf) < 0) {
-            cmd_error(cmd, "--out name too long");
-            return TASC_EXIT_USAGE;
-        }
-        quar = qbuf;
-    }
-    cfg.threads = (int32_t)threads;
-    char apath[4096], cbuf[4096], err[1024];
-    if (!axp && !(axp = verify_axioms_default_path(apath, sizeof apath))) {
-        cmd_error(cmd, "the axiom file is missing (set TASC_AXIOMS or use --axioms FILE)");
-        return TASC_EXIT_RESOURCE;
-    }
-    if (!no_cache)
-        cfg.cache_path = cache ? cache : verify_cache_path(cbuf, sizeof cbuf);
-    verify_axioms *ax = verify_axioms_load(axp, err, sizeof err);
+    char qbuf[4096], apath[4096], cbuf[4096], err[1024];
+    int rc = verify_check_args(&a, qbuf, apath, sizeof qbuf);
+    if (rc != TASC_EXIT_OK)
+        return rc;
+    verify_config cfg = a.cfg;
+    cfg.threads = (int32_t)a.threads;
+    if (!a.no_cache)
+        cfg.cache_path = a.cache ? a.cache : verify_cache_path(cbuf, sizeof cbuf);
+    verify_axioms *ax = verify_axioms_load(a.axp, err, sizeof err);
     if (!ax) {
         cmd_error(cmd, "%s", err);
-        return access(axp, R_OK) == 0 ? TASC_EXIT_INPUT : TASC_EXIT_RESOURCE;
+        return access(a.axp, R_OK) == 0 ? TASC_EXIT_INPUT : TASC_EXIT_RESOURCE;
     }
     rules_set *cands = rules_load(in, err, sizeof err);
     if (!cands) {
@@ -306,55 +309,8 @@ int cmd_verify(int argc, char **argv) {
         verify_axioms_free(ax);
         return TASC_EXIT_INPUT;
     }
-    verify_bar bar = {isatty(STDERR_FILENO), 0};
-    cfg.progress = verify_progress_bar;
-    cfg.progress_ctx = &bar;
-    rules_set *proved = NULL, *quarantine = NULL;
-    verify_stats st;
-    int rc = verify_run(ax, &cfg, cands, &proved, &quarantine, &st, err, sizeof err);
-    if (bar.drawn)
-        fprintf(stderr, "\n");
-    if (rc < 0) {
-        cmd_error(cmd, "%s", err);
-        rules_set_free(cands);
-        verify_axioms_free(ax);
-        return TASC_EXIT_INPUT;
-    }
-    /* the command recorded in the files: what decides their content */
-    char line[2048];
-    snprintf(line, sizeof line, "%s%stasc verify%s%s", cands->generator ? cands->generator : "",
-             cands->generator ? "; " : "", cfg.numeric_check ? "" : " --no-numeric", "");
-    if (cfg.timeout_s != VERIFY_DEFAULT_TIMEOUT_S) {
-        size_t n = strlen(line);
-        snprintf(line + n, sizeof line - n, " --timeout %g", cfg.timeout_s);
-    }
-    int bad = 0;
-    for (int k = 0; k < 2; k++) {
-        rules_set *rs = k ? quarantine : proved;
-        free(rs->generator);
-        rs->generator = strdup(line);
-        bad |= !rs->generator;
-    }
-    if (bad) {
-        cmd_error(cmd, "out of memory");
-        rc = -1;
-    }
-    if (rc == 0 && verify_save(cmd, proved, out) < 0)
-        rc = -1;
-    if (rc == 0 && verify_save(cmd, quarantine, quar) < 0)
-        rc = -1;
-    if (rc == 0) {
-        verify_summary(&st, &cfg, out, quar, axp, ax);
-    }
-    int code = rc < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
-    if (rc == 0 && require_all && st.proved != st.candidates) {
-        cmd_error(cmd, "%lld of %lld candidates not proved (see %s)", (long long)(st.candidates - st.proved),
-                  (long long)st.candidates, quar);
-        code = TASC_EXIT_INPUT;
-    }
-    rules_set_free(proved);
-    rules_set_free(quarantine);
+    rc = verify_prove(&a, &cfg, ax, cands);
     rules_set_free(cands);
     verify_axioms_free(ax);
-    return code;
+    return rc;
 }

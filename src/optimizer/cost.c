@@ -14,6 +14,7 @@
 
 #include <uthash.h>
 
+#include "base.h"
 #include "cost.h"
 
 #define COST_KEY_MAX (4 + OPS_MAX_OP_PARAMS + OPS_MAX_LIST + OPS_MAX_INPUTS * (1 + OPS_MAX_DIMS))
@@ -34,20 +35,11 @@ struct cost_model {
     int64_t computed, reused;
 };
 
-static void *cost_xalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 cost_model *cost_model_new(const char *name, cost_node_fn node_fn, void (*free_fn)(void *impl), void *impl) {
-    cost_model *m = cost_xalloc(sizeof *m);
+    cost_model *m = base_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
     size_t n = strlen(name) + 1;
-    m->name = cost_xalloc(n);
+    m->name = base_xmalloc(n);
     memcpy(m->name, name, n);
     m->node_fn = node_fn;
     m->free_fn = free_fn;
@@ -124,8 +116,8 @@ int cost_node(cost_model *m, ops_type op, const ops_params *p, int32_t n_in, con
                      ops_table[op].name, v);
         return -1;
     }
-    e = cost_xalloc(sizeof *e);
-    e->key = cost_xalloc(kb);
+    e = base_xmalloc(sizeof *e);
+    e->key = base_xmalloc(kb);
     memcpy(e->key, key, kb);
     e->key_bytes = kb;
     e->us = v;
@@ -164,7 +156,7 @@ static void cost_wo_fill(const graph *g, const int32_t *order, uint8_t *wo) {
 }
 
 void cost_weight_only(const graph *g, uint8_t *wo) {
-    int32_t *order = cost_xalloc((size_t)g->n_nodes * sizeof *order);
+    int32_t *order = base_xmalloc((size_t)g->n_nodes * sizeof *order);
     if (cost_order(g, order, NULL, 0) == 0)
         cost_wo_fill(g, order, wo);
     else
@@ -173,14 +165,10 @@ void cost_weight_only(const graph *g, uint8_t *wo) {
 }
 
 int cost_graph(cost_model *m, const graph *g, double *us, uint8_t *wo_out, char *err, size_t errlen) {
-    int32_t *order = cost_xalloc((size_t)g->n_nodes * sizeof *order);
-    uint8_t *wo = wo_out ? wo_out : cost_xalloc((size_t)g->n_tensors);
-    uint8_t *live = calloc((size_t)g->n_nodes + 1, 1);
+    int32_t *order = base_xmalloc((size_t)g->n_nodes * sizeof *order);
+    uint8_t *wo = wo_out ? wo_out : base_xmalloc((size_t)g->n_tensors);
+    uint8_t *live = base_xcalloc((size_t)g->n_nodes + 1, 1);
     int rc = -1;
-    if (!live) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
     if (cost_order(g, order, err, errlen) < 0)
         goto done;
     cost_wo_fill(g, order, wo);
@@ -376,7 +364,7 @@ int cost_analytic_set(cost_analytic_config *c, const char *assignment, char *err
 static void ca_free(void *impl) { free(impl); }
 
 cost_model *cost_analytic_new(const cost_analytic_config *cfg) {
-    cost_analytic_config *c = cost_xalloc(sizeof *c);
+    cost_analytic_config *c = base_xmalloc(sizeof *c);
     if (cfg)
         *c = *cfg;
     else
@@ -501,12 +489,6 @@ int cost_key_text(ops_type op, const ops_params *p, int32_t n_in, const ops_shap
     return 0;
 }
 
-static int ck_fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b) {
-    if (err && errlen)
-        snprintf(err, errlen, fmt, a, b);
-    return -1;
-}
-
 /* A signed decimal integer at *s (advanced past it); -1 if there is none or it overflows. */
 static int ck_int(const char **s, int64_t *v) {
     char *end;
@@ -532,24 +514,24 @@ static int ck_param(const char **s, ops_type op, ops_params *p, char *err, size_
     size_t n = eq ? (size_t)(eq - *s) : 0;
     char name[32];
     if (!eq || n == 0 || n >= sizeof name || memchr(*s, ' ', n) || memchr(*s, ',', n))
-        return ck_fail(err, errlen, "expected NAME=VALUE at '%s'%s", *s, "");
+        return base_fail(err, errlen, "expected NAME=VALUE at '%s'", *s);
     memcpy(name, *s, n);
     name[n] = '\0';
     int k = ops_param_find(name);
     if (k < 0 || !ops_param_desc_of(op, (ops_param_key)k))
-        return ck_fail(err, errlen, "%s has no parameter '%s'", ops_table[op].name, name);
+        return base_fail(err, errlen, "%s has no parameter '%s'", ops_table[op].name, name);
     const char *v = eq + 1;
     size_t vn = strcspn(v, ", ");
     switch (ops_param_table[k].kind) {
     case OPS_PK_INT:
         if (ck_int(&v, &p->v[k]) < 0 || (*v && *v != ',' && *v != ' '))
-            return ck_fail(err, errlen, "bad integer for parameter '%s' at '%s'", name, eq + 1);
+            return base_fail(err, errlen, "bad integer for parameter '%s' at '%s'", name, eq + 1);
         break;
     case OPS_PK_FLOAT: {
         char *end;
         double x = strtod(v, &end);
         if (end == v || !isfinite(x) || (*end && *end != ',' && *end != ' '))
-            return ck_fail(err, errlen, "bad number for parameter '%s' at '%s'", name, eq + 1);
+            return base_fail(err, errlen, "bad number for parameter '%s' at '%s'", name, eq + 1);
         p->v[k] = ops_f2p((float)x);
         v = end;
         break;
@@ -559,19 +541,19 @@ static int ck_param(const char **s, ops_type op, ops_params *p, char *err, size_
         int act = ops_param_table[k].kind == OPS_PK_ACT;
         int w = act ? ck_word(v, vn, ops_act_names, OPS_ACT_COUNT) : ck_word(v, vn, ops_padmode_names, OPS_PAD_COUNT);
         if (w < 0)
-            return ck_fail(err, errlen, "unknown value for parameter '%s' at '%s'", name, eq + 1);
+            return base_fail(err, errlen, "unknown value for parameter '%s' at '%s'", name, eq + 1);
         p->v[k] = w;
         v += vn;
         break;
     }
     case OPS_PK_LIST:
         if (*v != '[')
-            return ck_fail(err, errlen, "expected [a,b,...] for parameter '%s' at '%s'", name, eq + 1);
+            return base_fail(err, errlen, "expected [a,b,...] for parameter '%s' at '%s'", name, eq + 1);
         v++;
         p->n_list = 0;
         while (*v != ']') {
             if (p->n_list >= OPS_MAX_LIST || (p->n_list && *v++ != ',') || ck_int(&v, &p->list[p->n_list]) < 0)
-                return ck_fail(err, errlen, "bad list for parameter '%s' at '%s'", name, eq + 1);
+                return base_fail(err, errlen, "bad list for parameter '%s' at '%s'", name, eq + 1);
             p->n_list++;
         }
         v++;
@@ -586,11 +568,11 @@ static int ck_shape(const char **s, ops_shape *sh, char *err, size_t errlen) {
     const char *v = *s;
     memset(sh, 0, sizeof *sh);
     if (*v++ != '(')
-        return ck_fail(err, errlen, "expected a shape (d,d,...) at '%s'%s", *s, "");
+        return base_fail(err, errlen, "expected a shape (d,d,...) at '%s'", *s);
     while (*v != ')') {
         if (sh->rank >= OPS_MAX_DIMS || (sh->rank && *v++ != ',') || ck_int(&v, &sh->dims[sh->rank]) < 0 ||
             sh->dims[sh->rank] < 0)
-            return ck_fail(err, errlen, "bad shape at '%s'%s", *s, "");
+            return base_fail(err, errlen, "bad shape at '%s'", *s);
         sh->rank++;
     }
     *s = v + 1;
@@ -602,12 +584,12 @@ int cost_key_parse(const char *text, ops_type *op, ops_params *p, int32_t *n_in,
     size_t n = strcspn(text, " ");
     char name[64];
     if (n == 0 || n >= sizeof name)
-        return ck_fail(err, errlen, "expected an op name at '%s'%s", text, "");
+        return base_fail(err, errlen, "expected an op name at '%s'", text);
     memcpy(name, text, n);
     name[n] = '\0';
     int o = ops_find(name);
     if (o < 0)
-        return ck_fail(err, errlen, "unknown op '%s'%s", name, "");
+        return base_fail(err, errlen, "unknown op '%s'", name);
     *op = (ops_type)o;
     ops_params_default(*op, p);
     const char *s = text + n;
@@ -626,7 +608,7 @@ int cost_key_parse(const char *text, ops_type *op, ops_params *p, int32_t *n_in,
         s++;
         for (;;) {
             if (*n_in >= OPS_MAX_INPUTS)
-                return ck_fail(err, errlen, "more than the most inputs an op takes at '%s'%s", s, "");
+                return base_fail(err, errlen, "more than the most inputs an op takes at '%s'", s);
             if (ck_shape(&s, &in[*n_in], err, errlen) < 0)
                 return -1;
             ++*n_in;
@@ -636,10 +618,10 @@ int cost_key_parse(const char *text, ops_type *op, ops_params *p, int32_t *n_in,
         }
     }
     if (*s)
-        return ck_fail(err, errlen, "unexpected text at '%s'%s", s, "");
+        return base_fail(err, errlen, "unexpected text at '%s'", s);
     char why[256];
     if (ops_params_check(*op, p, why, sizeof why) < 0 || ops_infer(*op, p, *n_in, in, n_out, out, why, sizeof why) < 0)
-        return ck_fail(err, errlen, "%s%s", why, "");
+        return base_fail(err, errlen, "%s", why);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "cost.h"
 #include "rewrite.h"
 
@@ -447,11 +448,7 @@ static void rw_merge_matmuls(rw_ctx *c, int32_t x, const int32_t *sib, int32_t k
 static void rw_find_merge_matmul(rw_ctx *c) {
     const rules_match_index *ix = c->ix;
     const graph *g = ix->g;
-    int32_t *sib = malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
-    if (!sib) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    int32_t *sib = base_xmalloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
     for (int32_t x = 0; x < g->n_tensors && !c->stop; x++) {
         int32_t n = rw_siblings(ix, x, OP_MATMUL, sib, g->n_nodes);
         /* keep those with a 2-D B and the output rank of A; group by activation */
@@ -546,15 +543,11 @@ static void rw_offer_convs(rw_ctx *c, int32_t x, const rw_conv *set, int32_t n) 
 static void rw_find_merge_conv(rw_ctx *c) {
     const rules_match_index *ix = c->ix;
     const graph *g = ix->g;
-    int32_t *sib = malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
-    rw_conv *cv = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
-    rw_conv *grp = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
-    rw_conv *sub = malloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
-    uint8_t *used = malloc((size_t)g->n_nodes + 1), *done = malloc((size_t)g->n_nodes + 1);
-    if (!sib || !cv || !grp || !sub || !used || !done) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    int32_t *sib = base_xmalloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+    rw_conv *cv = base_xmalloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    rw_conv *grp = base_xmalloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    rw_conv *sub = base_xmalloc(sizeof(rw_conv) * (size_t)(g->n_nodes + 1));
+    uint8_t *used = base_xmalloc((size_t)g->n_nodes + 1), *done = base_xmalloc((size_t)g->n_nodes + 1);
     for (int32_t x = 0; x < g->n_tensors && !c->stop; x++) {
         int32_t n = rw_siblings(ix, x, OP_CONV2D, sib, g->n_nodes), m = 0;
         if (n < 2)
@@ -606,11 +599,7 @@ static void rw_find_merge_conv(rw_ctx *c) {
 }
 
 int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
-    rw_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    rw_ctx *c = base_xcalloc(1, sizeof *c);
     c->ix = ix;
     c->wo = wo;
     c->fn = fn;
@@ -672,23 +661,15 @@ static int rw_take_first(rules_apply_plan *pl, void *user) {
 int rewrite_greedy(graph **gp, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
                    int32_t counts[REWRITE_COUNT], char *err, size_t errlen) {
     graph *g = *gp, *owned = NULL;
-    rules_apply_plan *keep = calloc(1, sizeof *keep);
+    rules_apply_plan *keep = base_xcalloc(1, sizeof *keep);
     uint8_t *wo = NULL;
-    if (!keep) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
     int rc = -1;
     for (;;) {
         rules_match_index ix;
         if (rules_match_index_build(&ix, g, err, errlen) < 0)
             goto done;
         free(wo);
-        wo = malloc((size_t)g->n_tensors + 1);
-        if (!wo) {
-            fputs("tasc: out of memory\n", stderr);
-            abort();
-        }
+        wo = base_xmalloc((size_t)g->n_tensors + 1);
         cost_weight_only(g, wo);
         rw_first f = {.ix = &ix, .keep = keep};
         int32_t kind = 0;
@@ -733,14 +714,10 @@ int rewrite_fold_constants(graph **gp, int32_t *n_folded, char *err, size_t errl
     if (rules_match_index_build(&ix, g, err, errlen) < 0)
         return -1;
     const int32_t nt = g->n_tensors, nn = g->n_nodes;
-    uint8_t *wo = malloc((size_t)nt + 1), *fold = calloc((size_t)nt + 1, 1);
-    float **val = calloc((size_t)nt + 1, sizeof *val);
-    int32_t *left = calloc((size_t)nt + 1, sizeof *left); /* weight-only readers still to run */
-    int32_t *order = malloc(sizeof(int32_t) * (size_t)(nn + 1));
-    if (!wo || !fold || !val || !left || !order) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
+    uint8_t *wo = base_xmalloc((size_t)nt + 1), *fold = base_xcalloc((size_t)nt + 1, 1);
+    float **val = base_xcalloc((size_t)nt + 1, sizeof *val);
+    int32_t *left = base_xcalloc((size_t)nt + 1, sizeof *left); /* weight-only readers still to run */
+    int32_t *order = base_xmalloc(sizeof(int32_t) * (size_t)(nn + 1));
     cost_weight_only(g, wo);
     int rc = -1, any = 0;
     graph *c = NULL;

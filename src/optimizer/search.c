@@ -13,10 +13,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <uthash.h>
 
+#include "base.h"
 #include "match.h"
 #include "search.h"
 
@@ -40,36 +40,6 @@ void search_result_free(search_result *r) {
     free(r->applied);
     r->applied = NULL;
     r->n_applied = 0;
-}
-
-static double sr_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void *sr_alloc(size_t n) {
-    void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *sr_grow(void *p, int32_t *cap, int32_t need, size_t elem) {
-    if (need <= *cap)
-        return p;
-    int32_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    p = realloc(p, (size_t)c * elem);
-    if (!p) {
-        fputs("tasc: out of memory\n", stderr);
-        abort();
-    }
-    *cap = c;
-    return p;
 }
 
 /* --- canonical hash -------------------------------------------------------------------------- */
@@ -154,8 +124,8 @@ static uint64_t sr_tensor_hash(sr_hasher *h, int32_t t) {
 }
 
 static uint64_t sr_hash(const graph *g, const uint8_t *comm) {
-    sr_hasher h = {g, comm, sr_alloc(sizeof(uint64_t) * (size_t)(g->n_tensors + 1)),
-                   sr_alloc((size_t)g->n_tensors + 1)};
+    sr_hasher h = {g, comm, base_xcalloc(1, sizeof(uint64_t) * (size_t)(g->n_tensors + 1)),
+                   base_xcalloc(1, (size_t)g->n_tensors + 1)};
     for (int32_t i = 0; i < g->n_inputs; i++)
         h.th[g->inputs[i]] = sr_shape(sr_step(sr_step(0x11, (uint64_t)i), g->tensors[g->inputs[i]].dtype),
                                       &g->tensors[g->inputs[i]].shape);
@@ -259,7 +229,7 @@ typedef struct rule_key_ent {
 /* skip[r] = 1 for every rule equal (sr_rule_key) to an earlier one; returns how many. */
 static int32_t sr_mark_duplicate_rules(const rules_set *rs, uint8_t *skip) {
     rule_key_ent *head = NULL, *e, *tmp;
-    int64_t *buf = sr_alloc(sizeof(int64_t) * SR_RULE_KEY);
+    int64_t *buf = base_xcalloc(1, sizeof(int64_t) * SR_RULE_KEY);
     int32_t dups = 0;
     for (int32_t r = 0; r < rs->n_rules; r++) {
         size_t bytes = sizeof(int64_t) * (size_t)sr_rule_key(&rs->rules[r], buf);
@@ -269,8 +239,8 @@ static int32_t sr_mark_duplicate_rules(const rules_set *rs, uint8_t *skip) {
             dups++;
             continue;
         }
-        e = sr_alloc(sizeof *e);
-        e->key = sr_alloc(bytes);
+        e = base_xcalloc(1, sizeof *e);
+        e->key = base_xcalloc(1, bytes);
         memcpy(e->key, buf, bytes);
         e->bytes = bytes;
         HASH_ADD_KEYPTR(hh, head, e->key, e->bytes, e);
@@ -338,7 +308,7 @@ static int sr_before(const sr_ctx *c, int32_t a, int32_t b) {
 }
 
 static void sr_heap_push(sr_ctx *c, int32_t s) {
-    c->heap = sr_grow(c->heap, &c->cap_heap, c->n_heap + 1, sizeof *c->heap);
+    c->heap = base_grow(c->heap, &c->cap_heap, c->n_heap + 1, sizeof *c->heap);
     int32_t i = c->n_heap++;
     c->heap[i] = s;
     while (i > 0) {
@@ -378,7 +348,7 @@ static int sr_seen_add(sr_ctx *c, uint64_t h) {
     HASH_FIND(hh, c->seen, &h, sizeof h, e);
     if (e)
         return 0;
-    e = sr_alloc(sizeof *e);
+    e = base_xcalloc(1, sizeof *e);
     e->h = h;
     HASH_ADD(hh, c->seen, h, sizeof e->h, e);
     return 1;
@@ -393,7 +363,7 @@ static void sr_seen_free(sr_ctx *c) {
 }
 
 static int32_t sr_new_state(sr_ctx *c) {
-    c->st = sr_grow(c->st, &c->cap_st, c->n_st + 1, sizeof *c->st);
+    c->st = base_grow(c->st, &c->cap_st, c->n_st + 1, sizeof *c->st);
     sr_state *s = &c->st[c->n_st];
     memset(s, 0, sizeof *s);
     s->parent = -1;
@@ -414,7 +384,7 @@ static int sr_out_of_time(sr_ctx *c) {
         return 0;
     if (c->res->time_limited)
         return 1;
-    if (sr_now() > c->deadline)
+    if (base_now() > c->deadline)
         c->res->time_limited = 1;
     return c->res->time_limited;
 }
@@ -586,8 +556,8 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent, int with_costs) {
     const graph *g = c->st[parent].g;
     if (rules_match_index_build(&e->ix, g, c->err, c->errlen) < 0)
         return -1;
-    e->wo = sr_alloc((size_t)g->n_tensors + 1);
-    e->nc = sr_alloc(sizeof(double) * (size_t)(g->n_nodes + 1));
+    e->wo = base_xcalloc(1, (size_t)g->n_tensors + 1);
+    e->nc = base_xcalloc(1, sizeof(double) * (size_t)(g->n_nodes + 1));
     cost_weight_only(g, e->wo);
     e->cost = 0.0;
     for (int32_t n = 0; n < g->n_nodes; n++) {
@@ -660,14 +630,14 @@ static int sr_expand(sr_ctx *c, int32_t s) {
 /* Tally the moves on the path from the root to state s into res->applied. */
 static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
     int32_t n_src = c->n_rule_src + REWRITE_COUNT;
-    int32_t *count = sr_alloc(sizeof(int32_t) * (size_t)n_src);
+    int32_t *count = base_xcalloc(1, sizeof(int32_t) * (size_t)n_src);
     for (int32_t x = s; x >= 0 && c->st[x].parent >= 0; x = c->st[x].parent)
         count[c->st[x].src]++;
     int32_t n = 0;
     for (int32_t i = 0; i < n_src; i++)
         n += count[i] > 0;
     free(res->applied);
-    res->applied = sr_alloc(sizeof(search_applied) * (size_t)(n + 1));
+    res->applied = base_xcalloc(1, sizeof(search_applied) * (size_t)(n + 1));
     res->n_applied = 0;
     for (int32_t i = 0; i < n_src; i++) {
         if (!count[i])
@@ -712,17 +682,17 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     c.err = err;
     c.errlen = errlen;
     c.n_rule_src = 2 * c.rs->n_rules;
-    c.skip_rule = sr_alloc((size_t)c.rs->n_rules + 1);
+    c.skip_rule = base_xcalloc(1, (size_t)c.rs->n_rules + 1);
     sr_mark_duplicate_rules(c.rs, c.skip_rule);
     for (int32_t r = 0; r < c.rs->n_rules; r++)
         if (sr_commutativity_rule(&c.rs->rules[r])) {
             c.skip_rule[r] = 1;
             c.comm[c.rs->rules[r].src.ops[0].op] = 1;
         }
-    c.src_ok = sr_alloc((size_t)c.n_rule_src + 1);
-    c.needs = sr_alloc(sizeof(rules_match_needs) * (size_t)(c.n_rule_src + 1));
-    c.ok_src = sr_alloc(sizeof(int32_t) * (size_t)(c.n_rule_src + 1));
-    c.ok_cls = sr_alloc(sizeof(uint64_t) * (size_t)(c.n_rule_src + 1));
+    c.src_ok = base_xcalloc(1, (size_t)c.n_rule_src + 1);
+    c.needs = base_xcalloc(1, sizeof(rules_match_needs) * (size_t)(c.n_rule_src + 1));
+    c.ok_src = base_xcalloc(1, sizeof(int32_t) * (size_t)(c.n_rule_src + 1));
+    c.ok_cls = base_xcalloc(1, sizeof(uint64_t) * (size_t)(c.n_rule_src + 1));
     for (int32_t src = 0; src < c.n_rule_src; src++) {
         const rules_rule *r = &c.rs->rules[src / 2];
         rules_dir dir = (rules_dir)(src % 2);
@@ -736,7 +706,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
         c.ok_src[c.n_ok_src] = src;
         c.ok_cls[c.n_ok_src++] = m;
     }
-    double t0 = sr_now();
+    double t0 = base_now();
     c.deadline = o->time_limit_s > 0 ? t0 + o->time_limit_s : 0.0;
     c.max_nodes = g->n_nodes * (o->max_nodes_factor > 0 ? o->max_nodes_factor : 2);
     int rc = -1;
@@ -785,7 +755,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
         if (sr_expand(&c, s) < 0)
             goto done;
         sr_release(&c, s);
-        double now = sr_now();
+        double now = base_now();
         if (o->progress && now - last_report >= 1.0) {
             fprintf(o->progress, "search: %lld expanded, %d queued, best %.1f us (%.3fx), %.1f s\n",
                     (long long)res->expanded, (int)c.n_heap, c.st[c.best].cost,
@@ -801,7 +771,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     sr_tally_path(&c, c.best, res);
     rc = 0;
 done:
-    res->seconds = res->search_seconds = sr_now() - t0;
+    res->seconds = res->search_seconds = base_now() - t0;
     for (int32_t i = 0; i < c.n_st; i++)
         graph_free(c.st[i].g);
     free(c.st);
@@ -833,7 +803,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
                     search_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     *out = NULL;
-    double t0 = sr_now();
+    double t0 = base_now();
     char prefix[32], verr[256];
     if (graph_validate(g, verr, sizeof verr) < 0) {
         snprintf(err, errlen, "optimize: invalid graph: %s", verr);
@@ -882,7 +852,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
         goto done;
     /* the search path's moves (tallied by sr_search) plus the greedy rewrites */
     {
-        search_applied *list = sr_alloc(sizeof(search_applied) * (size_t)(res->n_applied + REWRITE_COUNT + 1));
+        search_applied *list = base_xcalloc(1, sizeof(search_applied) * (size_t)(res->n_applied + REWRITE_COUNT + 1));
         int32_t n = 0;
         for (int32_t i = 0; i < res->n_applied; i++)
             list[n++] = res->applied[i];
@@ -928,7 +898,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     best = NULL;
     rc = 0;
 done:
-    res->seconds = sr_now() - t0;
+    res->seconds = base_now() - t0;
     graph_free(c);
     graph_free(best);
     return rc;

@@ -19,12 +19,12 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "exec.h"
 
 #define EXEC_MAX_GEN_ID 100           /* generated ids lie in [0, 100) */
@@ -101,18 +101,6 @@ typedef struct {
     int64_t live, peak, total;
 } exec_state;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void exec_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static uint64_t exec_mix(uint64_t x) { /* splitmix64 finaliser */
     x += UINT64_C(0x9E3779B97F4A7C15);
     x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -132,8 +120,8 @@ static float *exec_alloc(exec_state *s, const graph *g, int32_t t, char *err, si
     int64_t b = exec_bytes(g, t);
     float *p = b < 0 ? NULL : malloc(b ? (size_t)b : 1);
     if (!p) {
-        exec_msg(err, errlen, "out of memory: cannot allocate %lld bytes for tensor '%s'", (long long)b,
-                 g->tensors[t].name);
+        base_fail(err, errlen, "out of memory: cannot allocate %lld bytes for tensor '%s'", (long long)b,
+                  g->tensors[t].name);
         return NULL;
     }
     s->buf[t] = p;
@@ -163,8 +151,7 @@ static void exec_unuse(exec_state *s, const graph *g, int32_t t) {
         exec_release(s, g, t);
 }
 
-/* Smallest table size V of any live gather reading t as ids; INT64_MAX if none. */
-static int64_t exec_id_bound(const graph *g, const uint8_t *live, int32_t t) {
+int64_t exec_id_bound(const graph *g, const uint8_t *live, int32_t t) {
     int64_t v = INT64_MAX;
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const graph_node *nd = &g->nodes[n];
@@ -188,8 +175,8 @@ static int exec_input(exec_state *s, const graph *g, const uint8_t *live, int32_
             for (int64_t k = 0; k < n; k++) {
                 float v = given[k];
                 if (!(v == floorf(v) && fabsf(v) <= (float)EXEC_MAX_EXACT_ID)) {
-                    exec_msg(err, errlen, "input '%s': element %lld is %g, not an integer id in [-2^24, 2^24]",
-                             ts->name, (long long)k, (double)v);
+                    base_fail(err, errlen, "input '%s': element %lld is %g, not an integer id in [-2^24, 2^24]",
+                              ts->name, (long long)k, (double)v);
                     return -1;
                 }
             }
@@ -229,7 +216,7 @@ static int exec_check_ids(const graph *g, const graph_node *nd, const float *ids
     for (int64_t k = 0; k < n; k++) {
         float x = ids[k];
         if (!(x == floorf(x) && x >= 0.0f && (double)x < (double)v)) {
-            exec_msg(err, errlen, "node '%s': id %g at element %lld of '%s' is not an integer in [0, %lld)",
+            base_fail(err, errlen, "node '%s': id %g at element %lld of '%s' is not an integer in [0, %lld)",
                      nd->name, (double)x, (long long)k, g->tensors[nd->in[1]].name, (long long)v);
             return -1;
         }
@@ -271,8 +258,8 @@ static int exec_node(exec_state *s, const graph *g, const graph_node *nd, char *
         if (!s->buf[t]) {
             /* only weights are materialised lazily; anything else missing is our bug */
             if (g->tensors[t].kind != GRAPH_T_WEIGHT) {
-                exec_msg(err, errlen, "internal error: node '%s' reads tensor '%s' before it is computed",
-                         nd->name, g->tensors[t].name);
+                base_fail(err, errlen, "internal error: node '%s' reads tensor '%s' before it is computed",
+                          nd->name, g->tensors[t].name);
                 return -1;
             }
             if (exec_weight(s, g, t, err, errlen) < 0)
@@ -320,7 +307,7 @@ int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float
     s.owned = calloc((size_t)nt + 1, 1);
     s.uses = calloc((size_t)nt + 1, sizeof *s.uses);
     if (!order || !live || !need || !s.buf || !s.owned || !s.uses) {
-        exec_msg(err, errlen, "out of memory for the executor's tables");
+        base_fail(err, errlen, "out of memory for the executor's tables");
         goto done;
     }
     if (graph_topo_order(g, order, err, errlen) < 0)
@@ -363,7 +350,7 @@ int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float
         int64_t b = exec_bytes(g, t);
         out[j] = malloc(b ? (size_t)b : 1);
         if (!out[j]) {
-            exec_msg(err, errlen, "out of memory copying output '%s'", g->tensors[t].name);
+            base_fail(err, errlen, "out of memory copying output '%s'", g->tensors[t].name);
             goto done;
         }
         memcpy(out[j], s.buf[t], (size_t)b);

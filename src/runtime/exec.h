@@ -31,6 +31,10 @@ typedef struct {
 int exec_cpu_run_ex(const graph *g, const float *const *in, uint64_t seed, float **out,
                     exec_stats *st, char *err, size_t errlen);
 
+/* V for ids in tensor t: the smallest table size (dims[0]) of any live gather (live[n] != 0) that
+ * reads t as its ids; INT64_MAX if none. Shared by the CPU executor and the GPU runtime (rt.c). */
+int64_t exec_id_bound(const graph *g, const uint8_t *live, int32_t t);
+
 /* The process-wide cache of RANDOM weight values that runs share (see exec.c): its size in bytes,
  * and freeing it (only while no run is in progress). */
 int64_t exec_cache_size(void);

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "base.h"
 #include "exec.h"
 
 #define NPY_MAX_HEADER (1 << 20)   /* NumPy itself refuses headers over 10000 bytes by default */
@@ -35,16 +35,14 @@ static const struct {
     {"<f4", NPY_F4, 4}, {"<f8", NPY_F8, 8}, {"<i8", NPY_I8, 8}, {"<i4", NPY_I4, 4},
 };
 
-static void npy_err(char *err, size_t errlen, const char *path, const char *fmt, ...) {
-    if (!err || !errlen)
-        return;
-    int n = snprintf(err, errlen, "%s: ", path);
-    if (n < 0 || (size_t)n >= errlen)
-        return;
+/* "PATH: " and the message into err; returns -1. */
+static int npy_err(char *err, size_t errlen, const char *path, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    base_vfail(err, errlen, fmt, ap);
     va_end(ap);
+    base_prefix(err, errlen, "%s: ", path);
+    return -1;
 }
 
 /* --- header parsing ------------------------------------------------------------------------ */
@@ -64,8 +62,7 @@ static void np_ws(npy_parser *p) {
 }
 
 static int np_fail(npy_parser *p, const char *what) {
-    npy_err(p->err, p->errlen, p->path, "bad .npy header: %s at header offset %zu", what, p->pos);
-    return -1;
+    return npy_err(p->err, p->errlen, p->path, "bad .npy header: %s at header offset %zu", what, p->pos);
 }
 
 static int np_expect(npy_parser *p, char c, const char *what) {
@@ -442,30 +439,10 @@ int npy_write(const char *path, const ops_shape *shape, const float *data, char 
     memset(hdr + pre_len + dl, ' ', hlen - (size_t)dl - 1);
     hdr[total - 1] = '\n';
 
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        npy_err(err, errlen, path, "out of memory");
+    base_afile af;
+    if (base_afile_open(&af, path, err, errlen) < 0)
         return -1;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmpXXXXXX", 11);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        npy_err(err, errlen, path, "cannot create: %s", strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    (void)fchmod(fd, 0644); /* mkstemp makes 0600; data files are meant to be shared */
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        npy_err(err, errlen, path, "cannot write: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    int ok = fwrite(hdr, 1, total, f) == total;
+    int ok = fwrite(hdr, 1, total, af.f) == total;
     unsigned char chunk[4096];
     for (int64_t i = 0; ok && i < numel;) {
         int64_t m = numel - i < 1024 ? numel - i : 1024;
@@ -475,22 +452,13 @@ int npy_write(const char *path, const ops_shape *shape, const float *data, char 
             for (int b = 0; b < 4; b++)
                 chunk[4 * k + b] = (unsigned char)(u >> (8 * b));
         }
-        ok = fwrite(chunk, 4, (size_t)m, f) == (size_t)m;
+        ok = fwrite(chunk, 4, (size_t)m, af.f) == (size_t)m;
         i += m;
     }
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        saved = errno;
+    if (!ok) {
+        int saved = errno;
+        base_afile_abort(&af);
+        return npy_err(err, errlen, path, "cannot write: %s", strerror(saved));
     }
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok)
-            saved = errno;
-        npy_err(err, errlen, path, "cannot write: %s", strerror(saved));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return base_afile_commit(&af, err, errlen);
 }

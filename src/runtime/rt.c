@@ -15,23 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "exec.h"
 #include "rt_impl.h"
 
 #define RT_MAX_GEN_ID 100 /* generated ids lie in [0, 100), as the CPU executor's */
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int rt_msg(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* --- process-wide --------------------------------------------------------------------------- */
 
@@ -50,10 +38,10 @@ int rt_available(char *err, size_t errlen) {
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return rt_msg(err, errlen, "no CUDA device: %s", cudaGetErrorString(e)) + 1;
+        return base_fail(err, errlen, "no CUDA device: %s", cudaGetErrorString(e)) + 1;
     }
     if (n == 0)
-        return rt_msg(err, errlen, "no CUDA device") + 1;
+        return base_fail(err, errlen, "no CUDA device") + 1;
     return 1;
 }
 
@@ -90,10 +78,12 @@ int rt_register_ops(void) {
     return missing;
 }
 
+/* A message for the node being set up or run, in the context's buffer (what ops_cuda_env.err is). */
+static int rt_fail(rt_ctx *c, const char *fmt, ...) BASE_PRINTF(2, 3);
 static int rt_fail(rt_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    base_vfail(c->err, sizeof c->err, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -162,20 +152,6 @@ static uint64_t rt_mix(uint64_t x) { /* splitmix64 finaliser, as exec.c */
     return x ^ (x >> 31);
 }
 
-/* Smallest table of a gather reading t as ids among nodes whose results reach an output. */
-static int64_t rt_id_bound(const graph *g, const uint8_t *live, int32_t t) {
-    int64_t v = INT64_MAX;
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        const graph_node *nd = &g->nodes[n];
-        if (!live[n] || nd->op != OP_GATHER || nd->n_in < 2 || nd->in[1] != t)
-            continue;
-        const ops_shape *tab = &g->tensors[nd->in[0]].shape;
-        if (tab->rank > 0 && tab->dims[0] < v)
-            v = tab->dims[0];
-    }
-    return v;
-}
-
 /* live[n] = 1 for nodes whose results reach a graph output. */
 static int rt_live_nodes(const graph *g, const int32_t *order, uint8_t *live) {
     uint8_t *need = calloc((size_t)g->n_tensors + 1, 1);
@@ -204,7 +180,7 @@ int rt_make_inputs(const graph *g, uint64_t seed, float **in, char *err, size_t 
     uint8_t *live = calloc((size_t)g->n_nodes + 1, 1);
     int rc = -1;
     if (!order || !live) {
-        rt_msg(err, errlen, "out of memory making inputs");
+        base_fail(err, errlen, "out of memory making inputs");
         goto done;
     }
     if (graph_topo_order(g, order, err, errlen) < 0 || rt_live_nodes(g, order, live) < 0)
@@ -214,12 +190,12 @@ int rt_make_inputs(const graph *g, uint64_t seed, float **in, char *err, size_t 
         int64_t n = ops_shape_numel(&ts->shape);
         in[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         if (!in[i]) {
-            rt_msg(err, errlen, "out of memory making input '%s'", ts->name);
+            base_fail(err, errlen, "out of memory making input '%s'", ts->name);
             goto done;
         }
         uint64_t sd = seed + (uint64_t)i;
         if (ts->dtype == GRAPH_DT_I64) {
-            int64_t hi = rt_id_bound(g, live, g->inputs[i]);
+            int64_t hi = exec_id_bound(g, live, g->inputs[i]);
             if (hi > RT_MAX_GEN_ID)
                 hi = RT_MAX_GEN_ID;
             uint64_t key = rt_mix(sd);
@@ -284,7 +260,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
     if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
         !c->tclass || !c->alias_of || !c->dev) {
-        rt_msg(err, errlen, "out of memory planning the graph");
+        base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
     if (graph_topo_order(g, order, err, errlen) < 0 || rt_live_nodes(g, order, live) < 0)
@@ -292,7 +268,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     for (int32_t k = 0; k < nn; k++) {
         const graph_node *nd = &g->nodes[order[k]];
         if (live[order[k]] && !ops_cuda[nd->op]) {
-            rt_msg(err, errlen, "node '%s': op %s has no CUDA implementation", nd->name, ops_table[nd->op].name);
+            base_fail(err, errlen, "node '%s': op %s has no CUDA implementation", nd->name, ops_table[nd->op].name);
             goto done;
         }
     }
@@ -384,7 +360,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     c->fold = calloc((size_t)n_fold + 1, sizeof *c->fold);
     c->run = calloc((size_t)n_run + 1, sizeof *c->run);
     if (!c->fold || !c->run) {
-        rt_msg(err, errlen, "out of memory planning the graph");
+        base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
     for (int32_t k = 0; k < nn; k++) {
@@ -424,7 +400,7 @@ static void *rt_dmalloc(int64_t bytes, const char *what, char *err, size_t errle
     cudaError_t e = cudaMalloc(&p, (size_t)(bytes > 0 ? bytes : 1));
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        rt_msg(err, errlen, "cannot allocate %.1f MiB of device memory for %s: %s", (double)bytes / 1048576.0, what,
+        base_fail(err, errlen, "cannot allocate %.1f MiB of device memory for %s: %s", (double)bytes / 1048576.0, what,
                cudaGetErrorString(e));
         return NULL;
     }
@@ -468,7 +444,7 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
     if (maxb > 0) {
         float *host = malloc((size_t)maxb);
         if (!host)
-            return rt_msg(err, errlen, "out of memory staging weights");
+            return base_fail(err, errlen, "out of memory staging weights");
         for (int32_t t = 0; t < g->n_tensors; t++) {
             if (c->tclass[t] != RT_T_PERSIST || g->tensors[t].kind != GRAPH_T_WEIGHT)
                 continue;
@@ -482,7 +458,7 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
     }
     float **in = calloc((size_t)g->n_inputs + 1, sizeof *in);
     if (!in)
-        return rt_msg(err, errlen, "out of memory making inputs");
+        return base_fail(err, errlen, "out of memory making inputs");
     int rc = rt_make_inputs(g, 0, in, err, errlen);
     for (int32_t i = 0; rc == 0 && i < g->n_inputs; i++)
         if (c->dev[g->inputs[i]])
@@ -540,7 +516,7 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
     rc = 0;
     goto done;
 oom:
-    rt_msg(err, errlen, "out of memory checking node '%s'", nd->name);
+    base_fail(err, errlen, "out of memory checking node '%s'", nd->name);
 done:
     for (int32_t k = 0; k < nd->n_in; k++)
         free((void *)hin[k]);
@@ -563,16 +539,15 @@ static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
     rn->state = env.state;
     rn->state_free = env.state_free;
     if (r < 0)
-        return rt_msg(err, errlen, "node '%s' (%s): %s", nd->name, ops_table[nd->op].name, c->err);
+        return base_fail(err, errlen, "node '%s' (%s): %s", nd->name, ops_table[nd->op].name, c->err);
     if (c->phase == RT_PHASE_SETUP) {
         /* attribute any device fault to this node */
         cudaError_t e = cudaStreamSynchronize(c->stream);
         if (e == cudaSuccess)
             e = cudaGetLastError();
         if (e != cudaSuccess) {
-            fprintf(stderr, "tasc: node '%s' (%s): CUDA error: %s (%s)\n", nd->name, ops_table[nd->op].name,
-                    cudaGetErrorString(e), cudaGetErrorName(e));
-            abort();
+            base_die("node '%s' (%s): CUDA error: %s (%s)", nd->name, ops_table[nd->op].name, cudaGetErrorString(e),
+                     cudaGetErrorName(e));
         }
         if (c->opts.check_tol > 0 && rt_check_node(c, rn, err, errlen) < 0)
             return -1;
@@ -686,7 +661,7 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
         return NULL;
     rt_ctx *c = calloc(1, sizeof *c);
     if (!c) {
-        rt_msg(err, errlen, "out of memory");
+        base_fail(err, errlen, "out of memory");
         return NULL;
     }
     if (o)
@@ -697,7 +672,7 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
         char *end = NULL;
         long long mb = env && *env ? strtoll(env, &end, 10) : RT_DEFAULT_WORKSPACE_MB;
         if (env && *env && (*end || mb < 0 || mb > (1LL << 20))) {
-            rt_msg(err, errlen, "TASC_RT_WORKSPACE_MB='%s' is not a number of MiB in [0, 1048576]", env);
+            base_fail(err, errlen, "TASC_RT_WORKSPACE_MB='%s' is not a number of MiB in [0, 1048576]", env);
             free(c);
             return NULL;
         }
@@ -706,7 +681,7 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
     c->ws_limit = (size_t)lim;
     c->check_worst = 0.0;
     if (!(c->g = graph_clone(g))) {
-        rt_msg(err, errlen, "out of memory copying the graph");
+        base_fail(err, errlen, "out of memory copying the graph");
         free(c);
         return NULL;
     }
@@ -763,7 +738,7 @@ void rt_ctx_free(rt_ctx *c) {
 
 int rt_set_input(rt_ctx *c, int32_t i, const float *host, char *err, size_t errlen) {
     if (i < 0 || i >= c->g->n_inputs)
-        return rt_msg(err, errlen, "no graph input %d (the graph has %d)", (int)i, (int)c->g->n_inputs);
+        return base_fail(err, errlen, "no graph input %d (the graph has %d)", (int)i, (int)c->g->n_inputs);
     int32_t t = c->g->inputs[i];
     if (!c->dev[t])
         return 0; /* no output depends on it */
@@ -778,7 +753,7 @@ int rt_run(rt_ctx *c, char *err, size_t errlen) {
         cudaError_t e = cudaGraphLaunch(c->exec, c->stream);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
-            return rt_msg(err, errlen, "graph launch: %s", cudaGetErrorString(e));
+            return base_fail(err, errlen, "graph launch: %s", cudaGetErrorString(e));
         }
         return 0;
     }
@@ -790,7 +765,7 @@ int rt_run(rt_ctx *c, char *err, size_t errlen) {
 
 int rt_get_output(rt_ctx *c, int32_t j, float *host, char *err, size_t errlen) {
     if (j < 0 || j >= c->g->n_outputs)
-        return rt_msg(err, errlen, "no graph output %d (the graph has %d)", (int)j, (int)c->g->n_outputs);
+        return base_fail(err, errlen, "no graph output %d (the graph has %d)", (int)j, (int)c->g->n_outputs);
     int32_t t = c->g->outputs[j];
     CUDA_CHECK(cudaMemcpyAsync(host, c->dev[rt_root(c, t)], (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost,
                                c->stream));
@@ -827,7 +802,7 @@ int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err,
         reps = 1;
     double *ms = malloc((size_t)reps * sizeof *ms);
     if (!ms)
-        return rt_msg(err, errlen, "out of memory profiling");
+        return base_fail(err, errlen, "out of memory profiling");
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     for (int32_t k = 0; k < c->n_run; k++) {
         rt_node *rn = &c->run[k];

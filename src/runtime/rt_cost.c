@@ -11,11 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <uthash.h>
 
+#include "base.h"
 #include "cost.h"
 #include "graph.h"
 #include "rt.h"
@@ -34,12 +33,6 @@ typedef struct {
 struct rt_cost_cache {
     rt_cost_entry *map;
 };
-
-static int rt_cost_msg(char *err, size_t errlen, const char *what, const char *detail) {
-    if (err && errlen)
-        snprintf(err, errlen, "%s%s", what, detail ? detail : "");
-    return -1;
-}
 
 rt_cost_cache *rt_cost_cache_new(void) { return calloc(1, sizeof(rt_cost_cache)); }
 
@@ -135,9 +128,7 @@ int rt_cost_cache_load(rt_cost_cache *c, const char *path, int missing_ok, char 
     if (!f) {
         if (errno == ENOENT && missing_ok)
             return 0;
-        if (err && errlen)
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        return base_fail(err, errlen, "%s: %s", path, strerror(errno));
     }
     int rc = cost_cache_read(f, path, rt_cost_load_entry, c, err, errlen);
     fclose(f);
@@ -148,69 +139,23 @@ static int rt_cost_cmp(const void *a, const void *b) {
     return strcmp((*(rt_cost_entry *const *)a)->id, (*(rt_cost_entry *const *)b)->id);
 }
 
-/* mkdir -p of the folder holding path. */
-static int rt_cost_mkdirs(const char *path) {
-    char *d = strdup(path);
-    if (!d)
-        return -1;
-    char *slash = strrchr(d, '/');
-    if (!slash || slash == d) {
-        free(d);
-        return 0;
-    }
-    *slash = '\0';
-    for (char *q = d + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            if (mkdir(d, 0777) < 0 && errno != EEXIST) {
-                free(d);
-                return -1;
-            }
-            *q = '/';
-        }
-    int rc = mkdir(d, 0777) < 0 && errno != EEXIST ? -1 : 0;
-    free(d);
-    return rc;
-}
-
 int rt_cost_cache_save(const rt_cost_cache *c, const char *path, char *err, size_t errlen) {
     int32_t n = rt_cost_cache_size(c);
-    rt_cost_entry **all = malloc(((size_t)n + 1) * sizeof *all);
-    char *tmp = malloc(strlen(path) + 32);
-    if (!all || !tmp) {
-        free(all);
-        free(tmp);
-        return rt_cost_msg(err, errlen, "out of memory saving the cost cache", NULL);
-    }
+    rt_cost_entry **all = base_xmalloc(((size_t)n + 1) * sizeof *all);
     int32_t k = 0;
     for (rt_cost_entry *e = c ? c->map : NULL; e; e = e->hh.next)
         all[k++] = e;
     qsort(all, (size_t)n, sizeof *all, rt_cost_cmp);
-    sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = NULL;
-    if (rt_cost_mkdirs(path) < 0 || !(f = fopen(tmp, "w"))) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    base_afile f;
+    if (base_mkdirs_for(path, err, errlen) < 0 || base_afile_open(&f, path, err, errlen) < 0) {
         free(all);
-        free(tmp);
         return -1;
     }
-    fprintf(f, "# tasc measured cost cache (rt_cost.h): DEVICE<TAB>KEY<TAB>MICROSECONDS, sorted\n");
+    fprintf(f.f, "# tasc measured cost cache (rt_cost.h): DEVICE<TAB>KEY<TAB>MICROSECONDS, sorted\n");
     for (int32_t i = 0; i < n; i++)
-        fprintf(f, "%s\t%.3f\n", all[i]->id, all[i]->us);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        remove(tmp);
-        free(all);
-        free(tmp);
-        return -1;
-    }
+        fprintf(f.f, "%s\t%.3f\n", all[i]->id, all[i]->us);
     free(all);
-    free(tmp);
-    return 0;
+    return base_afile_commit(&f, err, errlen);
 }
 
 /* --- measuring ------------------------------------------------------------------------------ */
@@ -224,7 +169,7 @@ int rt_cost_measure(rt_cost_cache *c, ops_type op, const ops_params *p, int32_t 
                     double *us, char *err, size_t errlen) {
     char key[4096];
     if (op < 0 || op >= OP_COUNT)
-        return rt_cost_msg(err, errlen, "cost: no such op", NULL);
+        return base_fail(err, errlen, "cost: no such op");
     if (!rt_available(err, errlen))
         return -1;
     const char *dev = rt_device_name();
@@ -239,7 +184,7 @@ int rt_cost_measure(rt_cost_cache *c, ops_type op, const ops_params *p, int32_t 
     }
     graph *g = graph_new("cost");
     if (!g)
-        return rt_cost_msg(err, errlen, "out of memory", NULL);
+        return base_fail(err, errlen, "out of memory");
     int32_t ins[OPS_MAX_INPUTS], outs[OPS_MAX_OUTPUTS];
     for (int32_t k = 0; k < n_in && k < OPS_MAX_INPUTS; k++) {
         char nm[32];
@@ -251,7 +196,7 @@ int rt_cost_measure(rt_cost_cache *c, ops_type op, const ops_params *p, int32_t 
     for (int32_t k = 0; k < n_out; k++)
         graph_mark_output(g, outs[k]);
     if (!graph_ok(g)) {
-        rt_cost_msg(err, errlen, "cost: ", graph_error(g));
+        base_fail(err, errlen, "cost: %s", graph_error(g));
         graph_free(g);
         return -1;
     }

@@ -47,6 +47,15 @@ void rt_cost_put(rt_cost_cache *c, const char *device, const char *key, double u
 int rt_cost_measure(rt_cost_cache *c, ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in,
                     double *us, char *err, size_t errlen);
 
+/* The measured model as the optimizer's cost model (src/optimizer/cost.h; rt_cost_model.c): each
+ * node's time from rt_cost_measure, through the cache of path (NULL: rt_cost_default_path; a
+ * missing file is fine), saved back to path when the model is freed (cost_model_free). A failed
+ * save is passed to report(message, report_arg) (report may be NULL). Registers the GPU ops.
+ * Caller owns. NULL with a message in err: no GPU, or a bad cache file. */
+typedef void (*rt_cost_model_report)(const char *message, void *arg);
+struct cost_model *rt_cost_model_new(const char *path, rt_cost_model_report report, void *report_arg, char *err,
+                                     size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,9 +6,9 @@
  * Invariant: two buffers whose [first, last] step ranges intersect get disjoint byte ranges. Host
  * code only; the arrays passed in belong to the caller.
  */
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "base.h"
 #include "rt.h"
 
 typedef struct {
@@ -39,13 +39,9 @@ int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *o
         return 0;
     if (align < 1)
         align = 1;
-    rt_plan_key *order = malloc((size_t)n * sizeof *order);
-    int64_t *busy = malloc((size_t)n * 2 * sizeof *busy); /* (offset, end) of placed overlapping buffers */
-    int32_t *placed = malloc((size_t)n * sizeof *placed);
-    if (!order || !busy || !placed) {
-        fprintf(stderr, "tasc: out of memory in the runtime's memory planner\n");
-        abort();
-    }
+    rt_plan_key *order = base_xmalloc((size_t)n * sizeof *order);
+    int64_t *busy = base_xmalloc((size_t)n * 2 * sizeof *busy); /* (offset, end) of placed overlapping buffers */
+    int32_t *placed = base_xmalloc((size_t)n * sizeof *placed);
     for (int32_t i = 0; i < n; i++) {
         order[i].idx = i;
         order[i].bytes = rt_plan_up(spans[i].bytes, align);

@@ -1,0 +1,182 @@
+/* test_base.c: the base layer (src/base): messages into err buffers (truncation, NULL buffers,
+ * one-line messages, prefixes), checked allocation and growth, atomic file writes (commit and
+ * abort leave no temporary behind), mkdir -p, the monotonic clock, strict number parsing and
+ * checked arithmetic. Files go to a fresh folder under /tmp that the test removes.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "test.h"
+
+static char dir[] = "/tmp/tasc_test_base_XXXXXX";
+
+static int count_entries(const char *d) {
+    DIR *h = opendir(d);
+    int n = 0;
+    if (!h)
+        return -1;
+    for (struct dirent *e; (e = readdir(h));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(h);
+    return n;
+}
+
+static void test_messages(void) {
+    char err[16];
+    CHECK_EQ_INT(base_fail(err, sizeof err, "x=%d", 42), -1);
+    CHECK(!strcmp(err, "x=42"));
+    CHECK_EQ_INT(base_fail(err, sizeof err, "%s", "a long message that is cut"), -1);
+    CHECK_EQ_INT(strlen(err), sizeof err - 1);
+    CHECK_EQ_INT(base_fail(NULL, 0, "nothing %d", 1), -1);
+    CHECK_EQ_INT(base_fail_line(NULL, 0, "nothing %d", 1), -1);
+
+    char line[64];
+    CHECK_EQ_INT(base_fail_line(line, sizeof line, "name '%s'\n", "a\nb\rc"), -1);
+    CHECK(!strcmp(line, "name 'a b c' "));
+    base_fail(line, sizeof line, "kept\nas is");
+    CHECK(strchr(line, '\n') != NULL);
+
+    base_fail(line, sizeof line, "bad shape");
+    base_prefix(line, sizeof line, "%s: ", "m.json");
+    CHECK(!strcmp(line, "m.json: bad shape"));
+    base_fail(err, sizeof err, "message");
+    base_prefix(err, sizeof err, "%s: ", "a-long-file-name.json");
+    CHECK_EQ_INT(strlen(err), sizeof err - 1);
+    CHECK(!strncmp(err, "a-long-file-nam", sizeof err - 1));
+}
+
+static void test_alloc(void) {
+    char *z = base_xcalloc(4, 8);
+    int zero = 1;
+    for (int i = 0; i < 32; i++)
+        zero &= z[i] == 0;
+    CHECK(zero);
+    free(z);
+    free(base_xmalloc(0));
+    char *s = base_xstrdup("copy");
+    CHECK(!strcmp(s, "copy"));
+    free(s);
+
+    int32_t cap = 0, *a = NULL;
+    for (int32_t n = 0; n < 1000; n++) {
+        a = base_grow(a, &cap, n + 1, sizeof *a);
+        CHECK(cap >= n + 1);
+        a[n] = n;
+    }
+    int ok = 1;
+    for (int32_t n = 0; n < 1000; n++)
+        ok &= a[n] == n;
+    CHECK(ok);
+    int32_t old = cap;
+    a = base_grow(a, &cap, cap + 1, sizeof *a);
+    CHECK(cap > old && a[old] == 0); /* new elements are zeroed */
+    free(a);
+}
+
+static void test_afile(void) {
+    char path[512], err[512], sub[512];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    base_afile f;
+    CHECK_EQ_INT(base_afile_open(&f, path, err, sizeof err), 0);
+    fputs("first\n", f.f);
+    CHECK_EQ_INT(count_entries(dir), 1); /* only the temporary so far */
+    CHECK_EQ_INT(access(path, F_OK), -1);
+    CHECK_EQ_INT(base_afile_commit(&f, err, sizeof err), 0);
+    CHECK_EQ_INT(count_entries(dir), 1);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+
+    /* an aborted write leaves the old file and no temporary */
+    CHECK_EQ_INT(base_afile_open(&f, path, err, sizeof err), 0);
+    fputs("second\n", f.f);
+    base_afile_abort(&f);
+    base_afile_abort(&f); /* a no-op on an aborted (zeroed) file */
+    CHECK_EQ_INT(count_entries(dir), 1);
+    FILE *r = fopen(path, "r");
+    char buf[32] = "";
+    CHECK(r && fgets(buf, sizeof buf, r) && !strcmp(buf, "first\n"));
+    if (r)
+        fclose(r);
+
+    snprintf(sub, sizeof sub, "%s/missing/out.txt", dir);
+    CHECK_EQ_INT(base_afile_open(&f, sub, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "missing/out.txt: cannot create");
+    unlink(path);
+}
+
+static void test_mkdirs(void) {
+    char deep[512], file[512], err[512];
+    snprintf(deep, sizeof deep, "%s/a/b/c", dir);
+    CHECK_EQ_INT(base_mkdirs(deep, err, sizeof err), 0);
+    CHECK_EQ_INT(base_mkdirs(deep, err, sizeof err), 0); /* existing folders are fine */
+    snprintf(file, sizeof file, "%s/d/e/f.txt", dir);
+    CHECK_EQ_INT(base_mkdirs_for(file, err, sizeof err), 0);
+    struct stat st;
+    snprintf(file, sizeof file, "%s/d/e", dir);
+    CHECK(stat(file, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK_EQ_INT(base_mkdirs_for("no-folder.txt", err, sizeof err), 0);
+
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    if (f)
+        fclose(f);
+    snprintf(deep, sizeof deep, "%s/plain/x", dir);
+    CHECK_EQ_INT(base_mkdirs(deep, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "plain");
+    unlink(file);
+    const char *rm[] = {"a/b/c", "a/b", "a", "d/e", "d"};
+    for (size_t i = 0; i < sizeof rm / sizeof *rm; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, rm[i]);
+        rmdir(file);
+    }
+}
+
+static void test_numbers(void) {
+    double d = 0;
+    int64_t v = 0;
+    CHECK(base_parse_double("2.5", &d) == 0 && d == 2.5);
+    CHECK_EQ_INT(base_parse_double("2.5x", &d), -1);
+    CHECK_EQ_INT(base_parse_double("", &d), -1);
+    CHECK_EQ_INT(base_parse_double(NULL, &d), -1);
+    CHECK_EQ_INT(base_parse_double("inf", &d), -1);
+    CHECK_EQ_INT(base_parse_double("1e999", &d), -1);
+    CHECK(base_parse_int64("-17", &v) == 0 && v == -17);
+    CHECK_EQ_INT(base_parse_int64("17.0", &v), -1);
+    CHECK_EQ_INT(base_parse_int64("99999999999999999999", &v), -1);
+    CHECK(base_parse_int64_in("5", 1, 10, &v) == 0 && v == 5);
+    v = 3;
+    CHECK_EQ_INT(base_parse_int64_in("11", 1, 10, &v), -1);
+    CHECK_EQ_INT(v, 3); /* untouched on failure */
+    CHECK_EQ_INT(base_parse_double_in("0.5", 0, 1, &d), 0);
+    CHECK_EQ_INT(base_parse_double_in("1.5", 0, 1, &d), -1);
+
+    int64_t r = 7;
+    CHECK(base_mul_i64(INT64_C(3), INT64_C(4), &r) == 0 && r == 12);
+    CHECK_EQ_INT(base_mul_i64(INT64_MAX, 2, &r), -1);
+    CHECK_EQ_INT(r, 12);
+    CHECK(base_add_i64(INT64_C(1), INT64_C(2), &r) == 0 && r == 3);
+    CHECK_EQ_INT(base_add_i64(INT64_MAX, 1, &r), -1);
+
+    double t0 = base_now(), t1 = base_now();
+    CHECK(t0 > 0 && t1 >= t0);
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_messages();
+    test_alloc();
+    test_afile();
+    test_mkdirs();
+    test_numbers();
+    rmdir(dir);
+    return TEST_REPORT();
+}
