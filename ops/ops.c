@@ -661,7 +661,8 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
  * argument); ONNX the op's ONNX form (ops.h ops_onnx; OA(key, name) one attribute). */
 #define ROLES(...) .roles = {__VA_ARGS__}
 #define ZA(kind, k) {OPS_Z3_##kind, PM_##k}
-#define Z3_ARGS(...) .n_args = (int32_t)(sizeof((ops_z3_arg[]){__VA_ARGS__}) / sizeof(ops_z3_arg)), .args = {__VA_ARGS__}
+#define Z3_ARGS(...) \
+    .n_args = (int32_t)(sizeof((ops_z3_arg[]){__VA_ARGS__}) / sizeof(ops_z3_arg)), .args = {__VA_ARGS__}
 #define Z3_FN(sym, nt) .z3 = (sym), .z3sig = {.n_t = (nt)}
 #define Z3_FN_ARGS(sym, nt, ...) .z3 = (sym), .z3sig = {.n_t = (nt), Z3_ARGS(__VA_ARGS__)}
 #define Z3_PER_OUTPUT(sym, nt, k, ...) .z3 = (sym), .z3sig = {.n_t = (nt), .per_output = (k), Z3_ARGS(__VA_ARGS__)}
