@@ -3,7 +3,9 @@
  * an input merged, conv+relu fused, sibling convs merged) by rules alone and by built-in moves
  * alone; results are deterministic; the budget, the node limit and alpha behave; the result never
  * costs more than the input; commutativity rules are used for hashing, not applied; and the
- * numerical check passes correct results and catches a deliberately wrong rule (relu(x) = x).
+ * numerical check passes correct results and catches a deliberately wrong rule (relu(x) = x);
+ * per-rule statistics (search_opts.stats) agree with the path; the built-in sibling merges are
+ * reproduced by the shipped pairwise rules under --builtins minimal (test_merges_as_rules).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +309,123 @@ static void test_never_worse(const rules_set *rs, cost_model *cm) {
     graph_free(g);
 }
 
+/* search_opts.stats: per-source counts agree with the path, and the JSON names them; the
+ * minimal built-in set keeps only cse and bn-fold (greedy) and no move. */
+static void test_stats(const rules_set *rs, cost_model *cm) {
+    graph *g = two_matmuls();
+    search_opts o;
+    rules_only(&o);
+    o.stats = 1;
+    search_result res;
+    graph *best = NULL;
+    char err[512];
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    CHECK_EQ_INT(res.n_rules, rs->n_rules);
+    CHECK_EQ_INT(res.n_stats, 2 * rs->n_rules + REWRITE_COUNT);
+    int64_t applied = 0, path = 0;
+    int32_t mm = -1;
+    for (int32_t i = 0; i < res.n_stats; i++) {
+        const search_source_stat *st = &res.stats[i];
+        CHECK(st->typechecked <= st->found && st->queued <= st->typechecked && st->seconds >= 0);
+        applied += st->applied;
+        const char *dir;
+        if (!strcmp(search_source_name(rs, &res, i, &dir), "merge_matmul") && !strcmp(dir, "dst->src"))
+            mm = i;
+    }
+    for (int32_t i = 0; i < res.n_applied; i++)
+        path += res.applied[i].count;
+    CHECK_EQ_INT(applied, path);
+    CHECK(mm >= 0);
+    if (mm >= 0)
+        CHECK(res.stats[mm].found >= 1 && res.stats[mm].queued >= 1 && res.stats[mm].applied == 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    search_stats_write_json(f, rs, &res, "two\"mm", NULL);
+    fclose(f);
+    CHECK_STR_CONTAINS(buf, "\"model\": \"two\\\"mm\",\n  \"rules\": null,");
+    CHECK_STR_CONTAINS(buf, "{\"name\": \"merge_matmul\", \"dir\": \"dst->src\", \"found\": ");
+    free(buf);
+    graph_free(best);
+    search_result_free(&res);
+    CHECK(res.stats == NULL && res.n_stats == 0);
+    /* off by default: nothing collected */
+    rules_only(&o);
+    CHECK(search_run(g, rs, cm, &o, &best, &res, err, sizeof err) == 0);
+    CHECK(res.stats == NULL && res.n_stats == 0);
+    graph_free(best);
+    search_result_free(&res);
+    search_opts_default(&o);
+    search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+    for (int32_t k = 0; k < REWRITE_COUNT; k++) {
+        CHECK_EQ_INT(o.moves[k], 0);
+        CHECK_EQ_INT(o.greedy[k], k == REWRITE_CSE || k == REWRITE_BN_FOLD);
+    }
+    CHECK_EQ_INT(o.fold, 1);
+    graph_free(g);
+}
+
+/* n siblings reading x: matmuls x(64,256) @ w_i(256,256), or 3x3 convs of x(1,16,28,28) with
+ * (32,16,3,3) kernels; each result goes to its own tanh or sigmoid (graph outputs). */
+static graph *siblings(int conv, int32_t n) {
+    graph *g = graph_new(conv ? "n_convs" : "n_matmuls");
+    const int64_t xd[2] = {64, 256}, wd[2] = {256, 256}, cxd[4] = {1, 16, 28, 28}, cwd[4] = {32, 16, 3, 3};
+    int32_t x = conv ? graph_input(g, "x", 4, cxd) : graph_input(g, "x", 2, xd);
+    for (int32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", (int)i);
+        int32_t w = conv ? graph_weight_he(g, name, 4, cwd) : graph_weight_he(g, name, 2, wd);
+        int32_t y = conv ? graph_conv2d(g, x, w, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE) : graph_matmul(g, x, w, OPS_ACT_NONE);
+        graph_mark_output(g, graph_unary(g, i % 2 ? OP_SIGMOID : OP_TANH, y));
+    }
+    return g;
+}
+
+/* The built-in merges are shortcuts for verified rules (rules/README.md): with --builtins minimal
+ * and only the pairwise merge rules of rules/verified-4.json (tests/data/opt/rules_merge.json:
+ * g4_00302 for matmuls, g4_00287 for convs, both dst->src), an n-way merge is the pairwise rule
+ * applied n-1 times: after folding one matmul or conv, the same values; for n = 2 the built-in's
+ * graph and cost exactly. */
+static void test_merges_as_rules(cost_model *cm) {
+    rules_set *rm = load("tests/data/opt/rules_merge.json");
+    CHECK(rm != NULL);
+    for (int32_t t = 0; rm && t < 4; t++) {
+        int32_t conv = t % 2, n = t < 2 ? 2 : 4;
+        graph *g = siblings(conv, n), *bb = NULL, *br = NULL;
+        search_opts o;
+        search_result rb, rr;
+        char err[512];
+        search_opts_default(&o);
+        o.time_limit_s = 0;
+        CHECK(search_optimize(g, NULL, cm, &o, &bb, &rb, err, sizeof err) == 0);
+        search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+        CHECK(search_optimize(g, rm, cm, &o, &br, &rr, err, sizeof err) == 0);
+        ops_type op = conv ? OP_CONV2D : OP_MATMUL;
+        if (bb && br) {
+            CHECK_EQ_INT(count_op(bb, op), 1);
+            CHECK_EQ_INT(count_op(br, op), 1);
+            CHECK_EQ_INT(applied_count(&rr, conv ? "g4_00287" : "g4_00302"), n - 1);
+            CHECK_EQ_INT(applied_count(&rb, conv ? "merge-conv" : "merge-matmul"), 1);
+            fprintf(stderr, "%s %d: built-in %.3f us (%d nodes), rules %.3f us (%d nodes)\n", g->name, (int)n, rb.cost_after,
+                    (int)bb->n_nodes, rr.cost_after, (int)br->n_nodes);
+            /* n = 2: the same graph; n = 4: the same single op, but the rule's two-way split leaves a
+             * tree of three splits where the built-in has one (rules/README.md: a known gap) */
+            if (n == 2)
+                CHECK(rr.cost_after <= rb.cost_after * 1.0001 && br->n_nodes == bb->n_nodes);
+            else
+                CHECK(br->n_nodes == bb->n_nodes + n - 2 && count_op(br, OP_SPLIT) == n - 1);
+            exec_diff worst[4];
+            CHECK_EQ_INT(exec_check(bb, br, 2, 1e-5, worst, err, sizeof err), 0);
+        }
+        graph_free(bb);
+        graph_free(br);
+        search_result_free(&rb);
+        search_result_free(&rr);
+        graph_free(g);
+    }
+    rules_set_free(rm);
+}
+
 int main(void) {
     rules_set *rs = load("tests/data/opt/rules_small.json");
     CHECK(rs != NULL);
@@ -319,6 +438,8 @@ int main(void) {
     test_commutativity(rs, cm);
     test_wrong_rule(cm);
     test_never_worse(rs, cm);
+    test_stats(rs, cm);
+    test_merges_as_rules(cm);
     int64_t computed, reused;
     cost_model_stats(cm, &computed, &reused);
     CHECK(computed > 0 && reused > 0); /* the memo answered repeated nodes */

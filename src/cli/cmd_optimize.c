@@ -37,7 +37,7 @@
 
 typedef struct {
     search_opts so;
-    const char *rules, *out, *cost, *dot;
+    const char *rules, *out, *cost, *dot, *stats, *builtins;
     int check, quiet;
     int64_t seeds;
     double tol;
@@ -57,6 +57,10 @@ static const cmd_opt opt_opts[] = {
                  " beside the executable or one folder up"),
     CMD_CALL("--no-rules", NULL, offsetof(opt_args, rules), opt_no_rules, "the same as --rules none"),
     CMD_NONEMPTY("--out", "OUT", offsetof(opt_args, out), "a file", "the optimized model (required)"),
+    CMD_CHOICE("--builtins", "SET", offsetof(opt_args, builtins), "all|minimal",
+               "built-in rewrites: all (default), or minimal: only what is not a substitution (common "
+               "subexpressions and batchnorm folding, greedily, and folding of weight-only nodes); fusions, "
+               "merges and split-concat must then come from the rule file (rules/README.md)"),
     CMD_F64("--alpha", "A", offsetof(opt_args, so.alpha), 1.0, 10.0,
             "keep graphs costing up to A times the best found (default %D; %L..%H)"),
     CMD_I64("--budget", "B", offsetof(opt_args, so.budget), 0, INT64_C(1000000000),
@@ -76,6 +80,10 @@ static const cmd_opt opt_opts[] = {
     CMD_NONEMPTY("--dot", "FILE", offsetof(opt_args, dot), "a file",
                  "also write the optimized graph as Graphviz DOT, the nodes that rewrites made filled (written "
                  "with OUT, after the check)"),
+    CMD_NONEMPTY("--stats", "FILE", offsetof(opt_args, stats), "a file",
+                 "also write the search's rule usage as JSON: per rule and direction (and per built-in) the "
+                 "matches found, those that type-checked, those queued, the applications on the way to the "
+                 "result and the time spent (written with OUT; `tasc rules usage` sums it over models)"),
     CMD_FLAG("--quiet", offsetof(opt_args, quiet), "no progress lines on stderr"),
     CMD_MODEL_OPTS(offsetof(opt_args, mo)),
     CMD_OPT_END,
@@ -85,6 +93,7 @@ static void opt_defaults(opt_args *a) {
     memset(a, 0, sizeof *a);
     search_opts_default(&a->so);
     a->cost = "analytic";
+    a->builtins = "all";
     a->check = 1;
     a->seeds = OPT_DEFAULT_SEEDS;
     a->tol = OPT_DEFAULT_TOL;
@@ -92,10 +101,11 @@ static void opt_defaults(opt_args *a) {
 }
 
 static void opt_usage(const opt_args *defaults) {
-    printf("usage: tasc optimize MODEL [--rules FILE|none] --out OUT [--alpha A] [--budget B] [--time-limit S]\n"
+    printf("usage: tasc optimize MODEL [--rules FILE|none] --out OUT [--builtins all|minimal] [--alpha A]\n"
+           "                          [--budget B] [--time-limit S]\n"
            "                          [--cost analytic|measured] [--cost-set NAME=V ...] [--no-check]\n"
            "                          [--seeds N] [--tol T]\n"
-           "                          [--dot FILE] [--quiet] [ONNX options]\n"
+           "                          [--dot FILE] [--stats FILE] [--quiet] [ONNX options]\n"
            "\n"
            "Optimize MODEL with the substitution rules in FILE (default: the shipped, Z3-verified set\n"
            "rules/" OPT_RULES_FILE ") and the built-in rewrites, and write the result to OUT (JSON;\n"
@@ -104,10 +114,13 @@ static void opt_usage(const opt_args *defaults) {
            "fused into conv2d and matmul, a concat of a whole split undone), folding of weight-only\n"
            "nodes into weights, TASO's cost-based\n"
            "backtracking search over every rule (both directions) and the built-in merges of sibling\n"
-           "matmuls and convolutions, the greedy rewrites again, folding again.\n"
+           "matmuls and convolutions, the greedy rewrites again, folding again. With --builtins minimal\n"
+           "only common subexpressions, batchnorm folding and weight folding are built in.\n"
            "Then the numerical check: MODEL and the result run on the CPU executor on the same\n"
            "generated inputs for seeds 0..N-1; per output the relative L2 error and max abs error\n"
-           "are printed, and an error above --tol or any NaN/Inf fails the command: nothing is written.\n"
+           "are printed, and an error above --tol fails the command: nothing is written. NaN/Inf must\n"
+           "agree: where the original gives NaN/Inf (inputs outside its domain) the result must too,\n"
+           "and those values are left out of the error; anywhere else a NaN/Inf fails the check.\n"
            "\n"
            "options:\n");
     cmd_opts_help(opt_opts, defaults);
@@ -223,6 +236,8 @@ static void opt_summary(const opt_run *r) {
         printf("rules: (none: built-in rewrites only)\n");
     if (r->rs)
         printf("  %d rules\n", (int)r->rs->n_rules);
+    if (!strcmp(r->a->builtins, "minimal"))
+        printf("built-ins: minimal (cse and bn-fold greedily, weight folding; no built-in search move)\n");
     printf("cost model: %s\n", cost_model_name(r->cm));
     printf("nodes: %d -> %d\n", (int)res->nodes_before, (int)res->nodes_after);
     printf("cost: %.2f us -> %.2f us (predicted speedup %.3fx)\n", res->cost_before, res->cost_after,
@@ -250,6 +265,10 @@ static int opt_check(opt_run *r) {
         fprintf(stderr, "optimize: numerical check, %lld seeds on the CPU executor\n", (long long)a->seeds);
     r->worst = base_xcalloc((size_t)g->n_outputs + 1, sizeof *r->worst);
     int c = exec_check(g, r->best, (int32_t)a->seeds, a->tol, r->worst, err, sizeof err);
+    if (c == EXEC_CHECK_BAD_ORIGINAL) { /* the model cannot run (an unreadable weight file): as `run` says */
+        cmd_error("optimize", "%s: %s", r->model, err);
+        return TASC_EXIT_INPUT;
+    }
     if (c < 0) {
         cmd_error("optimize", "%s", err);
         return TASC_EXIT_INTERNAL;
@@ -272,7 +291,19 @@ static int opt_check(opt_run *r) {
     return TASC_EXIT_OK;
 }
 
-/* OUT (and --dot) from r->best; an exit code. */
+/* --stats FILE: the search's rule usage as JSON; 0, or -1 after the message. */
+static int opt_write_stats(const opt_run *r) {
+    cmd_tmpfile tf;
+    if (cmd_tmp_open("optimize", r->a->stats, &tf) < 0)
+        return -1;
+    search_stats_write_json(tf.f, r->rs, &r->res, r->model, r->rules);
+    if (cmd_tmp_commit("optimize", &tf) < 0)
+        return -1;
+    printf("wrote: %s (rule usage statistics)\n", r->a->stats);
+    return 0;
+}
+
+/* OUT (and --dot, --stats) from r->best; an exit code. */
 static int opt_write(const opt_run *r) {
     const char *out = r->a->out, *dot = r->a->dot;
     char err[OPT_ERR_LEN];
@@ -297,6 +328,8 @@ static int opt_write(const opt_run *r) {
     }
     if (dot)
         printf("wrote: %s (DOT, rewritten nodes filled)\n", dot);
+    if (r->a->stats && opt_write_stats(r) < 0)
+        return TASC_EXIT_INPUT;
     printf("total time: %.2f s\n", base_now() - r->t_start);
     return TASC_EXIT_OK;
 }
@@ -306,6 +339,8 @@ static int opt_optimize(opt_run *r) {
     char err[OPT_ERR_LEN];
     search_opts so = r->a->so;
     so.progress = r->a->quiet ? NULL : stderr;
+    so.stats = r->a->stats != NULL;
+    search_opts_builtins(&so, strcmp(r->a->builtins, "minimal") ? SEARCH_BUILTINS_ALL : SEARCH_BUILTINS_MINIMAL);
     r->t_start = base_now();
     int rc = opt_load(r);
     if (rc != TASC_EXIT_OK)

@@ -1,13 +1,18 @@
 /* cmd_rules.c: `tasc rules export --egg RULES [--out FILE]`: a rule file as the S-expression
  * rewrites of Tensat/egg, one "lhs=>rhs" per line (verifier/verify.h), so other tools can
  * cross-check the rules. Written to stdout, or through a temporary and a rename to FILE.
+ * `tasc rules usage --rules FILE MODEL...`: the optimizer's per-rule statistics (search.h,
+ * search_opts.stats) summed over models and printed as a table, most applied first.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "cost.h"
+#include "graph.h"
 #include "rules.h"
+#include "search.h"
 #include "verify.h"
 
 typedef struct {
@@ -21,8 +26,43 @@ static const cmd_opt rules_opts[] = {
     CMD_OPT_END,
 };
 
+typedef struct {
+    const char *rules, *builtins, *json;
+    int64_t top;
+    search_opts so;
+    cmd_model_opts mo;
+} usage_args;
+
+#define USAGE_MAX_MODELS 64
+
+static const cmd_opt usage_opts[] = {
+    CMD_NONEMPTY("--rules", "FILE", offsetof(usage_args, rules), "a file", "the rule file (required)"),
+    CMD_CHOICE("--builtins", "SET", offsetof(usage_args, builtins), "all|minimal",
+               "built-in rewrites, as `tasc optimize --builtins` (default all)"),
+    CMD_F64("--alpha", "A", offsetof(usage_args, so.alpha), 1.0, 10.0, "as tasc optimize (default %D)"),
+    CMD_I64("--budget", "B", offsetof(usage_args, so.budget), 0, INT64_C(1000000000), "as tasc optimize (default %D)"),
+    CMD_F64("--time-limit", "S", offsetof(usage_args, so.time_limit_s), 0.0, 1e6, "as tasc optimize (default %D)"),
+    CMD_I64("--top", "N", offsetof(usage_args, top), 0, INT64_C(1000000000),
+            "print the N most used rules and built-ins (default %D; 0: every one found or applied)"),
+    CMD_NONEMPTY("--json", "FILE", offsetof(usage_args, json), "a file",
+                 "also write the sums as JSON (the format of `tasc optimize --stats`, model \"sum\")"),
+    CMD_MODEL_OPTS(offsetof(usage_args, mo)),
+    CMD_OPT_END,
+};
+
+static void usage_defaults(usage_args *a) {
+    memset(a, 0, sizeof *a);
+    search_opts_default(&a->so);
+    a->builtins = "all";
+    a->top = 30;
+}
+
 static void rules_usage(const rules_args *defaults) {
+    usage_args ud;
+    usage_defaults(&ud);
     printf("usage: tasc rules export --egg RULES [--out FILE]\n"
+           "       tasc rules usage --rules FILE MODEL... [--builtins all|minimal] [--alpha A] [--budget B]\n"
+           "                        [--time-limit S] [--top N] [--json FILE] [ONNX options]\n"
            "\n"
            "Write the rules of RULES (a rule file) as Tensat/egg rewrites, one \"lhs=>rhs\" line per\n"
            "mapped output, terms in the language of verifier/axioms.smt2 (integer parameters first,\n"
@@ -31,6 +71,15 @@ static void rules_usage(const rules_args *defaults) {
            "\n"
            "options:\n");
     cmd_opts_help(rules_opts, defaults);
+    printf("\n"
+           "usage: optimize each MODEL as `tasc optimize --rules FILE --no-check` would (analytic cost\n"
+           "model), collecting per rule and direction the matches found, those whose replacement\n"
+           "type-checked, those queued (under alpha and the size limit), the applications on the way\n"
+           "to each result and the time spent matching; print one line per model, then the sums, most\n"
+           "applied first (then most found), and how many rules matched, type-checked and were applied.\n"
+           "\n"
+           "usage options:\n");
+    cmd_opts_help(usage_opts, &ud);
     printf("\n"
            "exit codes: 0 ok, 1 bad input, 2 bad command line\n");
 }
@@ -50,6 +99,145 @@ static char *rules_egg_text(const char *in, int64_t *skipped) {
     return text;
 }
 
+/* The sums over models: res->stats summed, and per source the models that found / applied it. */
+typedef struct {
+    search_result sum;
+    int32_t *models_applied;
+    int32_t n_models;
+} usage_sum;
+
+/* Optimize one model with statistics and add them to u; an exit code. */
+static int usage_model(const usage_args *a, const rules_set *rs, cost_model *cm, const char *path, usage_sum *u) {
+    graph *g = cmd_load_model_opts("rules", path, &a->mo);
+    if (!g)
+        return TASC_EXIT_INPUT;
+    search_opts so = a->so;
+    so.stats = 1;
+    search_opts_builtins(&so, strcmp(a->builtins, "minimal") ? SEARCH_BUILTINS_ALL : SEARCH_BUILTINS_MINIMAL);
+    search_result res;
+    graph *best = NULL;
+    char err[1024];
+    int rc = TASC_EXIT_OK;
+    if (search_optimize(g, rs, cm, &so, &best, &res, err, sizeof err) < 0) {
+        cmd_error("rules", "%s: %s", path, err);
+        rc = TASC_EXIT_INPUT;
+    } else {
+        printf("%-40s nodes %4d -> %4d  predicted speedup %.3fx  search %.2f s%s\n", path, (int)res.nodes_before,
+               (int)res.nodes_after, res.cost_after > 0 ? res.cost_before / res.cost_after : 1.0,
+               res.search_seconds, res.time_limited ? " (time limit)" : "");
+        if (!u->sum.stats) {
+            u->sum.n_rules = res.n_rules;
+            u->sum.n_stats = res.n_stats;
+            u->sum.stats = base_xcalloc((size_t)res.n_stats + 1, sizeof *u->sum.stats);
+            u->models_applied = base_xcalloc((size_t)res.n_stats + 1, sizeof *u->models_applied);
+        }
+        for (int32_t i = 0; i < res.n_stats; i++) {
+            search_source_stat *d = &u->sum.stats[i], *s = &res.stats[i];
+            d->found += s->found, d->typechecked += s->typechecked, d->queued += s->queued;
+            d->applied += s->applied, d->seconds += s->seconds;
+            u->models_applied[i] += s->applied > 0;
+        }
+        u->sum.cost_before += res.cost_before, u->sum.cost_after += res.cost_after;
+        u->sum.search_seconds += res.search_seconds;
+        u->n_models++;
+    }
+    search_result_free(&res);
+    graph_free(best);
+    graph_free(g);
+    return rc;
+}
+
+static const usage_sum *usage_sort_u;
+
+/* Most applied first, then most found, then source order. */
+static int usage_cmp(const void *pa, const void *pb) {
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const search_source_stat *x = &usage_sort_u->sum.stats[a], *y = &usage_sort_u->sum.stats[b];
+    if (x->applied != y->applied)
+        return x->applied > y->applied ? -1 : 1;
+    if (x->found != y->found)
+        return x->found > y->found ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The table of sums, then the counts of rules that matched, type-checked and were applied. */
+static void usage_print(const usage_sum *u, const rules_set *rs, int64_t top) {
+    int32_t n = 0, *order = base_xcalloc((size_t)u->sum.n_stats + 1, sizeof *order);
+    int64_t rules_found = 0, rules_typed = 0, rules_applied = 0;
+    for (int32_t i = 0; i < u->sum.n_stats; i++) {
+        const search_source_stat *st = &u->sum.stats[i];
+        if (!st->found && !st->applied)
+            continue;
+        order[n++] = i;
+        if (i < 2 * u->sum.n_rules)
+            rules_found += st->found > 0, rules_typed += st->typechecked > 0, rules_applied += st->applied > 0;
+    }
+    usage_sort_u = u;
+    qsort(order, (size_t)n, sizeof *order, usage_cmp);
+    printf("\n%-28s %-8s %10s %11s %8s %8s %6s %9s\n", "rule", "dir", "found", "typechecked", "queued", "applied",
+           "models", "seconds");
+    for (int32_t j = 0; j < n && (top == 0 || j < top); j++) {
+        const search_source_stat *st = &u->sum.stats[order[j]];
+        const char *dir, *name = search_source_name(rs, &u->sum, order[j], &dir);
+        printf("%-28s %-8s %10lld %11lld %8lld %8lld %6d %9.3f\n", name, dir, (long long)st->found,
+               (long long)st->typechecked, (long long)st->queued, (long long)st->applied,
+               (int)u->models_applied[order[j]], st->seconds);
+    }
+    if (top > 0 && n > top)
+        printf("(%d more; --top 0 lists them all)\n", (int)(n - top));
+    printf("\n%d models, %d rules: %lld rule directions matched, %lld type-checked, %lld applied; "
+           "search %.2f s in all\n", (int)u->n_models, (int)u->sum.n_rules, (long long)rules_found,
+           (long long)rules_typed, (long long)rules_applied, u->sum.search_seconds);
+    free(order);
+}
+
+/* --json FILE: the sums; 0, or -1 after the message. */
+static int usage_write_json(const usage_args *a, const usage_sum *u, const rules_set *rs) {
+    cmd_tmpfile tf;
+    if (cmd_tmp_open("rules", a->json, &tf) < 0)
+        return -1;
+    search_stats_write_json(tf.f, rs, &u->sum, "sum", a->rules);
+    return cmd_tmp_commit("rules", &tf);
+}
+
+/* `tasc rules usage`; an exit code. */
+static int usage_main(int argc, char **argv) {
+    usage_args a;
+    usage_defaults(&a);
+    const char *models[USAGE_MAX_MODELS];
+    int n = cmd_opts_parse("rules", usage_opts, &a, argc, argv, 2, models, USAGE_MAX_MODELS);
+    if (n < 0)
+        return TASC_EXIT_USAGE;
+    if (!a.rules || n == 0) {
+        cmd_error("rules", "usage needs --rules FILE and at least one MODEL (tasc rules --help)");
+        return TASC_EXIT_USAGE;
+    }
+    char err[1024];
+    rules_set *rs = rules_load(a.rules, err, sizeof err);
+    if (!rs) {
+        cmd_error("rules", "%s", err);
+        return TASC_EXIT_INPUT;
+    }
+    cost_analytic_config cfg;
+    cost_analytic_defaults(&cfg);
+    cost_model *cm = cost_analytic_new(&cfg);
+    usage_sum u;
+    memset(&u, 0, sizeof u);
+    int rc = TASC_EXIT_OK;
+    for (int i = 0; i < n && rc == TASC_EXIT_OK; i++)
+        rc = usage_model(&a, rs, cm, models[i], &u);
+    if (rc == TASC_EXIT_OK) {
+        usage_print(&u, rs, a.top);
+        if (a.json && usage_write_json(&a, &u, rs) < 0)
+            rc = TASC_EXIT_INPUT;
+    }
+    search_result_free(&u.sum);
+    free(u.models_applied);
+    cost_model_free(cm);
+    rules_set_free(rs);
+    return rc;
+}
+
 int cmd_rules(int argc, char **argv) {
     const char *cmd = "rules";
     rules_args a = {0};
@@ -57,8 +245,10 @@ int cmd_rules(int argc, char **argv) {
         rules_usage(&a);
         return TASC_EXIT_OK;
     }
+    if (argc >= 2 && !strcmp(argv[1], "usage"))
+        return usage_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "export") != 0) {
-        cmd_error(cmd, "expected 'export' (tasc rules --help)");
+        cmd_error(cmd, "expected 'export' or 'usage' (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
     const char *in = NULL;

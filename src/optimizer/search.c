@@ -34,12 +34,23 @@ void search_opts_default(search_opts *o) {
     o->progress = NULL;
 }
 
+void search_opts_builtins(search_opts *o, search_builtins b) {
+    if (b != SEARCH_BUILTINS_MINIMAL)
+        return;
+    memset(o->moves, 0, sizeof o->moves);
+    memset(o->greedy, 0, sizeof o->greedy);
+    o->greedy[REWRITE_CSE] = o->greedy[REWRITE_BN_FOLD] = 1;
+}
+
 void search_result_free(search_result *r) {
     if (!r)
         return;
     free(r->applied);
     r->applied = NULL;
     r->n_applied = 0;
+    free(r->stats);
+    r->stats = NULL;
+    r->n_stats = 0;
 }
 
 /* --- canonical hash -------------------------------------------------------------------------- */
@@ -103,23 +114,54 @@ static uint64_t sr_node_hash(const sr_hasher *h, ops_type op, const ops_params *
     return x;
 }
 
-static uint64_t sr_tensor_hash(sr_hasher *h, int32_t t) {
-    if (h->done[t])
-        return h->th[t];
-    const graph_tensor *ts = &h->g->tensors[t];
-    if (ts->producer < 0) {
-        h->done[t] = 1;
-        return h->th[t];
-    }
-    const graph_node *nd = &h->g->nodes[ts->producer];
+/* The hash of node nd's outputs, its inputs' hashes being known (done). */
+static void sr_node_outputs(sr_hasher *h, const graph_node *nd) {
     uint64_t in[OPS_MAX_INPUTS];
     for (int32_t k = 0; k < nd->n_in; k++)
-        in[k] = sr_tensor_hash(h, nd->in[k]);
+        in[k] = h->th[nd->in[k]];
     uint64_t x = sr_node_hash(h, nd->op, &nd->p, nd->n_in, in);
     for (int32_t k = 0; k < nd->n_out; k++) {
         h->th[nd->out[k]] = sr_step(x, (uint64_t)k);
         h->done[nd->out[k]] = 1;
     }
+}
+
+/* The hash of tensor t: a depth-first walk towards the leaves with an explicit stack (a chain of
+ * any length must not exhaust the C stack). In an acyclic graph a tensor's producer is expanded
+ * at most once, so the stack never holds more than 1 + OPS_MAX_INPUTS * n_nodes entries. */
+static uint64_t sr_tensor_hash(sr_hasher *h, int32_t t) {
+    if (h->done[t])
+        return h->th[t];
+    int64_t n = 1, cap = 64, limit = 1 + (int64_t)OPS_MAX_INPUTS * h->g->n_nodes;
+    int32_t *stack = base_xmalloc((size_t)cap * sizeof *stack);
+    stack[0] = t;
+    while (n > 0) {
+        int32_t u = stack[n - 1];
+        const graph_tensor *ts = &h->g->tensors[u];
+        if (h->done[u] || ts->producer < 0) {
+            h->done[u] = 1; /* leaves were hashed by sr_hash */
+            n--;
+            continue;
+        }
+        const graph_node *nd = &h->g->nodes[ts->producer];
+        int ready = 1;
+        for (int32_t k = 0; k < nd->n_in; k++) {
+            if (h->done[nd->in[k]])
+                continue;
+            ready = 0;
+            BASE_ASSERT(n < limit); /* only a cycle, which a valid graph does not have, gets here */
+            if (n == cap) {
+                cap *= 2;
+                stack = base_xrealloc(stack, (size_t)cap * sizeof *stack);
+            }
+            stack[n++] = nd->in[k];
+        }
+        if (ready) {
+            sr_node_outputs(h, nd);
+            n--;
+        }
+    }
+    free(stack);
     return h->th[t];
 }
 
@@ -296,6 +338,7 @@ typedef struct {
     double deadline;             /* 0: none */
     int64_t calls;
     search_result *res;
+    search_source_stat *stats;   /* res->stats, or NULL: not collected */
     char *err;
     size_t errlen;
     int failed;                  /* a model or internal error: err holds it */
@@ -494,6 +537,8 @@ static void sr_consider(sr_exp *e, rules_apply_plan *pl) {
         c->res->dropped_size++;
         return;
     }
+    if (c->stats)
+        c->stats[e->src].queued++;
     int32_t s = sr_new_state(c);
     sr_state *ns = &c->st[s];
     ns->parent = e->parent;
@@ -511,6 +556,9 @@ static int sr_on_match(const rules_match *m, void *user) {
     if (sr_all_weight_only(e, m))
         return 0; /* not a candidate (and not counted in the ordinals): it cannot change the cost */
     char err[256];
+    search_source_stat *st = e->c->stats && !e->rebuild ? &e->c->stats[e->src] : NULL;
+    if (st)
+        st->found++;
     if (rules_apply_plan_rule(e->c->rs, m, &e->ix, &e->pl, err, sizeof err) < 0) {
         /* the target does not type-check here: still a candidate for the ordinal count */
         e->ordinal++;
@@ -518,12 +566,16 @@ static int sr_on_match(const rules_match *m, void *user) {
             e->c->res->rejected++, e->c->res->candidates++;
         return e->stop;
     }
+    if (st)
+        st->typechecked++;
     sr_consider(e, &e->pl);
     return e->stop;
 }
 
 static int sr_on_plan(rules_apply_plan *pl, void *user) {
     sr_exp *e = user;
+    if (e->c->stats && !e->rebuild) /* a built-in's candidates come with their shapes inferred */
+        e->c->stats[e->src].found++, e->c->stats[e->src].typechecked++;
     sr_consider(e, pl);
     return e->stop;
 }
@@ -534,17 +586,21 @@ static void sr_run_source(sr_exp *e, int32_t src) {
     e->src = src;
     e->ordinal = 0;
     if (src < c->n_rule_src) {
-        int32_t r = src / 2;
-        rules_dir dir = (rules_dir)(src % 2);
         /* only rules whose pattern's op types (with counts) and op-to-op edges occur in the graph */
         if (!c->src_ok[src] || !rules_match_possible(&c->needs[src], &e->ix))
             return;
-        rules_match_find(c->rs, r, dir, &e->ix, sr_on_match, e);
-    } else {
-        rewrite_kind k = (rewrite_kind)(src - c->n_rule_src);
-        if (c->o->moves[k])
-            rewrite_find(k, &e->ix, e->wo, sr_on_plan, e);
+    } else if (!c->o->moves[src - c->n_rule_src]) {
+        return;
     }
+    /* timed only past the cheap filters: a clock read per filtered-out rule would cost more than
+     * the filtering */
+    double t0 = c->stats && !e->rebuild ? base_now() : 0.0;
+    if (src < c->n_rule_src)
+        rules_match_find(c->rs, src / 2, (rules_dir)(src % 2), &e->ix, sr_on_match, e);
+    else
+        rewrite_find((rewrite_kind)(src - c->n_rule_src), &e->ix, e->wo, sr_on_plan, e);
+    if (c->stats && !e->rebuild)
+        c->stats[src].seconds += base_now() - t0;
 }
 
 /* Index the graph of state `parent`; with_costs: also each node's cost (expanding needs them,
@@ -633,6 +689,8 @@ static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
     int32_t *count = base_xcalloc(1, sizeof(int32_t) * (size_t)n_src);
     for (int32_t x = s; x >= 0 && c->st[x].parent >= 0; x = c->st[x].parent)
         count[c->st[x].src]++;
+    for (int32_t i = 0; c->stats && i < n_src; i++)
+        c->stats[i].applied = count[i];
     int32_t n = 0;
     for (int32_t i = 0; i < n_src; i++)
         n += count[i] > 0;
@@ -682,6 +740,12 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     c.err = err;
     c.errlen = errlen;
     c.n_rule_src = 2 * c.rs->n_rules;
+    res->n_rules = c.rs->n_rules;
+    if (o->stats) {
+        free(res->stats);
+        res->n_stats = c.n_rule_src + REWRITE_COUNT;
+        res->stats = c.stats = base_xcalloc((size_t)res->n_stats, sizeof *res->stats);
+    }
     c.skip_rule = base_xcalloc(1, (size_t)c.rs->n_rules + 1);
     sr_mark_duplicate_rules(c.rs, c.skip_rule);
     for (int32_t r = 0; r < c.rs->n_rules; r++)
@@ -799,6 +863,18 @@ int search_run(const graph *g, const rules_set *rs, cost_model *cm, const search
     return sr_search(g, rs, cm, o, prefix, &counter, best, res, err, errlen);
 }
 
+/* res->stats' applied counts after search_optimize: the greedy rewrites added, or every count
+   zeroed when the input is returned unchanged (none). */
+static void sr_stats_final(search_result *res, const int32_t greedy[REWRITE_COUNT], int none) {
+    for (int32_t i = 0; i < res->n_stats; i++) {
+        int32_t k = i - 2 * res->n_rules;
+        if (none)
+            res->stats[i].applied = 0;
+        else if (k >= 0)
+            res->stats[i].applied += greedy[k];
+    }
+}
+
 int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **out,
                     search_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
@@ -843,14 +919,18 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     if (o->fold && rewrite_fold_constants(&best, &f, err, errlen) < 0)
         goto done;
     folded += f;
-    if (graph_validate(best, verr, sizeof verr) < 0) {
+    /* every output folded into a weight (a model whose outputs are constants): a graph needs a
+     * node, so the input is kept as it is */
+    int keep_input = best->n_nodes == 0;
+    if (!keep_input && graph_validate(best, verr, sizeof verr) < 0) {
         snprintf(err, errlen, "optimize: internal error: the optimized graph is invalid: %s", verr);
         goto done;
     }
-    double after;
-    if (cost_graph(cm, best, &after, NULL, err, errlen) < 0)
+    double after = before;
+    if (!keep_input && cost_graph(cm, best, &after, NULL, err, errlen) < 0)
         goto done;
     /* the search path's moves (tallied by sr_search) plus the greedy rewrites */
+    sr_stats_final(res, greedy, 0);
     {
         search_applied *list = base_xcalloc(1, sizeof(search_applied) * (size_t)(res->n_applied + REWRITE_COUNT + 1));
         int32_t n = 0;
@@ -882,7 +962,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     }
     res->cost_before = before;
     res->nodes_before = g->n_nodes;
-    if (after > before) { /* never worse than the input */
+    if (keep_input || after > before) { /* never worse than the input */
         graph_free(best);
         best = graph_clone(g);
         after = before;
@@ -890,6 +970,7 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
         res->applied = NULL;
         res->n_applied = 0;
         folded = 0;
+        sr_stats_final(res, greedy, 1);
     }
     res->cost_after = after;
     res->nodes_after = best->n_nodes;

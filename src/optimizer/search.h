@@ -41,10 +41,28 @@ typedef struct {
     uint8_t greedy[REWRITE_COUNT];    /* applied greedily before and after the search (cse, bn-fold,
                                          fuse-bias, fuse-act, split-concat) by search_optimize */
     int fold;                         /* search_optimize folds weight-only nodes into weights (1) */
+    int stats;                        /* fill search_result.stats (per-source counts and times) (0) */
     FILE *progress;                   /* progress lines (stderr in the CLI), NULL for none */
 } search_opts;
 
 void search_opts_default(search_opts *o);
+
+/* The built-in rewrites of `tasc optimize --builtins`: all (the default above), or minimal -- only
+ * what is not a substitution: cse and bn-fold applied greedily, folding of weight-only nodes; no
+ * built-in search move (fusions and merges must then come from the rule file). */
+typedef enum { SEARCH_BUILTINS_ALL, SEARCH_BUILTINS_MINIMAL } search_builtins;
+void search_opts_builtins(search_opts *o, search_builtins b);
+
+/* What one move source did in a search (search_opts.stats): source 2r+d is rule r in direction d
+ * (rules_dir), source 2*n_rules+k the built-in kind k. Counts are over graphs expanded (a queued
+ * graph rebuilt is not counted again); matches whose nodes are all weight-only are not counted. */
+typedef struct {
+    int64_t found;                    /* matches (built-ins: candidates) found */
+    int64_t typechecked;              /* of those, whose replacement type-checked on the bound shapes */
+    int64_t queued;                   /* of those, that passed rules_apply_check, alpha and the size limit */
+    int64_t applied;                  /* moves of this source on the path to the result (greedy ones too) */
+    double seconds;                   /* wall time finding and considering this source's matches */
+} search_source_stat;
 
 /* How often one rule or built-in rewrite was applied. */
 typedef struct {
@@ -67,7 +85,21 @@ typedef struct {
     int32_t n_applied;                /* moves on the way to the result, by name, most used first */
     search_applied *applied;          /* owned: search_result_free */
     int32_t folded;                   /* tensors folded into weights (search_optimize) */
+    int32_t n_rules;                  /* of the rule set searched (0 without one) */
+    int32_t n_stats;                  /* 2 * n_rules + REWRITE_COUNT when search_opts.stats, else 0 */
+    search_source_stat *stats;        /* owned: search_result_free */
 } search_result;
+
+/* The name of source i of res->stats ("g4_00966", or a rewrite_names entry) and its direction
+ * ("src->dst", "dst->src", or "builtin"); rs: the rule set searched (may be NULL). */
+const char *search_source_name(const rules_set *rs, const search_result *res, int32_t i, const char **dir);
+
+/* res->stats as JSON (keys in a fixed order, sources in source order, those never found nor
+ * applied left out) to f: {"model", "rules", "n_rules", "cost_before_us", "cost_after_us",
+ * "search_seconds", "sources": [{"name", "dir", "found", "typechecked", "queued", "applied",
+ * "seconds"}]}. model, rules: strings written as given (rules may be NULL: null). */
+void search_stats_write_json(FILE *f, const rules_set *rs, const search_result *res, const char *model,
+                             const char *rules);
 
 void search_result_free(search_result *r);
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# compare_device.sh OUT [tests|bench|all]: on the GPU machine, from the repository root -- two builds
+# of tasc side by side in one call, for changes that must not move the GPU figures (a refactor):
+#   tests  gpu_test_ops and gpu_test_matmul of the NEW build
+#   bench  `tasc kernels bench` (tuned kernel vs cuBLAS at the bench sizes, fused bias+relu) and
+#          `tasc bench` of every zoo model (original vs optimized), OLD then NEW then OLD then NEW,
+#          so drift of the GPU's clocks shows as a difference between the two rounds of one build
+# Builds: .device/old and .device/new, each with bin/ (tasc, gpu_test_*) and lib/ (the shared
+# libraries the GPU machine lacks); the optimized zoo models come from NEW's `tasc optimize` with the
+# shipped rules and are benchmarked by both builds. Writes OUT/env.txt, OUT/tests.log,
+# OUT/kernels.log, OUT/zoo.log and OUT/summary.md.
+set -u
+OUT=${1:?usage: bench/runtime/compare_device.sh OUT [tests|bench|all]}
+MODE=${2:-all}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+GPU=$ROOT/.device/new/bin/tasc
+. "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), TASC_TUNE_TABLE
+export LD_LIBRARY_PATH="$ROOT/.device/new/lib:$LD_LIBRARY_PATH"
+run_old() { LD_LIBRARY_PATH="$ROOT/.device/old/lib:$LD_LIBRARY_PATH" "$ROOT/.device/old/bin/$@"; }
+run_new() { "$ROOT/.device/new/bin/$@"; }
+{
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+    for b in old new; do echo "$b: $(git -C "$ROOT" log -1 --format=%h 2>/dev/null) $(cat "$ROOT/.device/$b/VERSION" 2>/dev/null)"; done
+    ldd "$GPU" | grep -E "not found|cudnn|cublas"
+} >"$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+if [ "$MODE" != bench ]; then
+    : >"$OUT/tests.log"
+    for t in gpu_test_ops gpu_test_matmul; do
+        echo "== $t" >>"$OUT/tests.log"
+        timeout 280 "$ROOT/.device/new/bin/$t" >>"$OUT/tests.log" 2>&1
+        echo "$t exit $?" | tee -a "$OUT/tests.log"
+        tail -2 "$OUT/tests.log"
+    done
+fi
+[ "$MODE" = tests ] && exit 0
+
+SIZES=1024,4096,8192,128x768x768,128x3072x768,128x768x3072
+: >"$OUT/kernels.log"
+for round in 1 2; do
+    for b in old new; do
+        echo "== kernels $b round $round" >>"$OUT/kernels.log"
+        timeout 200 run_$b tasc kernels bench --sizes $SIZES --versions all --fused 128x3072x768 --reps 30 \
+            --max-cell-s 4 --table "$ROOT/bench/matmul/matmul_tune.txt" >>"$OUT/kernels.log" 2>&1
+        echo "kernels $b exit $?" >>"$OUT/kernels.log"
+    done
+done
+
+: >"$OUT/zoo.log"
+for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
+    run_new tasc model "$m" --out "$TMP/$m.json" || continue
+    run_new tasc optimize "$TMP/$m.json" --rules "$ROOT/rules/verified-4.json" --out "$TMP/$m.opt.json" --quiet \
+        --no-check >/dev/null 2>&1 || continue
+    for round in 1 2; do
+        for b in old new; do
+            timeout 120 run_$b tasc bench "$TMP/$m.json" "$TMP/$m.opt.json" --reps 200 --json "$TMP/r.json" \
+                >>"$OUT/zoo.log" 2>&1
+            ms=$(tr -d '\n' <"$TMP/r.json" 2>/dev/null | grep -o '"median_ms": *[0-9.]*' | sed 's/.*: *//' | tr '\n' ' ')
+            echo "$m $b round $round median_ms(original optimized) $ms" | tee -a "$OUT/zoo.log"
+            rm -f "$TMP/r.json"
+        done
+    done
+done
+
+{
+    echo "# old vs new build on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+    echo
+    echo "## tasc kernels bench: % of cuBLAS and fused bias+relu (two rounds per build)"
+    awk '/^== kernels/ {print "\n### " substr($0, 4); next} /^## % of cuBLAS/ {on=1} /^## Ladder/ {on=0}
+         /^## Fused/ {on=1} on {print}' "$OUT/kernels.log"
+    echo
+    echo "## tasc bench, zoo (median ms of 200 CUDA graph replays)"
+    echo
+    grep "median_ms" "$OUT/zoo.log"
+} >"$OUT/summary.md"
+cat "$OUT/summary.md"
