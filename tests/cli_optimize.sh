@@ -127,10 +127,17 @@ for line in open(sys.argv[2]):
 got = {(s["name"], "dst->src" if s["dir"] == "dst->src" else ""): s["applied"] for s in d["sources"] if s["applied"]}
 assert got == summary, (got, summary)
 PY
-# --builtins minimal: no fusion without a rule for it; a bad value is refused
+# --builtins minimal: no merge without a rule for it, but lowering fuses biases and activations
+# after the search; a bad value is refused
 expect 0 "" optimize "$tmp/sq.json" --rules none --builtins minimal --out "$tmp/s2.json" --quiet --no-check
 grep -q "^built-ins: minimal" "$tmp/out" || { echo "FAIL: --builtins minimal not in the summary"; fail=1; }
-grep -q "fuse-act\|merge-conv" "$tmp/out" && { echo "FAIL: --builtins minimal fused"; fail=1; }
+grep -q "merge-conv\|split-concat" "$tmp/out" && { echo "FAIL: --builtins minimal merged"; fail=1; }
+grep -q "^  fuse-act  " "$tmp/out" || { echo "FAIL: --builtins minimal did not lower (fuse-act)"; fail=1; }
+# rules only: disconnected patterns (two relus of unrelated tensors) are not searched
+expect 0 "" optimize "$tmp/sq.json" --builtins minimal --out "$tmp/s3.json" --quiet --no-check --budget 50 \
+    --stats "$tmp/st3.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert not [s for s in d['sources'] if s['name']=='g4_00284' and s['dir']=='dst->src'], 'g4_00284 searched'" \
+    "$tmp/st3.json" || { echo "FAIL: a disconnected pattern was searched"; fail=1; }
 expect 2 "bad value for --builtins" optimize "$tmp/sq.json" --out "$tmp/x.json" --builtins some
 expect 2 "bad value for --stats" optimize "$tmp/sq.json" --out "$tmp/x.json" --stats ""
 

@@ -414,12 +414,72 @@ static void test_merge_conv(void) {
     graph_free(g);
 }
 
+/* rewrite_split_bias and lowering: biased conv2d and matmul split into the op and an ewadd (same
+ * values), each such ewadd and the relu after it reported as free by rewrite_lowered_free, and
+ * fuse-bias then fuse-act giving the biased ops back; a conv with an activation keeps its bias. */
+static int lowered_free_count(const graph *g) {
+    rules_match_index ix;
+    char err[256];
+    if (rules_match_index_build(&ix, g, err, sizeof err) < 0)
+        return -1;
+    uint8_t *wo = malloc((size_t)g->n_tensors + 1);
+    cost_weight_only(g, wo);
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += ix.live[i] && rewrite_lowered_free(&ix, wo, i);
+    free(wo);
+    rules_match_index_free(&ix);
+    return n;
+}
+
+static void test_split_bias(void) {
+    graph *g = graph_new("split_bias");
+    const int64_t xd[4] = {1, 3, 6, 6}, kd[4] = {4, 3, 3, 3}, bd[1] = {4}, ad[2] = {5, 7}, wd[2] = {7, 6}, vd[1] = {6};
+    const int32_t pads[4] = {1, 1, 1, 1};
+    int32_t x = graph_input(g, "x", 4, xd), a = graph_input(g, "a", 2, ad);
+    int32_t k1 = weight_random(g, "k1", 4, kd, 1, 0.0f, 0.5f), k2 = weight_random(g, "k2", 4, kd, 2, 0.0f, 0.5f);
+    int32_t b1 = weight_random(g, "b1", 1, bd, 3, 0.5f, 0.5f), b2 = weight_random(g, "b2", 1, bd, 4, 0.5f, 0.5f);
+    int32_t w = weight_random(g, "w", 2, wd, 5, 0.0f, 0.5f), v = weight_random(g, "v", 1, vd, 6, 0.1f, 0.5f);
+    int32_t c1 = graph_unary(g, OP_RELU, graph_conv2d_ex(g, "c1", x, k1, b1, 1, 1, pads, 1, OPS_ACT_NONE));
+    int32_t c2 = graph_conv2d_ex(g, "c2", x, k2, b2, 1, 1, pads, 1, OPS_ACT_RELU); /* keeps its bias */
+    const int32_t min[3] = {a, w, v};
+    int32_t m = -1;
+    ops_params mp;
+    ops_params_default(OP_MATMUL, &mp);
+    graph_add(g, "m", OP_MATMUL, &mp, 3, min, &m);
+    int32_t outs[3] = {c1, c2, m};
+    for (int32_t i = 0; i < 3; i++)
+        graph_mark_output(g, outs[i]);
+    CHECK(graph_ok(g));
+    graph *h = graph_clone(g);
+    int64_t counter = 0;
+    int32_t n = 0;
+    char err[256];
+    CHECK(rewrite_split_bias(&h, "opt", &counter, &n, err, sizeof err) == 0);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(count_op(h, OP_EWADD), 2);
+    CHECK(compare_runs(g, h) < 1e-6);
+    CHECK_EQ_INT(lowered_free_count(h), 3); /* c1's ewadd and relu, m's ewadd */
+    uint8_t lower[REWRITE_COUNT] = {0};
+    lower[REWRITE_FUSE_BIAS] = lower[REWRITE_FUSE_ACT] = 1;
+    int32_t counts[REWRITE_COUNT] = {0};
+    CHECK(rewrite_greedy(&h, lower, "opt", &counter, counts, err, sizeof err) == 0);
+    CHECK_EQ_INT(counts[REWRITE_FUSE_BIAS], 2);
+    CHECK_EQ_INT(counts[REWRITE_FUSE_ACT], 1);
+    CHECK_EQ_INT(count_op(h, OP_EWADD) + count_op(h, OP_RELU), 0); /* bias reshapes: weight-only, folded later */
+    CHECK_EQ_INT(count_op(h, OP_CONV2D) + count_op(h, OP_MATMUL), 3);
+    CHECK(compare_runs(g, h) < 1e-6);
+    graph_free(h);
+    graph_free(g);
+}
+
 int main(void) {
     CHECK_EQ_INT(REWRITE_COUNT, 7);
     for (int32_t k = 0; k < REWRITE_COUNT; k++)
         CHECK(rewrite_names[k] != NULL);
     test_bn_fold();
     test_fusion();
+    test_split_bias();
     test_cse_split_concat();
     test_merge_matmul();
     test_merge_conv();

@@ -426,6 +426,51 @@ static void test_merges_as_rules(cost_model *cm) {
     rules_set_free(rm);
 }
 
+/* --builtins minimal on biased convolutions followed by relu (what bn-fold and ONNX Conv give):
+ * the biases are split off for the search, which costs the ewadd and relu lowering will fuse as
+ * free, and lowering fuses them back, so the result equals the built-ins' (fuse-bias, fuse-act). */
+static void test_minimal_bias(cost_model *cm) {
+    rules_set *rm = load("tests/data/opt/rules_merge.json");
+    graph *g = graph_new("biased");
+    const int64_t xd[4] = {1, 16, 28, 28}, kd[4] = {16, 16, 3, 3}, bd[1] = {16};
+    const int32_t pads[4] = {1, 1, 1, 1};
+    int32_t t = graph_input(g, "x", 4, xd);
+    for (int32_t i = 0; i < 3; i++) {
+        char kn[8], bn[8];
+        snprintf(kn, sizeof kn, "k%d", (int)i);
+        snprintf(bn, sizeof bn, "b%d", (int)i);
+        int32_t k = graph_weight_he(g, kn, 4, kd), b = graph_weight_const(g, bn, 1, bd, 0.1f * (float)(i + 1));
+        t = graph_unary(g, OP_RELU, graph_conv2d_ex(g, NULL, t, k, b, 1, 1, pads, 1, OPS_ACT_NONE));
+    }
+    graph_mark_output(g, t);
+    CHECK(graph_ok(g));
+    search_opts o;
+    search_result rb, rr;
+    graph *bb = NULL, *br = NULL;
+    char err[512];
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    CHECK(search_optimize(g, NULL, cm, &o, &bb, &rb, err, sizeof err) == 0);
+    search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+    CHECK(o.split_bias && o.lower_cost);
+    CHECK(search_optimize(g, rm, cm, &o, &br, &rr, err, sizeof err) == 0);
+    if (bb && br) {
+        CHECK_EQ_INT(br->n_nodes, 3);
+        CHECK_EQ_INT(count_op(br, OP_RELU) + count_op(br, OP_EWADD), 0);
+        CHECK(rr.cost_after <= rb.cost_after * 1.0001);
+        CHECK_EQ_INT(applied_count(&rr, "fuse-bias"), 3);
+        CHECK_EQ_INT(applied_count(&rr, "fuse-act"), 3);
+        exec_diff worst[1];
+        CHECK_EQ_INT(exec_check(g, br, 2, 1e-5, worst, err, sizeof err), 0);
+    }
+    graph_free(bb);
+    graph_free(br);
+    search_result_free(&rb);
+    search_result_free(&rr);
+    graph_free(g);
+    rules_set_free(rm);
+}
+
 int main(void) {
     rules_set *rs = load("tests/data/opt/rules_small.json");
     CHECK(rs != NULL);
@@ -440,6 +485,7 @@ int main(void) {
     test_never_worse(rs, cm);
     test_stats(rs, cm);
     test_merges_as_rules(cm);
+    test_minimal_bias(cm);
     int64_t computed, reused;
     cost_model_stats(cm, &computed, &reused);
     CHECK(computed > 0 && reused > 0); /* the memo answered repeated nodes */

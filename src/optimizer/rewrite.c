@@ -308,6 +308,81 @@ static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
     }
 }
 
+/* --- bias split before the search, and what lowering fuses ----------------------------------- */
+
+/* conv2d or matmul (no activation) with a bias -> the op without it, then an ewadd of the bias
+ * (reshaped to broadcast along the output channel): the form the rules are written in. */
+static void rw_find_split_bias(rw_ctx *c, ops_type op) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[op]; u < ix->op_start[op + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u];
+        const graph_node *nd = &g->nodes[n];
+        if (nd->n_in != 3 || nd->p.v[PM_ACT] != OPS_ACT_NONE || !c->wo[nd->in[2]])
+            continue;
+        const ops_shape *os = &g->tensors[nd->out[0]].shape, *bs = &g->tensors[nd->in[2]].shape;
+        int32_t ch = op == OP_CONV2D ? 1 : os->rank - 1;
+        if (bs->rank != 1 || bs->dims[0] != os->dims[ch])
+            continue;
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        rules_aref bias = rw_t(nd->in[2]);
+        if (os->rank - ch > 1) { /* [F] -> [F, 1, ...]: right-aligned against the output */
+            ops_params rp;
+            ops_params_default(OP_RESHAPE, &rp);
+            rp.n_list = os->rank - ch;
+            rp.list[0] = os->dims[ch];
+            for (int32_t i = 1; i < rp.n_list; i++)
+                rp.list[i] = 1;
+            bias = rw_n(rw_node(pl, OP_RESHAPE, &rp, 1, &bias), 0);
+        }
+        int32_t nn = rw_node(pl, op, &nd->p, 2, (rules_aref[]){rw_t(nd->in[0]), rw_t(nd->in[1])});
+        int32_t add = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(nn, 0), bias});
+        pl->n_removed = 1;
+        pl->removed[0] = n;
+        pl->n_map = 1;
+        pl->old_t[0] = nd->out[0];
+        pl->new_t[0] = rw_n(add, 0);
+        rw_report(c);
+    }
+}
+
+/* The conv2d or matmul (no activation) whose output t is, if n is its only reader; else -1. */
+static int32_t rw_fusable_producer(const rules_match_index *ix, int32_t t, int32_t n) {
+    const graph *g = ix->g;
+    int32_t p = g->tensors[t].producer;
+    if (p < 0 || !ix->live[p] || rw_only_reader(ix, t) != n)
+        return -1;
+    const graph_node *pd = &g->nodes[p];
+    if ((pd->op != OP_CONV2D && pd->op != OP_MATMUL) || pd->p.v[PM_ACT] != OPS_ACT_NONE)
+        return -1;
+    return p;
+}
+
+int rewrite_lowered_free(const rules_match_index *ix, const uint8_t *wo, int32_t n) {
+    const graph *g = ix->g;
+    const graph_node *nd = &g->nodes[n];
+    if (nd->op == OP_EWADD && nd->n_in == 2) { /* fuse-bias's test */
+        for (int32_t s = 0; s < 2; s++) {
+            int32_t t = nd->in[s], b = nd->in[1 - s];
+            int32_t p = rw_fusable_producer(ix, t, n);
+            if (p < 0 || t == b || !wo[b])
+                continue;
+            const ops_shape *os = &g->tensors[t].shape;
+            int32_t ch = g->nodes[p].op == OP_CONV2D ? 1 : os->rank - 1;
+            if (ops_shape_eq(&g->tensors[nd->out[0]].shape, os) && rw_channel_vector(&g->tensors[b].shape, os, ch))
+                return 1;
+        }
+        return 0;
+    }
+    if (rw_fusable_act(nd->op) == OPS_ACT_NONE || nd->n_in < 1) /* fuse-act's, after fuse-bias */
+        return 0;
+    int32_t t = nd->in[0], p = g->tensors[t].producer;
+    if (rw_fusable_producer(ix, t, n) >= 0)
+        return 1;
+    return p >= 0 && g->nodes[p].op == OP_EWADD && rw_only_reader(ix, t) == n && rewrite_lowered_free(ix, wo, p);
+}
+
 /* --- split then concat ----------------------------------------------------------------------- */
 
 static void rw_find_split_concat(rw_ctx *c) {
@@ -598,13 +673,15 @@ static void rw_find_merge_conv(rw_ctx *c) {
     free(done);
 }
 
-int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
+#define RW_SPLIT_BIAS REWRITE_COUNT /* rw_find's kind for rewrite_split_bias (not a rewrite kind) */
+
+static int32_t rw_find(int32_t kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
     rw_ctx *c = base_xcalloc(1, sizeof *c);
     c->ix = ix;
     c->wo = wo;
     c->fn = fn;
     c->user = user;
-    switch (kind) {
+    switch ((int)kind) {
     case REWRITE_CSE:
         rw_find_cse(c);
         break;
@@ -628,13 +705,19 @@ int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8
     case REWRITE_MERGE_CONV:
         rw_find_merge_conv(c);
         break;
-    case REWRITE_COUNT:
+    case RW_SPLIT_BIAS:
+        rw_find_split_bias(c, OP_CONV2D);
+        rw_find_split_bias(c, OP_MATMUL);
         break;
     }
     int32_t found = c->found;
     rules_apply_plan_clear(&c->pl);
     free(c);
     return found;
+}
+
+int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
+    return kind < REWRITE_COUNT ? rw_find(kind, ix, wo, fn, user) : 0;
 }
 
 /* --- greedy driver --------------------------------------------------------------------------- */
@@ -658,8 +741,9 @@ static int rw_take_first(rules_apply_plan *pl, void *user) {
     return 1;
 }
 
-int rewrite_greedy(graph **gp, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
-                   int32_t counts[REWRITE_COUNT], char *err, size_t errlen) {
+/* Apply the rw_find kinds set in kinds[0..n_kinds) greedily; counts[k] grows by each applied. */
+static int rw_greedy(graph **gp, const uint8_t *kinds, int32_t n_kinds, const char *prefix, int64_t *counter,
+                     int32_t *counts, char *err, size_t errlen) {
     graph *g = *gp, *owned = NULL;
     rules_apply_plan *keep = base_xcalloc(1, sizeof *keep);
     uint8_t *wo = NULL;
@@ -673,9 +757,9 @@ int rewrite_greedy(graph **gp, const uint8_t kinds[REWRITE_COUNT], const char *p
         cost_weight_only(g, wo);
         rw_first f = {.ix = &ix, .keep = keep};
         int32_t kind = 0;
-        for (; kind < REWRITE_COUNT && !f.got; kind++)
+        for (; kind < n_kinds && !f.got; kind++)
             if (kinds[kind])
-                rewrite_find((rewrite_kind)kind, &ix, wo, rw_take_first, &f);
+                rw_find(kind, &ix, wo, rw_take_first, &f);
         if (!f.got) {
             rules_match_index_free(&ix);
             break;
@@ -701,6 +785,21 @@ done:
     rules_apply_plan_clear(keep);
     free(keep);
     free(wo);
+    return rc;
+}
+
+int rewrite_greedy(graph **gp, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
+                   int32_t counts[REWRITE_COUNT], char *err, size_t errlen) {
+    return rw_greedy(gp, kinds, REWRITE_COUNT, prefix, counter, counts, err, errlen);
+}
+
+int rewrite_split_bias(graph **gp, const char *prefix, int64_t *counter, int32_t *n_split, char *err, size_t errlen) {
+    uint8_t kinds[REWRITE_COUNT + 1] = {0};
+    int32_t counts[REWRITE_COUNT + 1] = {0};
+    kinds[RW_SPLIT_BIAS] = 1;
+    int rc = rw_greedy(gp, kinds, REWRITE_COUNT + 1, prefix, counter, counts, err, errlen);
+    if (n_split)
+        *n_split = counts[RW_SPLIT_BIAS];
     return rc;
 }
 

@@ -62,6 +62,19 @@ int32_t rewrite_find(rewrite_kind kind, const rules_match_index *ix, const uint8
 int rewrite_greedy(graph **g, const uint8_t kinds[REWRITE_COUNT], const char *prefix, int64_t *counter,
                    int32_t counts[REWRITE_COUNT], char *err, size_t errlen);
 
+/* The inverse of fuse-bias, for a search whose rules know conv2d and matmul without a bias
+ * (search_opts.split_bias): every conv2d or matmul without an activation whose third input is a
+ * weight-only rank-1 bias becomes the op without it and an ewadd of the bias (reshaped to
+ * [F, 1, 1] for conv2d). Fusing it back is lowering (fuse-bias after the search), not a
+ * substitution. *g is replaced; *n_split (may be NULL) receives the count. 0, or -1 with a message. */
+int rewrite_split_bias(graph **g, const char *prefix, int64_t *counter, int32_t *n_split, char *err, size_t errlen);
+
+/* 1 if node n of ix->g is one that lowering (fuse-bias, then fuse-act, greedily) absorbs into the
+ * conv2d or matmul before it: an ewadd of a weight-only channel bias, or a relu or gelu, reading
+ * the op's (or such an ewadd's) output as its only reader. A search that lowers its result costs
+ * such a node as free. wo: the weight-only flags (cost_weight_only). */
+int rewrite_lowered_free(const rules_match_index *ix, const uint8_t *wo, int32_t n);
+
 /* Constant folding: every live weight-only tensor that a node computes and a non-weight-only
  * node reads (or that is a graph output) becomes a DATA weight of the same name holding its
  * values, computed node by node with the CPU references from the weights' values; the weight-only

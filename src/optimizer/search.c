@@ -40,6 +40,7 @@ void search_opts_builtins(search_opts *o, search_builtins b) {
     memset(o->moves, 0, sizeof o->moves);
     memset(o->greedy, 0, sizeof o->greedy);
     o->greedy[REWRITE_CSE] = o->greedy[REWRITE_BN_FOLD] = 1;
+    o->split_bias = o->lower_cost = 1;
 }
 
 void search_result_free(search_result *r) {
@@ -461,11 +462,46 @@ static int sr_all_weight_only(const sr_exp *e, const rules_match *m) {
     return 1;
 }
 
+/* With search_opts.lower_cost: 1 if new node j of the plan is one lowering absorbs into the new
+ * conv2d or matmul it reads (rewrite_lowered_free's test on the plan): a bias ewadd or relu/gelu
+ * that is the only reader of that op's output (or of such an ewadd's, free[]). */
+static int sr_plan_free(const sr_exp *e, const rules_apply_plan *pl, int32_t j, const uint8_t *nwo,
+                        const uint8_t *free_) {
+    const rules_apply_node *nd = &pl->nodes[j];
+    int add = nd->op == OP_EWADD && nd->n_in == 2;
+    if (!add && !(nd->n_in == 1 && (nd->op == OP_RELU || nd->op == OP_GELU)))
+        return 0;
+    for (int32_t s = 0; s < nd->n_in; s++) {
+        rules_aref r = nd->in[s];
+        if (r.kind != RULES_AREF_NODE || r.out != 0)
+            continue;
+        const rules_apply_node *pn = &pl->nodes[r.idx];
+        int ok = (pn->op == OP_CONV2D || pn->op == OP_MATMUL) && pn->p.v[PM_ACT] == OPS_ACT_NONE;
+        ok |= !add && free_[r.idx] && pn->op == OP_EWADD;
+        if (add && ok) { /* the other operand: weight-only */
+            rules_aref b = nd->in[1 - s];
+            ok = b.kind == RULES_AREF_WEIGHT || (b.kind == RULES_AREF_TENSOR && e->wo[b.idx]) ||
+                 (b.kind == RULES_AREF_NODE && nwo[b.idx]);
+        }
+        if (!ok)
+            continue;
+        int32_t readers = 0; /* of r: the plan's nodes and the mapped outputs */
+        for (int32_t k = 0; k < pl->n_nodes; k++)
+            for (int32_t i = 0; i < pl->nodes[k].n_in; i++)
+                readers += pl->nodes[k].in[i].kind == RULES_AREF_NODE && pl->nodes[k].in[i].idx == r.idx;
+        for (int32_t m = 0; m < pl->n_map; m++)
+            readers += pl->new_t[m].kind == RULES_AREF_NODE && pl->new_t[m].idx == r.idx;
+        if (readers == 1)
+            return 1;
+    }
+    return 0;
+}
+
 /* The cost of the parent with the plan applied: the new nodes that run, less the nodes gone. */
 static int sr_plan_cost(sr_exp *e, const rules_apply_plan *pl, double *out) {
     const graph *g = e->ix.g;
     double cost = e->cost;
-    uint8_t nwo[RULES_APPLY_MAX_NODES];
+    uint8_t nwo[RULES_APPLY_MAX_NODES], free_[RULES_APPLY_MAX_NODES] = {0};
     for (int32_t j = 0; j < pl->n_nodes; j++) {
         const rules_apply_node *nd = &pl->nodes[j];
         uint8_t all = 1;
@@ -484,6 +520,8 @@ static int sr_plan_cost(sr_exp *e, const rules_apply_plan *pl, double *out) {
         }
         nwo[j] = all;
         if (all)
+            continue;
+        if (e->c->o->lower_cost && (free_[j] = (uint8_t)sr_plan_free(e, pl, j, nwo, free_)))
             continue;
         double t;
         if (cost_node(e->c->cm, nd->op, &nd->p, nd->n_in, in, nd->n_out, nd->out, &t, e->c->err, e->c->errlen) < 0)
@@ -621,6 +659,8 @@ static int sr_exp_init(sr_exp *e, sr_ctx *c, int32_t parent, int with_costs) {
         e->n_live += e->ix.live[n];
         if (!with_costs || !e->ix.live[n] || (nd->n_out > 0 && e->wo[nd->out[0]]))
             continue;
+        if (c->o->lower_cost && rewrite_lowered_free(&e->ix, e->wo, n))
+            continue; /* lowering fuses it into the op before it */
         if (cost_graph_node(c->cm, g, n, &e->nc[n], c->err, c->errlen) < 0)
             return -1;
         e->cost += e->nc[n];
@@ -633,6 +673,18 @@ static void sr_exp_free(sr_exp *e) {
     rules_apply_plan_clear(&e->pl);
     free(e->wo);
     free(e->nc);
+}
+
+/* A graph's cost as the search sees it: cost_graph's, or with search_opts.lower_cost the nodes
+ * lowering absorbs left out (sr_exp_init's sum). */
+static int sr_graph_cost(sr_ctx *c, int32_t s, double *out) {
+    if (!c->o->lower_cost)
+        return cost_graph(c->cm, c->st[s].g, out, NULL, c->err, c->errlen);
+    sr_exp e;
+    int rc = sr_exp_init(&e, c, s, 1);
+    *out = e.cost;
+    sr_exp_free(&e);
+    return rc;
 }
 
 /* Rebuild state s's graph from its parent's. */
@@ -726,6 +778,36 @@ static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
 }
 
 /* The search proper, on names from prefix and *counter (advanced to the best path's end). */
+/* 1 if the pattern side of r in direction dir is one piece: its ops joined by edges and by the
+ * variables they share. A pattern of independent pieces (two relus of unrelated tensors) matches
+ * every combination of its pieces' matches -- quadratic in the graph -- and its replacement can
+ * only join unrelated computations, so such directions are not searched. */
+static int sr_pattern_connected(const rules_rule *r, rules_dir dir) {
+    const rules_graph *side = dir == RULES_DIR_FWD ? &r->src : &r->dst;
+    int32_t comp[RULES_MAX_OPS], first[RULES_MAX_VARS];
+    for (int32_t v = 0; v < RULES_MAX_VARS; v++)
+        first[v] = -1;
+    for (int32_t i = 0; i < side->n_ops; i++) {
+        comp[i] = i;
+        for (int32_t k = 0; k < side->ops[i].n_in; k++) {
+            rules_ref in = side->ops[i].in[k];
+            int32_t j = in.kind == RULES_REF_OP ? in.idx : first[in.idx];
+            if (in.kind == RULES_REF_VAR && first[in.idx] < 0)
+                first[in.idx] = i;
+            if (j < 0 || comp[j] == comp[i])
+                continue;
+            int32_t from = comp[i], to = comp[j]; /* relabel i's piece as j's */
+            for (int32_t x = 0; x <= i; x++)
+                if (comp[x] == from)
+                    comp[x] = to;
+        }
+    }
+    for (int32_t i = 1; i < side->n_ops; i++)
+        if (comp[i] != comp[0])
+            return 0;
+    return 1;
+}
+
 static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
                      int64_t *counter, graph **best, search_result *res,
                      char *err, size_t errlen) {
@@ -760,7 +842,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     for (int32_t src = 0; src < c.n_rule_src; src++) {
         const rules_rule *r = &c.rs->rules[src / 2];
         rules_dir dir = (rules_dir)(src % 2);
-        c.src_ok[src] = !c.skip_rule[src / 2] && rules_match_usable(r, dir);
+        c.src_ok[src] = !c.skip_rule[src / 2] && rules_match_usable(r, dir) && sr_pattern_connected(r, dir);
         rules_match_needs_of(r, dir, &c.needs[src]);
         if (!c.src_ok[src])
             continue;
@@ -778,7 +860,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     int32_t root = sr_new_state(&c);
     c.st[root].g = graph_clone(g);
     c.st[root].counter = *counter;
-    if (cost_graph(cm, g, &c.st[root].cost, NULL, err, errlen) < 0)
+    if (sr_graph_cost(&c, root, &c.st[root].cost) < 0)
         goto done;
     res->cost_before = c.st[root].cost;
     res->nodes_before = g->n_nodes;
@@ -803,7 +885,7 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
             sr_release(&c, s);
             continue;
         }
-        if (p >= 0 && cost_graph(cm, c.st[s].g, &c.st[s].cost, NULL, err, errlen) < 0)
+        if (p >= 0 && sr_graph_cost(&c, s, &c.st[s].cost) < 0)
             goto done; /* the exact cost (the queue held the plan's estimate) */
         if (c.st[s].cost < c.st[c.best].cost) {
             int32_t old = c.best;
@@ -875,6 +957,18 @@ static void sr_stats_final(search_result *res, const int32_t greedy[REWRITE_COUN
     }
 }
 
+/* Biases split off (rewrite_split_bias), their reshapes folded into weights. */
+static int sr_split_bias(graph **g, const char *prefix, int64_t *counter, int32_t *folded, char *err,
+                         size_t errlen) {
+    int32_t n = 0, f = 0;
+    if (rewrite_split_bias(g, prefix, counter, &n, err, errlen) < 0)
+        return -1;
+    if (n > 0 && rewrite_fold_constants(g, &f, err, errlen) < 0)
+        return -1;
+    *folded += f;
+    return 0;
+}
+
 int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, graph **out,
                     search_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
@@ -899,6 +993,8 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     if (o->fold && rewrite_fold_constants(&c, &f, err, errlen) < 0)
         goto done;
     folded += f;
+    if (o->split_bias && sr_split_bias(&c, prefix, &counter, &folded, err, errlen) < 0)
+        goto done;
     if (o->progress) {
         int32_t n = 0;
         for (int32_t k = 0; k < REWRITE_COUNT; k++)
@@ -916,6 +1012,12 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
     }
     if (rewrite_greedy(&best, o->greedy, prefix, &counter, greedy, err, errlen) < 0)
         goto done;
+    if (o->split_bias) { /* lowering: the biases split off and the activations fused */
+        uint8_t lower[REWRITE_COUNT] = {0};
+        lower[REWRITE_FUSE_BIAS] = lower[REWRITE_FUSE_ACT] = 1;
+        if (rewrite_greedy(&best, lower, prefix, &counter, greedy, err, errlen) < 0)
+            goto done;
+    }
     if (o->fold && rewrite_fold_constants(&best, &f, err, errlen) < 0)
         goto done;
     folded += f;

@@ -41,6 +41,11 @@ typedef struct {
     uint8_t greedy[REWRITE_COUNT];    /* applied greedily before and after the search (cse, bn-fold,
                                          fuse-bias, fuse-act, split-concat) by search_optimize */
     int fold;                         /* search_optimize folds weight-only nodes into weights (1) */
+    int split_bias;                   /* search_optimize splits biases off conv2d and matmul before the
+                                         search (rewrite_split_bias) and lowers after it: fuse-bias and
+                                         fuse-act applied greedily (0; 1 with --builtins minimal) */
+    int lower_cost;                   /* the search costs a node that lowering absorbs
+                                         (rewrite_lowered_free) as free (0; 1 with --builtins minimal) */
     int stats;                        /* fill search_result.stats (per-source counts and times) (0) */
     FILE *progress;                   /* progress lines (stderr in the CLI), NULL for none */
 } search_opts;
@@ -48,8 +53,10 @@ typedef struct {
 void search_opts_default(search_opts *o);
 
 /* The built-in rewrites of `tasc optimize --builtins`: all (the default above), or minimal -- only
- * what is not a substitution: cse and bn-fold applied greedily, folding of weight-only nodes; no
- * built-in search move (fusions and merges must then come from the rule file). */
+ * what is not a substitution: cse and bn-fold applied greedily, folding of weight-only nodes, and
+ * lowering: biases are split off conv2d and matmul before the search (the rules' ops carry none)
+ * and fused back with the activations after it, and the search costs what lowering will fuse as
+ * free (split_bias, lower_cost); no built-in search move (merges must come from the rule file). */
 typedef enum { SEARCH_BUILTINS_ALL, SEARCH_BUILTINS_MINIMAL } search_builtins;
 void search_opts_builtins(search_opts *o, search_builtins b);
 
