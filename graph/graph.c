@@ -9,6 +9,7 @@
  * DATA blobs are the exception: shared between graphs, each graph holding one reference per
  * weight, counted atomically; a blob's values and content hash never change after creation.
  */
+#define _XOPEN_SOURCE 700 /* realpath (graph_path_resolve), beside the build's _POSIX_C_SOURCE */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -174,6 +175,130 @@ graph_name_ent *graph_nameset_add(graph_name_set *s, const char *key, graph_name
     return e;
 }
 
+/* --- the name index ----------------------------------------------------------------------
+ * Builders check every new name for uniqueness. A linear scan per name makes building a graph of
+ * n nodes O(n^2) (minutes for 100,000 nodes), so after GRAPH_NAMES_AFTER scans of a graph its
+ * names go into hash tables, kept up to date by graph.c's own additions, renames and compaction
+ * (a clone starts without one). Other modules may swap two tensors' names (the set of names stays
+ * the same): a hit is therefore verified against the tensor it names, and a stale table is
+ * rebuilt. Keys are the index's own copies, so names freed elsewhere never dangle in it. */
+#define GRAPH_NAMES_AFTER 16
+
+typedef struct graph_name_ix {
+    char *key;   /* owned copy */
+    int32_t id;
+    UT_hash_handle hh;
+} graph_name_ix;
+
+struct graph_names {
+    int32_t scans;          /* linear scans so far, until the tables are built */
+    int built;
+    graph_name_ix *tensors; /* uthash by name */
+    graph_name_ix *nodes;
+};
+
+static void graph_ix_clear(graph_name_ix **head) {
+    graph_name_ix *e, *t;
+    HASH_ITER(hh, *head, e, t) {
+        HASH_DEL(*head, e);
+        free(e->key);
+        free(e);
+    }
+}
+
+static void graph_ix_put(graph_name_ix **head, const char *name, int32_t id) {
+    graph_name_ix *e = NULL;
+    HASH_FIND_STR(*head, name, e);
+    if (e) {
+        e->id = id;
+        return;
+    }
+    e = base_xcalloc(1, sizeof *e);
+    e->key = base_xstrdup(name);
+    e->id = id;
+    HASH_ADD_KEYPTR(hh, *head, e->key, strlen(e->key), e);
+}
+
+static void graph_ix_del(graph_name_ix **head, const char *name) {
+    graph_name_ix *e = NULL;
+    HASH_FIND_STR(*head, name, e);
+    if (e) {
+        HASH_DEL(*head, e);
+        free(e->key);
+        free(e);
+    }
+}
+
+static void graph_names_free(struct graph_names *ix) {
+    if (!ix)
+        return;
+    graph_ix_clear(&ix->tensors);
+    graph_ix_clear(&ix->nodes);
+    free(ix);
+}
+
+static void graph_names_build(graph *g) {
+    struct graph_names *ix = g->names;
+    graph_ix_clear(&ix->tensors);
+    graph_ix_clear(&ix->nodes);
+    for (int32_t i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i].name)
+            graph_ix_put(&ix->tensors, g->tensors[i].name, i);
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].name)
+            graph_ix_put(&ix->nodes, g->nodes[i].name, i);
+    ix->built = 1;
+}
+
+/* The id of the tensor (nodes 0) or node (nodes 1) named name, or -1; through the tables once
+ * they are built, else a linear scan (counted). */
+static int32_t graph_names_find(graph *g, int nodes, const char *name) {
+    if (!g->names)
+        g->names = base_xcalloc(1, sizeof *g->names);
+    struct graph_names *ix = g->names;
+    if (!ix->built && ++ix->scans > GRAPH_NAMES_AFTER)
+        graph_names_build(g);
+    int32_t n = nodes ? g->n_nodes : g->n_tensors;
+    if (!ix->built) {
+        for (int32_t i = 0; i < n; i++) {
+            const char *nm = nodes ? g->nodes[i].name : g->tensors[i].name;
+            if (nm && !strcmp(nm, name))
+                return i;
+        }
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        graph_name_ix *e = NULL;
+        HASH_FIND_STR(nodes ? ix->nodes : ix->tensors, name, e);
+        if (!e)
+            return -1;
+        const char *nm = e->id < n ? (nodes ? g->nodes[e->id].name : g->tensors[e->id].name) : NULL;
+        if (nm && !strcmp(nm, name))
+            return e->id;
+        graph_names_build(g); /* stale: names were swapped outside graph.c */
+    }
+    return -1;
+}
+
+/* Record a name graph.c just gave (tables built only). */
+static void graph_names_added(graph *g, int nodes, const char *name, int32_t id) {
+    if (g->names && g->names->built)
+        graph_ix_put(nodes ? &g->names->nodes : &g->names->tensors, name, id);
+}
+
+static int graph_tensor_name_taken(graph *g, const char *name) { return graph_names_find(g, 0, name) >= 0; }
+
+static int graph_node_name_taken(graph *g, const char *name) { return graph_names_find(g, 1, name) >= 0; }
+
+/* The id arrays (inputs, weights, outputs) hold at least the next power of two of their count
+ * (graph_dup_ids allocates the same), so pushing grows them geometrically. */
+static size_t graph_ids_cap(int32_t n) {
+    size_t c = 1;
+    while (c < (size_t)n)
+        c *= 2;
+    return c;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * lifetime
  */
@@ -201,13 +326,14 @@ void graph_free(graph *g) {
     free(g->outputs);
     free(g->name);
     free(g->base_dir);
+    graph_names_free(g->names);
     free(g);
 }
 
 static int32_t *graph_dup_ids(const int32_t *a, int32_t n) {
     if (!n)
         return NULL;
-    int32_t *d = base_xmalloc((size_t)n * sizeof *d);
+    int32_t *d = base_xmalloc(graph_ids_cap(n) * sizeof *d);
     memcpy(d, a, (size_t)n * sizeof *d);
     return d;
 }
@@ -217,6 +343,7 @@ graph *graph_clone(const graph *g) {
     *c = *g;
     c->name = base_xstrdup(g->name ? g->name : "");
     c->base_dir = g->base_dir ? base_xstrdup(g->base_dir) : NULL;
+    c->names = NULL;
     c->cap_tensors = g->n_tensors;
     c->cap_nodes = g->n_nodes;
     c->tensors = NULL;
@@ -261,20 +388,6 @@ static void graph_fail(graph *g, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int graph_tensor_name_taken(const graph *g, const char *name) {
-    for (int32_t i = 0; i < g->n_tensors; i++)
-        if (g->tensors[i].name && !strcmp(g->tensors[i].name, name))
-            return 1;
-    return 0;
-}
-
-static int graph_node_name_taken(const graph *g, const char *name) {
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].name && !strcmp(g->nodes[i].name, name))
-            return 1;
-    return 0;
-}
-
 static int32_t graph_push_tensor(graph *g) {
     if (g->n_tensors == g->cap_tensors) {
         int32_t cap = g->cap_tensors ? 2 * g->cap_tensors : 16;
@@ -288,7 +401,8 @@ static int32_t graph_push_tensor(graph *g) {
 }
 
 static void graph_push_id(int32_t **arr, int32_t *n, int32_t id) {
-    *arr = base_xrealloc(*arr, (size_t)(*n + 1) * sizeof **arr);
+    if (*n == 0 || (*n & (*n - 1)) == 0) /* full when n is a power of two */
+        *arr = base_xrealloc(*arr, graph_ids_cap(*n + 1) * sizeof **arr);
     (*arr)[(*n)++] = id;
 }
 
@@ -328,6 +442,7 @@ int32_t graph_impl_add_leaf(graph *g, const char *name, graph_tensor_kind kind, 
     int32_t id = graph_push_tensor(g);
     graph_tensor *t = &g->tensors[id];
     t->name = base_xstrdup(name);
+    graph_names_added(g, 0, name, id);
     t->shape = *s;
     for (int32_t d = s->rank; d < OPS_MAX_DIMS; d++)
         t->shape.dims[d] = 0;
@@ -512,6 +627,7 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
     graph_node *nd = &g->nodes[nid];
     memset(nd, 0, sizeof *nd);
     nd->name = base_xstrdup(name);
+    graph_names_added(g, 1, name, nid);
     nd->op = op;
     nd->p = q;
     nd->n_in = n_in;
@@ -522,6 +638,7 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
         int32_t t = graph_push_tensor(g);
         graph_tensor *ts = &g->tensors[t];
         ts->name = names[i];
+        graph_names_added(g, 0, names[i], t);
         ts->shape = out_sh[i];
         for (int32_t d = out_sh[i].rank; d < OPS_MAX_DIMS; d++)
             ts->shape.dims[d] = 0;
@@ -1367,6 +1484,8 @@ uint64_t graph_hash(const graph *g) {
 /* --- compaction ------------------------------------------------------------------------- */
 void graph_compact(graph *g) {
     int32_t nn = g->n_nodes, nt = g->n_tensors;
+    graph_names_free(g->names); /* ids change: rebuilt when needed */
+    g->names = NULL;
     uint8_t *live = base_xcalloc((size_t)nn + 1, 1);
     uint8_t *used = base_xcalloc((size_t)nt + 1, 1);
     int32_t *stack = base_xmalloc((size_t)(nn ? nn : 1) * sizeof *stack);
@@ -1445,9 +1564,42 @@ void graph_compact(graph *g) {
     free(used);
 }
 
+int graph_rename_tensor(graph *g, int32_t t, const char *name) {
+    char m[GRAPH_ERR_LEN];
+    if (!graph_ok(g))
+        return -1;
+    if (t < 0 || t >= g->n_tensors) {
+        graph_fail(g, "rename: tensor id %d is not a tensor of this graph", (int)t);
+        return -1;
+    }
+    if (graph_impl_check_name(name, m, sizeof m) < 0) {
+        graph_fail(g, "rename of '%s': %s", g->tensors[t].name, m);
+        return -1;
+    }
+    int32_t other = graph_names_find(g, 0, name);
+    if (other >= 0 && other != t) {
+        graph_fail(g, "rename of '%s': the name '%s' is already used", g->tensors[t].name, name);
+        return -1;
+    }
+    if (g->names && g->names->built)
+        graph_ix_del(&g->names->tensors, g->tensors[t].name);
+    free(g->tensors[t].name);
+    g->tensors[t].name = base_xstrdup(name);
+    graph_names_added(g, 0, name, t);
+    return 0;
+}
+
 int32_t graph_find_tensor(const graph *g, const char *name) {
     if (!g || !name)
         return -1;
+    if (g->names && g->names->built) { /* read only: a const graph may be shared between threads */
+        graph_name_ix *e = NULL;
+        HASH_FIND_STR(g->names->tensors, name, e);
+        if (!e)
+            return -1;
+        if (e->id < g->n_tensors && g->tensors[e->id].name && !strcmp(g->tensors[e->id].name, name))
+            return e->id;
+    }
     for (int32_t i = 0; i < g->n_tensors; i++)
         if (g->tensors[i].name && !strcmp(g->tensors[i].name, name))
             return i;
@@ -1547,17 +1699,58 @@ int64_t graph_blob_refs(const graph_blob *b) {
     return b ? (int64_t)atomic_load_explicit(&((graph_blob *)b)->refs, memory_order_relaxed) : 0;
 }
 
+int graph_path_resolve(const char *base_dir, int allow_outside, const char *path, char **out, char *err,
+                       size_t errlen) {
+    *out = NULL;
+    if (!path || !path[0]) {
+        base_fail_line(err, errlen, "an empty file path");
+        return -1;
+    }
+    int has_dir = base_dir && base_dir[0];
+    char *joined;
+    if (path[0] != '/' && has_dir) {
+        size_t n = strlen(base_dir) + strlen(path) + 2;
+        joined = base_xmalloc(n);
+        snprintf(joined, n, "%s/%s", base_dir, path);
+    } else {
+        joined = base_xstrdup(path);
+    }
+    if (allow_outside || !has_dir) {
+        *out = joined;
+        return 0;
+    }
+    /* "..", absolute paths and symbolic links anywhere on the way all resolve: the file itself must
+     * lie inside the folder. A file that does not exist is left to the caller's open, which reports
+     * it (and the check runs again whenever the values are read). */
+    char *rdir = realpath(base_dir, NULL), *rfile = rdir ? realpath(joined, NULL) : NULL;
+    int inside = 1;
+    if (rfile) {
+        size_t n = strlen(rdir);
+        /* the folder itself counts as inside: opening it reports a directory */
+        inside = !strcmp(rdir, "/") || (!strncmp(rfile, rdir, n) && (rfile[n] == '/' || !rfile[n]));
+        if (!inside)
+            base_fail_line(err, errlen, "file '%s' resolves to '%s', outside the model's folder '%s': a model may "
+                           "only name files inside its folder (--allow-outside-paths allows others)", path, rfile, rdir);
+    }
+    free(rdir);
+    free(rfile);
+    if (!inside) {
+        free(joined);
+        return -1;
+    }
+    *out = joined;
+    return 0;
+}
+
 /* Read numel little-endian float32 values at offset of the weight's file into dst. */
 static int graph_read_weight_file(const graph *g, const graph_tensor *ts, int64_t numel, float *dst,
                                   char *err, size_t errlen) {
-    const char *path = ts->init.path;
-    char *full = NULL;
-    if (path[0] != '/' && g->base_dir && g->base_dir[0]) {
-        size_t n = strlen(g->base_dir) + strlen(path) + 2;
-        full = base_xmalloc(n);
-        snprintf(full, n, "%s/%s", g->base_dir, path);
-        path = full;
+    char *full = NULL, why[GRAPH_ERR_LEN];
+    if (graph_path_resolve(g->base_dir, g->allow_outside_paths, ts->init.path, &full, why, sizeof why) < 0) {
+        base_fail_line(err, errlen, "weight '%s': %s", ts->name, why);
+        return -1;
     }
+    const char *path = full;
     int rc = -1;
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -1566,8 +1759,10 @@ static int graph_read_weight_file(const graph *g, const graph_tensor *ts, int64_
         return -1;
     }
     struct stat st;
+    memset(&st, 0, sizeof st);
     if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-        base_fail_line(err, errlen, "weight '%s': file '%s': not a regular file", ts->name, path);
+        base_fail_line(err, errlen, "weight '%s': file '%s': %s", ts->name, path,
+                       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
         goto done;
     }
     int64_t off = ts->init.offset;

@@ -71,6 +71,9 @@ typedef struct graph {
     int32_t *outputs; int32_t n_outputs; /* tensor ids of graph outputs, in order */
     int64_t max_elements;                /* per-tensor element limit: bigger shapes are refused */
     char *base_dir;                      /* folder that relative weight paths are resolved against */
+    int allow_outside_paths;             /* 0: weight files must lie inside base_dir (graph_path_resolve);
+                                            1: anywhere (the loaders' allow_outside_paths option) */
+    struct graph_names *names;           /* the builder's name index (graph.c), NULL until needed */
     char err[GRAPH_ERR_LEN];             /* first error, "" if none */
 } graph;
 
@@ -138,6 +141,9 @@ uint64_t graph_hash(const graph *g);
 /* Remove nodes whose outputs reach no graph output, and tensors nobody uses; renumbers ids. */
 void graph_compact(graph *g);
 int32_t graph_find_tensor(const graph *g, const char *name); /* -1 if none */
+/* Rename tensor t (name copied); -1 with g->err (sticky) if the name is invalid or another
+ * tensor's. Renaming through here keeps the builder's name index right. */
+int graph_rename_tensor(graph *g, int32_t t, const char *name);
 
 /* --- weights ------------------------------------------------------------------------------- */
 /* Materialise a weight's values into dst (numel floats). -1 with a message naming the weight
@@ -159,10 +165,27 @@ uint64_t graph_blob_hash(const graph_blob *b);      /* of the values' bits: equa
 int64_t graph_blob_refs(const graph_blob *b);       /* the current reference count (tests, asserts) */
 
 /* --- files --------------------------------------------------------------------------------- */
+/* The path policy for every file a model names (FILE weights, ONNX external data): path is
+ * relative to base_dir, the model's folder (or absolute). Unless allow_outside, the file must lie
+ * inside that folder once resolved (realpath: "..", absolute paths and symbolic links followed);
+ * one outside is refused with one line in err (no prefix). A file that does not exist passes
+ * (opening it reports that). base_dir NULL or empty (a graph built in memory, a model
+ * read from a string): path is taken as it is. On success *out is the path to open, base_dir
+ * joined (caller frees); returns 0, or -1. */
+int graph_path_resolve(const char *base_dir, int allow_outside, const char *path, char **out, char *err,
+                       size_t errlen);
+/* Options of graph_load_json_opts; all zero: the defaults. */
+typedef struct {
+    int64_t max_elements;     /* per-tensor limit; 0: GRAPH_DEFAULT_MAX_ELEMENTS or TASC_MAX_ELEMENTS */
+    int allow_outside_paths;  /* 1: FILE weights may name files outside the model's folder */
+} graph_load_opts;
 /* Load a JSON model. On error returns NULL and writes one line "FILE:LINE:COL: message" (syntax)
  * or "FILE: node 'NAME': message" (semantics) to err. Refuses tensors over max_elements
  * (0: GRAPH_DEFAULT_MAX_ELEMENTS, or TASC_MAX_ELEMENTS from the environment). */
 graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t errlen);
+/* The same with options (o NULL: defaults). FILE weights are checked against the path policy
+ * (graph_path_resolve) as the model loads, and again whenever their values are read. */
+graph *graph_load_json_opts(const char *path, const graph_load_opts *o, char *err, size_t errlen);
 /* Same, from a string; 'where' names it in messages. */
 graph *graph_load_json_string(const char *text, const char *where, int64_t max_elements, char *err, size_t errlen);
 /* Save deterministically (fixed key order, nodes in topological order). A model with DATA or

@@ -357,6 +357,15 @@ static int jl_weights(jl_ctx *c, json_t *arr) {
         graph_init init;
         if (jl_keys(c, label, o, keys) < 0 || jl_shape(c, label, o, &s) < 0 || jl_init(c, label, o, &init) < 0)
             return -1;
+        if (init.kind == GRAPH_INIT_FILE) { /* the path policy, checked now for a message at load */
+            char *full = NULL, m[GRAPH_ERR_LEN];
+            int rc = graph_path_resolve(c->g->base_dir, c->g->allow_outside_paths, init.path, &full, m, sizeof m);
+            free(full);
+            if (rc < 0) {
+                jl_fail(c, label, "%s", m);
+                return -1;
+            }
+        }
         if (jl_add_tname(c, label, name, -1, c->g->n_tensors) < 0)
             return -1;
         char m[GRAPH_ERR_LEN];
@@ -393,15 +402,13 @@ static void jl_param_list(ops_type op, char *buf, size_t len) {
 
 static int jl_enum(jl_ctx *c, const char *label, const char *pname, json_t *v, const char *const *names,
                    int count, int64_t *out) {
+    /* names only: the integer codes are internal (the README documents the names) */
     if (json_is_string(v)) {
         for (int i = 0; i < count; i++)
             if (!strcmp(names[i], json_string_value(v))) {
                 *out = i;
                 return 0;
             }
-    } else if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < count) {
-        *out = (int64_t)json_integer_value(v);
-        return 0;
     }
     char list[256];
     size_t used = 0;
@@ -414,9 +421,6 @@ static int jl_enum(jl_ctx *c, const char *label, const char *pname, json_t *v, c
     }
     if (json_is_string(v))
         jl_fail(c, label, "parameter '%s': unknown value '%s' (one of: %s)", pname, json_string_value(v), list);
-    else if (json_is_integer(v))
-        jl_fail(c, label, "parameter '%s': %lld is out of range (one of: %s)", pname,
-                (long long)json_integer_value(v), list);
     else
         jl_fail(c, label, "parameter '%s' must be a name, got %s (one of: %s)", pname, jl_type(v), list);
     return -1;
@@ -457,7 +461,11 @@ static int jl_params(jl_ctx *c, const char *label, jl_node *nd, json_t *params) 
                 char what[128];
                 float f;
                 snprintf(what, sizeof what, "parameter '%s'", key);
-                if (jl_float(c, label, what, v, &f) < 0)
+                /* infinities (a Clip bound that is absent in ONNX) as the strings "inf" and "-inf" */
+                const char *sv = json_is_string(v) ? json_string_value(v) : NULL;
+                if (sv && (!strcmp(sv, "inf") || !strcmp(sv, "-inf")))
+                    f = sv[0] == '-' ? -INFINITY : INFINITY;
+                else if (jl_float(c, label, what, v, &f) < 0)
                     return -1;
                 nd->p.v[k] = ops_f2p(f);
                 break;
@@ -795,8 +803,9 @@ static char *jl_stem(const char *where) {
     return s;
 }
 
-static graph *jl_load(const char *text, size_t len, const char *where, int64_t max_elements, char *err,
-                      size_t errlen) {
+/* base_dir: the model's folder (NULL for a string); o: the options, never NULL. */
+static graph *jl_load(const char *text, size_t len, const char *where, const char *base_dir,
+                      const graph_load_opts *o, char *err, size_t errlen) {
     static const char *const keys[] = {"format", "version", "name", "inputs", "weights", "nodes", "outputs", NULL};
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -861,8 +870,10 @@ static graph *jl_load(const char *text, size_t len, const char *where, int64_t m
         c.g = graph_new(stem);
         free(stem);
     }
-    if (max_elements > 0)
-        c.g->max_elements = max_elements;
+    if (o->max_elements > 0)
+        c.g->max_elements = o->max_elements;
+    c.g->base_dir = base_dir ? base_xstrdup(base_dir) : NULL;
+    c.g->allow_outside_paths = o->allow_outside_paths != 0;
     c.n_nodes = (int32_t)json_array_size(nodes);
     c.nodes = base_xcalloc((size_t)c.n_nodes, sizeof *c.nodes);
     size_t n_names = json_array_size(inputs) + json_array_size(weights) + (size_t)c.n_nodes * OPS_MAX_OUTPUTS;
@@ -896,10 +907,33 @@ graph *graph_load_json_string(const char *text, const char *where, int64_t max_e
         base_fail_line(err, errlen, "%s: no text", where);
         return NULL;
     }
-    return jl_load(text, strlen(text), where, max_elements, err, errlen);
+    graph_load_opts o = {.max_elements = max_elements};
+    return jl_load(text, strlen(text), where, NULL, &o, err, errlen);
 }
 
 graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t errlen) {
+    graph_load_opts o = {.max_elements = max_elements};
+    return graph_load_json_opts(path, &o, err, errlen);
+}
+
+/* The folder of path: "." for a bare file name. Caller frees. */
+static char *jl_dirname(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return base_xstrdup(".");
+    if (slash == path)
+        return base_xstrdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = base_xmalloc(n + 1);
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+graph *graph_load_json_opts(const char *path, const graph_load_opts *o, char *err, size_t errlen) {
+    graph_load_opts def = {0};
+    if (!o)
+        o = &def;
     FILE *f = fopen(path, "rb");
     if (!f) {
         base_fail_line(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -943,21 +977,10 @@ graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t
         return NULL;
     }
     fclose(f);
-    graph *g = jl_load(buf, len, path, max_elements, err, errlen);
+    char *dir = jl_dirname(path);
+    graph *g = jl_load(buf, len, path, dir, o, err, errlen);
+    free(dir);
     free(buf);
-    if (g) {
-        const char *slash = strrchr(path, '/');
-        if (!slash) {
-            g->base_dir = base_xstrdup(".");
-        } else if (slash == path) {
-            g->base_dir = base_xstrdup("/");
-        } else {
-            size_t n = (size_t)(slash - path);
-            g->base_dir = base_xmalloc(n + 1);
-            memcpy(g->base_dir, path, n);
-            g->base_dir[n] = '\0';
-        }
-    }
     return g;
 }
 
@@ -1167,7 +1190,8 @@ static json_t *js_params(js_ctx *c, const graph_node *nd) {
         case OPS_PK_FLOAT: {
             char what[GRAPH_ERR_LEN];
             snprintf(what, sizeof what, "node '%s': parameter '%s'", nd->name, pn);
-            x = js_real(c, ops_p2f(v), what);
+            float f = ops_p2f(v);
+            x = isinf(f) ? json_string(f > 0 ? "inf" : "-inf") : js_real(c, f, what);
             break;
         }
         case OPS_PK_ACT:

@@ -340,7 +340,8 @@ rj_doc *rules_json_parse(const char *text, const char *where, const rj_val **roo
         json_error_t je;
         json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
         if (!j) {
-            snprintf(err, errlen, "%s:%d:%d: %s", where, je.line, je.column, je.text);
+            /* one line: jansson quotes the text near the error, newlines included */
+            base_fail_line(err, errlen, "%s:%d:%d: %s", where, je.line, je.column, je.text);
             rules_json_free(d);
             return NULL;
         }

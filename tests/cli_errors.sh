@@ -67,6 +67,10 @@ model_case cycle.json "node 'a'" "cycle" "a -> b -> c -> a"
 model_case empty.json "\"nodes\" is empty"
 model_case overflow.json "input 'big'" "(4294967296,4294967296,4294967296)" "int64"
 model_case no_such_model.json "cannot open" "No such file"
+model_case act_int.json "node 'conv1'" "parameter 'act' must be a name, got an integer" "none, relu"
+model_case outside.json "weight 'wout'" "file '../onnx/ext_data.bin' resolves to" "outside the model's folder" \
+    "--allow-outside-paths"
+model_case outside_abs.json "weight 'wout'" "file '/etc/passwd' resolves to" "outside the model's folder"
 
 # the per-tensor element limit from the environment
 export TASC_MAX_ELEMENTS=100

@@ -258,7 +258,7 @@ static void test_any_order(void) {
         "  {\"name\": \"p\", \"op\": \"globalavgpool\", \"inputs\": [\"ewadd_0\"]},\n"
         "  {\"op\": \"ewadd\", \"inputs\": [\"r\", \"c\"]},\n"
         "  {\"name\": \"r\", \"op\": \"sigmoid\", \"inputs\": [\"c\"]},\n"
-        "  {\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 1, \"act\": 1}}],\n"
+        "  {\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": \"same\", \"act\": \"relu\"}}],\n"
         " \"weights\": [{\"name\": \"w\", \"shape\": [4, 3, 3, 3], \"init\": {\"std\": 1, \"kind\": \"random\", \"seed\": 5, \"mean\": 0}}],\n"
         " \"outputs\": [\"p\"],\n"
         " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 8, 8], \"dtype\": \"float32\"}]}\n";
@@ -412,8 +412,11 @@ static const bad_case bad_cases[] = {
      OUTS("\"c\""), {"bad.json: node 'c': ", "'stride_h'", "out of range"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": \"swish\"}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'act': unknown value 'swish' (one of: none, relu, sigmoid, tanh, gelu)"}},
-    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 9}}")
-     OUTS("\"c\""), {"bad.json: node 'c': parameter 'pad': 9 is out of range (one of: explicit, same, valid)"}},
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 1}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'pad' must be a name, got an integer (one of: explicit, same, valid)"}},
+    /* integer codes are not part of the format: names only */
+    {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": 3}}")
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got an integer (one of: none, relu, sigmoid, tanh, gelu)"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": true}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got a boolean"}},
     {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"clip\", \"inputs\": [\"x\"], \"params\": {\"lo\": \"0\"}}") OUTS("\"c\""),

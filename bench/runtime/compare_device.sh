@@ -5,8 +5,8 @@
 #   bench  `tasc kernels bench` (tuned kernel vs cuBLAS at the bench sizes, fused bias+relu) and
 #          `tasc bench` of every zoo model (original vs optimized), OLD then NEW then OLD then NEW,
 #          so drift of the GPU's clocks shows as a difference between the two rounds of one build
-# Builds: .device/old and .device/new, each with bin/ (tasc, gpu_test_*) and lib/ (the shared
-# libraries the GPU machine lacks); the optimized zoo models come from NEW's `tasc optimize` with the
+# Builds: .device/old/bin and .device/new/bin (tasc, gpu_test_*), and .device/lib, the shared
+# libraries the GPU machine lacks (jansson, protobuf-c, z3), for both; the optimized zoo models come from NEW's `tasc optimize` with the
 # shipped rules and are benchmarked by both builds. Writes OUT/env.txt, OUT/tests.log,
 # OUT/kernels.log, OUT/zoo.log and OUT/summary.md.
 set -u
@@ -18,9 +18,8 @@ trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
 GPU=$ROOT/.device/new/bin/tasc
 . "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), TASC_TUNE_TABLE
-export LD_LIBRARY_PATH="$ROOT/.device/new/lib:$LD_LIBRARY_PATH"
-run_old() { LD_LIBRARY_PATH="$ROOT/.device/old/lib:$LD_LIBRARY_PATH" "$ROOT/.device/old/bin/$@"; }
-run_new() { "$ROOT/.device/new/bin/$@"; }
+export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
+declare -A BIN=([old]="$ROOT/.device/old/bin" [new]="$ROOT/.device/new/bin")
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
     for b in old new; do echo "$b: $(git -C "$ROOT" log -1 --format=%h 2>/dev/null) $(cat "$ROOT/.device/$b/VERSION" 2>/dev/null)"; done
@@ -44,7 +43,7 @@ SIZES=1024,4096,8192,128x768x768,128x3072x768,128x768x3072
 for round in 1 2; do
     for b in old new; do
         echo "== kernels $b round $round" >>"$OUT/kernels.log"
-        timeout 200 run_$b tasc kernels bench --sizes $SIZES --versions all --fused 128x3072x768 --reps 30 \
+        timeout 200 "${BIN[$b]}/tasc" kernels bench --sizes $SIZES --versions all --fused 128x3072x768 --reps 30 \
             --max-cell-s 4 --table "$ROOT/bench/matmul/matmul_tune.txt" >>"$OUT/kernels.log" 2>&1
         echo "kernels $b exit $?" >>"$OUT/kernels.log"
     done
@@ -52,12 +51,12 @@ done
 
 : >"$OUT/zoo.log"
 for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
-    run_new tasc model "$m" --out "$TMP/$m.json" || continue
-    run_new tasc optimize "$TMP/$m.json" --rules "$ROOT/rules/verified-4.json" --out "$TMP/$m.opt.json" --quiet \
+    "${BIN[new]}/tasc" model "$m" --out "$TMP/$m.json" || continue
+    "${BIN[new]}/tasc" optimize "$TMP/$m.json" --rules "$ROOT/rules/verified-4.json" --out "$TMP/$m.opt.json" --quiet \
         --no-check >/dev/null 2>&1 || continue
     for round in 1 2; do
         for b in old new; do
-            timeout 120 run_$b tasc bench "$TMP/$m.json" "$TMP/$m.opt.json" --reps 200 --json "$TMP/r.json" \
+            timeout 120 "${BIN[$b]}/tasc" bench "$TMP/$m.json" "$TMP/$m.opt.json" --reps 200 --json "$TMP/r.json" \
                 >>"$OUT/zoo.log" 2>&1
             ms=$(tr -d '\n' <"$TMP/r.json" 2>/dev/null | grep -o '"median_ms": *[0-9.]*' | sed 's/.*: *//' | tr '\n' ' ')
             echo "$m $b round $round median_ms(original optimized) $ms" | tee -a "$OUT/zoo.log"

@@ -21,9 +21,11 @@
  * FNV-1a(name) mixed with opts.seed), BatchNormalization variances get 1, and missing integer or
  * boolean tensors get zeros; shapes they would have decided are taken from the model's value_info.
  *
- * Semantics to know: integer tensors (token ids) are float32 holding exact integers (|v| <= 2^24);
- * the gather op reads ids in [0, V) and gives a zero row for others, where onnxruntime wraps
- * negative ids and rejects out-of-range ones. ReduceMean / ReduceSum become a product with a
+ * Semantics to know: integer tensors (token ids) are float32 holding exact integers (|v| <= 2^24).
+ * Gather ids: constant ones are checked at import as onnxruntime does (a negative id counts from
+ * the end, one outside [-V, V) is refused); ids that arrive at run time must be integers in
+ * [0, V): the executors refuse any other (`tasc run` names the node and the id), where
+ * onnxruntime would wrap a negative one. ReduceMean / ReduceSum become a product with a
  * constant column. MaxPool / AveragePool ceil_mode becomes extra end padding (refused for a
  * count_include_pad average where that would add windows).
  *
@@ -61,6 +63,8 @@ typedef struct {
     int32_t n_dims;            /* values for symbolic input dimensions (dim_param), by name */
     const char *const *dim_names;   /* [n_dims] */
     const int64_t *dim_values;      /* [n_dims], positive */
+    int allow_outside_paths;   /* 1: external data (and a JSON model's weight files) may lie outside the
+                                  model's folder; 0: refused (graph_path_resolve, graph.h) */
 } onnx_import_opts;
 
 /* All zero: real weights only, default element limit, no symbolic dimension values. */
@@ -73,6 +77,12 @@ graph *onnx_import(const char *path, const onnx_import_opts *o, char *err, size_
  * external data) is the folder that external data locations are relative to. */
 graph *onnx_import_buffer(const void *data, size_t len, const char *where, const char *base_dir,
                           const onnx_import_opts *o, char *err, size_t errlen);
+
+/* Load a model file of either format: a path ending in ".onnx" through onnx_import with o's
+ * options, any other as a JSON model (graph_load_json) with o->max_elements (o NULL: defaults).
+ * The CLI and the public API both load models through this one function. Returns the graph
+ * (caller frees with graph_free) or NULL with one line in err that starts with the path. */
+graph *onnx_load_model(const char *path, const onnx_import_opts *o, char *err, size_t errlen);
 
 /* Serialise g as an ONNX model; returns a malloc'd buffer (caller frees) of *len bytes, or NULL
  * with one line in err (e.g. a weight file that cannot be read, a model over 2 GiB). */

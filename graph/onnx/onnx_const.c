@@ -28,7 +28,12 @@ int64_t ox_numel(const ops_shape *s) {
 }
 
 int ox_check_size(ox_ctx *c, const ops_shape *s) {
-    int64_t n = ox_numel(s), lim = c->g ? c->g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
+    /* the product of the non-zero dims: an empty tensor's other dims still enter shape arithmetic
+     * (Flatten, Reshape, reductions multiply them), so they are bounded as if it were not empty */
+    int64_t n = 1, lim = c->g ? c->g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
+    for (int32_t d = 0; d < s->rank && n <= lim; d++)
+        if (s->dims[d] < 0 || (s->dims[d] > 0 && base_mul_i64(n, s->dims[d], &n) < 0))
+            n = INT64_MAX;
     if (n > lim) {
         char b[160];
         return ox_fail(c, "a tensor of shape %s is over the element limit %lld", ops_shape_str(s, b, sizeof b),
@@ -88,18 +93,21 @@ static float ox_le_f32(const uint8_t *p) {
     return f;
 }
 
-static char *ox_join(const char *dir, const char *rel) {
-    if (!dir || !dir[0])
-        return base_xstrdup(rel);
-    size_t n = strlen(dir) + strlen(rel) + 2;
-    char *p = base_xmalloc(n);
-    snprintf(p, n, "%s/%s", dir, rel);
-    return p;
+/* The path of external data location loc of tensor (graph_path_resolve: inside the model's folder
+ * unless the import allows others) into *path (caller frees); OX_OK or OX_ERR. */
+static int ox_data_path(ox_ctx *c, const char *loc, const char *tensor, char **path) {
+    char why[GRAPH_ERR_LEN];
+    int allow = c->g ? c->g->allow_outside_paths : c->o.allow_outside_paths;
+    if (graph_path_resolve(c->base_dir, allow, loc, path, why, sizeof why) < 0)
+        return ox_fail(c, "initializer '%s': external data %s", tensor, why);
+    return OX_OK;
 }
 
 /* Read exactly n bytes at off of path (relative to base_dir) into buf. */
 static int ox_read_at(ox_ctx *c, const char *rel, int64_t off, void *buf, int64_t n, const char *tensor) {
-    char *path = ox_join(c->base_dir, rel);
+    char *path = NULL;
+    if (ox_data_path(c, rel, tensor, &path) != OX_OK)
+        return OX_ERR;
     FILE *f = fopen(path, "rb");
     int rc = OX_OK;
     if (!f) {
@@ -271,15 +279,13 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
     }
     if (!loc || !loc[0])
         return ox_fail(c, "initializer '%s': external data without a location", t->name);
-    if (loc[0] == '/' || !strcmp(loc, "..") || !strncmp(loc, "../", 3) || strstr(loc, "/../") ||
-        (strlen(loc) >= 3 && !strcmp(loc + strlen(loc) - 3, "/..")))
-        return ox_fail(c, "initializer '%s': external data location '%s' must be a relative path inside the "
-                          "model's folder", t->name, loc);
     int64_t need = n * es;
     if (length >= 0 && length != need)
         return ox_fail(c, "initializer '%s': external data length %lld does not match its shape (%lld bytes)",
                        t->name, (long long)length, (long long)need);
-    char *path = ox_join(c->base_dir, loc);
+    char *path = NULL;
+    if (ox_data_path(c, loc, t->name, &path) != OX_OK)
+        return OX_ERR;
     struct stat st;
     int have = c->base_dir && stat(path, &st) == 0;
     if (!have) {
@@ -302,7 +308,13 @@ static int ox_external(ox_ctx *c, const Onnx__TensorProto *t, int32_t dt, int64_
             k->std = (float)sqrt(2.0 / (double)(n / k->shape.dims[0]));
         return OX_OK;
     }
-    if (!S_ISREG(st.st_mode) || (int64_t)st.st_size < off || (int64_t)st.st_size - off < need) {
+    if (!S_ISREG(st.st_mode)) {
+        ox_fail(c, "initializer '%s': external data file '%s' %s", t->name, path,
+                S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+        free(path);
+        return OX_ERR;
+    }
+    if ((int64_t)st.st_size < off || (int64_t)st.st_size - off < need) {
         ox_fail(c, "initializer '%s': external data file '%s' has %lld bytes, needs %lld at offset %lld", t->name,
                 path, (long long)st.st_size, (long long)need, (long long)off);
         free(path);
@@ -339,14 +351,15 @@ int ox_const_from_proto(ox_ctx *c, const Onnx__TensorProto *t, ox_const *k) {
     ops_shape s;
     memset(&s, 0, sizeof s);
     s.rank = (int32_t)t->n_dims;
-    int64_t n = 1;
+    int64_t n = 1, nz = 1;
     for (size_t d = 0; d < t->n_dims; d++) {
         if (t->dims[d] < 0)
             return ox_fail(c, "tensor '%s': dimension %zu is %lld", name, d, (long long)t->dims[d]);
-        if (t->dims[d] > 0 && n > (INT64_C(1) << 40) / t->dims[d])
+        if (t->dims[d] > 0 && nz > (INT64_C(1) << 40) / t->dims[d])
             return ox_fail(c, "tensor '%s' is too large", name);
         s.dims[d] = t->dims[d];
         n *= t->dims[d];
+        nz *= t->dims[d] ? t->dims[d] : 1; /* the dims beside a zero one are bounded too (ox_check_size) */
     }
     int32_t dt = t->has_data_type ? t->data_type : 0;
     int is_int;
@@ -536,8 +549,8 @@ int ox_eval_concat(ox_ctx *c, ox_const **xs, int32_t n, int32_t axis, ox_const *
         for (int32_t d = 0; d < s.rank; d++)
             if (d != axis && xs[k]->shape.dims[d] != s.dims[d])
                 return ox_fail(c, "concatenation of tensors whose dimension %d differs", (int)d);
-        if (k)
-            s.dims[axis] += xs[k]->shape.dims[axis];
+        if (k && base_add_i64(s.dims[axis], xs[k]->shape.dims[axis], &s.dims[axis]) < 0)
+            return ox_fail(c, "the concatenated dimension overflows int64");
     }
     if (ox_check_size(c, &s) != OX_OK)
         return OX_ERR;
@@ -664,11 +677,11 @@ int ox_eval_slice(ox_ctx *c, ox_const *x, int32_t n_axes, const int64_t *starts,
         if (sp > 0) {
             b = b < 0 ? 0 : b > dim ? dim : b;
             e = e < 0 ? 0 : e > dim ? dim : e;
-            s.dims[a] = e > b ? (e - b + sp - 1) / sp : 0;
+            s.dims[a] = e > b ? (e - b - 1) / sp + 1 : 0; /* not (e - b + sp - 1) / sp: sp may be near 2^63 */
         } else {
             b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-            s.dims[a] = b > e ? (b - e + (-sp) - 1) / (-sp) : 0;
+            s.dims[a] = b > e ? (sp == INT64_MIN ? 1 : (b - e - 1) / -sp + 1) : 0;
         }
         st[a] = b;
         step[a] = sp;

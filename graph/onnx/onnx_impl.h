@@ -1,7 +1,8 @@
 /* onnx_impl.h: internals shared by the ONNX importer's files: onnx_import.c (the driver: file,
  * initializers, the walk over the nodes, the report), onnx_util.c (messages, names, the value
  * table, weights, node helpers, attributes: the helpers every other file uses), onnx_const.c
- * (constant tensors and their evaluation at import), onnx_ops.c (one converter per ONNX operator).
+ * (constant tensors and their evaluation at import), onnx_ops.c (one converter per ONNX operator),
+ * onnx_wire.c (the nesting limit, checked on the wire format before protobuf-c unpacks).
  *
  * Every ONNX value name maps to one ox_val: a runtime tensor of the graph, a constant held on
  * the host (folded at import), or poisoned (downstream of an unsupported node). Converters read
@@ -30,6 +31,9 @@
 enum { OX_OK = 0, OX_UNSUP = 1, OX_ERR = -1 };
 
 #define OX_MAX_EXACT (INT64_C(1) << 24) /* integers held in float32 are exact up to here */
+/* Strides, dilations, kernel sizes and pads above this are refused, so that the window arithmetic
+ * on them (products and sums of a few) stays far inside int64. */
+#define OX_MAX_WINDOW (INT64_C(1) << 30)
 
 /* Where a float constant's values come from until they are needed. */
 typedef enum { OX_SRC_MEM, OX_SRC_EXT, OX_SRC_RANDOM } ox_src;
@@ -209,6 +213,12 @@ int ox_broadcast(ox_ctx *c, const ops_shape *a, const ops_shape *b, ops_shape *o
 /* Evaluate an op-table operator on constant inputs with its CPU reference (float32). */
 int ox_eval_table(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, ox_const **in,
                   int32_t *n_out, ox_const *out);
+
+/* --- wire format (onnx_wire.c) -------------------------------------------------------------- */
+#define OX_MAX_NESTING 64 /* messages nested deeper than this are refused before protobuf-c unpacks */
+/* 0 if no message in the serialized model nests deeper than max_depth levels (the model is level
+ * 1), else -1 with *at the byte offset of the first message that does. */
+int ox_wire_depth_check(const void *data, size_t len, int max_depth, size_t *at);
 
 /* --- converters (onnx_ops.c) ----------------------------------------------------------------- */
 typedef int (*ox_convert_fn)(ox_ctx *c);

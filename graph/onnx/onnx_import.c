@@ -342,9 +342,13 @@ static int ox_inputs(ox_ctx *c, const Onnx__GraphProto *gp) {
         const char *sym = NULL;
         if (!tp->tensor_type->shape)
             return ox_fail(c, "graph input '%s' has no shape (static shapes only)", vi->name);
-        if (tp->tensor_type->shape->n_dim > OPS_MAX_DIMS)
-            return ox_fail(c, "graph input '%s' has rank %zu (at most %d)", vi->name,
-                           tp->tensor_type->shape->n_dim, OPS_MAX_DIMS);
+        const Onnx__TensorShapeProto *sp = tp->tensor_type->shape;
+        if (sp->n_dim > OPS_MAX_DIMS)
+            return ox_fail(c, "graph input '%s' has rank %zu (at most %d)", vi->name, sp->n_dim, OPS_MAX_DIMS);
+        for (size_t d = 0; d < sp->n_dim; d++)
+            if (sp->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && sp->dim[d]->dim_value < 0)
+                return ox_fail(c, "graph input '%s': dimension %zu is %lld (dims must be positive)", vi->name, d,
+                               (long long)sp->dim[d]->dim_value);
         if (!ox_type_shape(c, tp, &s, &sym)) {
             if (sym)
                 return ox_fail(c, "graph input '%s' has the symbolic dimension '%s': give it a value "
@@ -584,6 +588,12 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         err[0] = '\0';
     if (!where)
         where = "(buffer)";
+    size_t deep_at;
+    if (ox_wire_depth_check(data, len, OX_MAX_NESTING, &deep_at) < 0) {
+        base_fail_line(err, errlen, "%s: messages nest deeper than %d levels (at byte %zu): refused", where,
+                       OX_MAX_NESTING, deep_at);
+        return NULL;
+    }
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (!m) {
         base_fail_line(err, errlen, "%s: not a valid ONNX model (the protobuf data is truncated or corrupt)", where);
@@ -628,6 +638,7 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
     if (base_dir) {
         c.g->base_dir = base_xstrdup(base_dir);
     }
+    c.g->allow_outside_paths = c.o.allow_outside_paths != 0;
     /* every model name is taken before generated names are chosen */
     for (size_t k = 0; k < gp->n_node; k++)
         for (size_t i = 0; i < gp->node[k]->n_output; i++)

@@ -536,10 +536,14 @@ static int cv_range(ox_ctx *c) {
     ox_const k;
     ox_const_alloc(&k, &s, ints);
     for (int64_t j = 0; j < s.dims[0]; j++) {
-        if (ints)
-            k.i[j] = xi[0] + j * xi[2];
-        else
+        int64_t step;
+        if (!ints)
             k.f[j] = (float)(x[0] + (double)j * x[2]);
+        else if (base_mul_i64(j, xi[2], &step) < 0 || base_add_i64(xi[0], step, &k.i[j]) < 0) {
+            ox_const_free(&k);
+            return ox_fail(c, "Range values overflow int64 (start %lld, delta %lld)", (long long)xi[0],
+                           (long long)xi[2]);
+        }
     }
     return ox_set_const(c, 0, &k);
 }
@@ -722,7 +726,9 @@ static int cv_reshape(ox_ctx *c) {
         if (q < 0)
             return ox_fail(c, "shape entry %d is %lld", (int)d, (long long)v[d]);
         s.dims[d] = q;
-        known *= q;
+        if (base_mul_i64(known, q, &known) < 0)
+            return ox_fail(c, "the product of the shape's entries overflows int64 (entry %d is %lld)", (int)d,
+                           (long long)q);
     }
     int64_t total = ox_numel(xs);
     if (infer >= 0) {
@@ -871,7 +877,7 @@ static int cv_split(ox_ctx *c) {
     } else if (num > 0) {
         if (num != n_out)
             rc = ox_fail(c, "num_outputs = %lld but the node has %d outputs", (long long)num, (int)n_out);
-        int64_t chunk = (dim + num - 1) / num;
+        int64_t chunk = rc == OX_OK ? (dim + num - 1) / num : 0; /* num = n_out: small, dim bounded */
         for (int32_t k = 0; k < n_out && rc == OX_OK; k++)
             sizes[k] = k < n_out - 1 ? chunk : dim - chunk * (n_out - 1);
     } else {
@@ -884,7 +890,9 @@ static int cv_split(ox_ctx *c) {
     for (int32_t k = 0; k < n_out && rc == OX_OK; k++) {
         if (sizes[k] < 0)
             rc = ox_fail(c, "split size %lld", (long long)sizes[k]);
-        sum += sizes[k];
+        else if (base_add_i64(sum, sizes[k], &sum) < 0)
+            rc = ox_fail(c, "the split sizes overflow int64 when summed (size %d is %lld)", (int)k,
+                         (long long)sizes[k]);
     }
     if (rc == OX_OK && sum != dim)
         rc = ox_fail(c, "split sizes sum to %lld, the dimension is %lld", (long long)sum, (long long)dim);
@@ -1119,7 +1127,8 @@ static int pad_const(ox_ctx *c, ox_val *x, const int64_t *full, float value) {
     for (int32_t d = 0; d < r; d++) {
         if (full[d] < 0 || full[r + d] < 0)
             return ox_unsup(c, "negative pads (cropping)");
-        s.dims[d] += full[d] + full[r + d];
+        if (base_add_i64(s.dims[d], full[d], &s.dims[d]) < 0 || base_add_i64(s.dims[d], full[r + d], &s.dims[d]) < 0)
+            return ox_fail(c, "the pads of dimension %d overflow int64", (int)d);
     }
     if (ox_check_size(c, &s) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
         return OX_ERR;
@@ -1439,9 +1448,12 @@ static int window_attrs(ox_ctx *c, int32_t sp, const int64_t *in, ox_win *w) {
         return ox_fail(c, "dilations has %d values for %d spatial dims", (int)n, (int)sp);
     for (int32_t i = 0; i < n; i++)
         w->d[off + i] = v[i];
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (w->s[i] < 1 || w->d[i] < 1)
             return ox_fail(c, "strides and dilations must be positive");
+        if (w->s[i] > OX_MAX_WINDOW || w->d[i] > OX_MAX_WINDOW || w->k[i] > OX_MAX_WINDOW)
+            return ox_fail(c, "a stride, dilation or kernel size over %lld", (long long)OX_MAX_WINDOW);
+    }
     char ap[32];
     if ((rc = ox_attr_str(c, "auto_pad", "NOTSET", ap, sizeof ap)) != OX_OK)
         return rc;
@@ -1460,6 +1472,8 @@ static int window_attrs(ox_ctx *c, int32_t sp, const int64_t *in, ox_win *w) {
         for (int i = 0; i < 4; i++)
             if (w->pad[i] < 0)
                 return ox_unsup(c, "negative pads");
+            else if (w->pad[i] > OX_MAX_WINDOW)
+                return ox_fail(c, "a pad of %lld (at most %lld)", (long long)w->pad[i], (long long)OX_MAX_WINDOW);
     } else if (!strcmp(ap, "VALID")) {
         /* no padding */
     } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {

@@ -171,7 +171,8 @@ int ox_set_padded(ox_ctx *c, int i, const ox_val *src, const int64_t pad[4]) {
     ox_val *v = ox_alias_val(c, name, src);
     v->has_pad = 1;
     for (int k = 0; k < 4; k++)
-        v->pad[k] += pad[k];
+        if (pad[k] > OX_MAX_WINDOW || (v->pad[k] += pad[k]) > OX_MAX_WINDOW)
+            return ox_fail(c, "a padding of more than %lld", (long long)OX_MAX_WINDOW);
     free(v->pad_node);
     v->pad_node = base_xstrdup(c->node_name);
     return OX_OK;
@@ -298,9 +299,7 @@ static const char *ox_node_name(ox_ctx *c, int32_t n_out, char *buf, size_t len)
 }
 
 void ox_rename_tensor(ox_ctx *c, int32_t t, const char *name) {
-    graph_tensor *ts = &c->g->tensors[t];
-    free(ts->name);
-    ts->name = base_xstrdup(name);
+    graph_rename_tensor(c->g, t, name); /* a failure stays in the graph's sticky error */
     ox_name_add(c, name);
 }
 

@@ -124,6 +124,7 @@ typedef struct {
     int n_dims;                                  /* --dim NAME=N: values of symbolic input dims */
     const char *dim_names[CMD_MAX_DIM_VALUES];   /* borrowed from argv */
     int64_t dim_values[CMD_MAX_DIM_VALUES];
+    int allow_outside_paths;                     /* --allow-outside-paths: files outside the model's folder */
 } cmd_model_opts;
 /* The --dim NAME=N option (CMD_OPT_CALL, field a cmd_model_opts). */
 int cmd_opt_dim(const char *cmd, const char *name, char *value, void *field);
@@ -133,7 +134,9 @@ int cmd_opt_dim(const char *cmd, const char *name, char *value, void *field);
              ".onnx: seeded random values for weights whose external data is missing"), \
     CMD_I64("--weights-seed", "S", (off) + offsetof(cmd_model_opts, seed), 0, INT64_MAX, \
             ".onnx: seed of those random weights (default 0)"), \
-    CMD_CALL("--dim", "NAME=N", (off), cmd_opt_dim, ".onnx: value of the symbolic input dimension NAME (repeatable)")
+    CMD_CALL("--dim", "NAME=N", (off), cmd_opt_dim, ".onnx: value of the symbolic input dimension NAME (repeatable)"), \
+    CMD_FLAG("--allow-outside-paths", (off) + offsetof(cmd_model_opts, allow_outside_paths), \
+             "let the model's weight files and external data lie outside its folder (refused by default)")
 
 /* Load a model file (.json, or .onnx through graph/onnx.h) with the element limit from the
  * environment and the model options (o NULL: defaults); prints "tasc CMD: FILE:..." on stderr and

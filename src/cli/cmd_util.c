@@ -21,11 +21,6 @@
 #include "rt_cost.h"
 #endif
 
-static int cmd_ends_with(const char *s, const char *suffix) {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
 /* TASC_MAX_ELEMENTS into *max_el (0: unset, the graph module's default); -1 after a message. */
 static int cmd_max_elements(const char *cmd, int64_t *max_el) {
     const char *env = getenv("TASC_MAX_ELEMENTS");
@@ -40,35 +35,22 @@ static int cmd_max_elements(const char *cmd, int64_t *max_el) {
 }
 
 struct graph *cmd_load_model_opts(const char *cmd, const char *path, const cmd_model_opts *mo) {
-    int64_t max_el;
-    if (cmd_max_elements(cmd, &max_el) < 0)
+    onnx_import_opts oo;
+    onnx_import_opts_default(&oo);
+    if (cmd_max_elements(cmd, &oo.max_elements) < 0)
         return NULL;
-    char err[GRAPH_ERR_LEN + 64];
-    err[0] = '\0';
-    graph *g;
-    if (cmd_ends_with(path, ".onnx")) {
-        onnx_import_opts oo;
-        onnx_import_opts_default(&oo);
-        if (mo) {
-            oo.random_weights = mo->random_weights;
-            oo.seed = (uint64_t)mo->seed;
-            oo.n_dims = mo->n_dims;
-            oo.dim_names = mo->dim_names;
-            oo.dim_values = mo->dim_values;
-        }
-        oo.max_elements = max_el;
-        g = onnx_import(path, &oo, err, sizeof err);
-    } else {
-        g = graph_load_json(path, max_el, err, sizeof err);
+    if (mo) {
+        oo.random_weights = mo->random_weights;
+        oo.seed = (uint64_t)mo->seed;
+        oo.n_dims = mo->n_dims;
+        oo.dim_names = mo->dim_names;
+        oo.dim_values = mo->dim_values;
+        oo.allow_outside_paths = mo->allow_outside_paths;
     }
-    if (!g) {
-        /* the loader's messages start with the file name; make sure one does */
-        if (!strncmp(err, path, strlen(path)))
-            cmd_error(cmd, "%s", err[0] ? err : "cannot load");
-        else
-            cmd_error(cmd, "%s: %s", path, err[0] ? err : "cannot load");
-        return NULL;
-    }
+    char err[GRAPH_ERR_LEN + 4096 + 64]; /* the message, prefixed by the path */
+    graph *g = onnx_load_model(path, &oo, err, sizeof err);
+    if (!g)
+        cmd_error(cmd, "%s", err);
     return g;
 }
 

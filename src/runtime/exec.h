@@ -52,10 +52,14 @@ int npy_write(const char *path, const ops_shape *shape, const float *data, char 
 
 /* Numerical check: run a and b (same inputs and outputs) on the CPU executor with the inputs of
  * seeds 0 .. n_seeds-1; worst[i] (room for a->n_outputs) receives, per output, the largest
- * relative L2 error and max abs error of b against a over the seeds, and b's NaN/Inf count.
- * Returns 0 when every output is within tol and finite, 1 when not (err then names an output of
- * a that is itself not finite, or is empty), -1 with a message when a graph cannot be run or the
- * interfaces differ. */
+ * relative L2 error and max abs error of b against a over the seeds, and the count of values that
+ * are NaN/Inf in one graph and finite in the other. NaN-consistent: where a is NaN/Inf (inputs
+ * outside its domain), b must be NaN/Inf too, and those values are left out of the error.
+ * Returns 0 when every output is within tol and consistent, 1 when not (err then names an output
+ * with inconsistent NaN/Inf values, or is empty), EXEC_CHECK_BAD_ORIGINAL with the runner's
+ * message when a itself cannot be run (a weight file unreadable: the model's fault), -1 with a
+ * message when b cannot be run or the interfaces differ. */
+#define EXEC_CHECK_BAD_ORIGINAL (-2)
 int exec_check(const graph *a, const graph *b, int32_t n_seeds, double tol, exec_diff *worst, char *err,
                  size_t errlen);
 

@@ -22,11 +22,14 @@ LAYERS = {
     "enumerator": ("enumerator", ["rules", "graph", "ops", "base"]),
     "optimizer": ("src/optimizer", ["rules", "graph", "ops", "base"]),
     "runtime": ("src/runtime", ["optimizer", "rules", "graph", "ops", "kernels", "base"]),
-    "cli": ("src/cli", ["runtime", "optimizer", "enumerator", "verifier", "rules", "models", "onnx",
+    "api": ("src/api", ["runtime", "optimizer", "enumerator", "verifier", "rules", "models", "onnx",
+                        "graph", "kernels", "ops", "base"]),
+    "cli": ("src/cli", ["api", "runtime", "optimizer", "enumerator", "verifier", "rules", "models", "onnx",
                         "graph", "kernels", "ops", "base"]),
 }
-# headers generated at build time, and the layer that owns them
-GENERATED = {"onnx.pb-c.h": "onnx"}
+# headers generated at build time, or kept outside the layer's folder, and the layer that owns
+# them: include/tasc.h is the api layer's public header
+GENERATED = {"onnx.pb-c.h": "onnx", "tasc.h": "api"}
 SOURCE_EXT = (".c", ".h", ".cu", ".cuh", ".def")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
