@@ -6,25 +6,13 @@
  * reads, and the split-K workspace (partial sums and per-tile arrival counters; the counters are
  * zero between launches, so launches that share the workspace must be ordered: one stream).
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "matmul_impl.h"
-
-/* ---- messages -------------------------------------------------------------------------------- */
-
-static int mm_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- problems -------------------------------------------------------------------------------- */
 
@@ -43,27 +31,27 @@ void mm_problem_init(mm_problem *p, int64_t m, int64_t n, int64_t k, int64_t bat
 int mm_problem_check(const mm_problem *p, char *err, size_t errlen) {
     const int64_t max_elems = (int64_t)1 << 40;
     if (!p)
-        return mm_fail(err, errlen, "no problem given");
+        return base_fail(err, errlen, "no problem given");
     if (p->m < 1 || p->n < 1 || p->k < 1 || p->m > MM_MAX_DIM || p->n > MM_MAX_DIM || p->k > MM_MAX_DIM)
-        return mm_fail(err, errlen, "matmul %lldx%lldx%lld: m, n and k must be in [1, %lld]",
+        return base_fail(err, errlen, "matmul %lldx%lldx%lld: m, n and k must be in [1, %lld]",
                        (long long)p->m, (long long)p->n, (long long)p->k, (long long)MM_MAX_DIM);
     if (p->m * p->n > max_elems || p->m * p->k > max_elems || p->k * p->n > max_elems)
-        return mm_fail(err, errlen, "matmul %lldx%lldx%lld: a matrix has more than 2^40 elements",
+        return base_fail(err, errlen, "matmul %lldx%lldx%lld: a matrix has more than 2^40 elements",
                        (long long)p->m, (long long)p->n, (long long)p->k);
     if (p->batch < 1 || p->batch > INT32_MAX)
-        return mm_fail(err, errlen, "matmul: batch %lld out of range [1, %d]", (long long)p->batch, INT32_MAX);
+        return base_fail(err, errlen, "matmul: batch %lld out of range [1, %d]", (long long)p->batch, INT32_MAX);
     if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
-        return mm_fail(err, errlen, "matmul: negative batch stride");
+        return base_fail(err, errlen, "matmul: negative batch stride");
     if (p->batch > 1 && p->stride_c < p->m * p->n)
-        return mm_fail(err, errlen, "matmul: output batch stride %lld is smaller than m*n = %lld "
+        return base_fail(err, errlen, "matmul: output batch stride %lld is smaller than m*n = %lld "
                        "(outputs would overlap)", (long long)p->stride_c, (long long)(p->m * p->n));
     if (p->batch > 1 && ((p->stride_a > 0 && p->stride_a > max_elems) || p->stride_b > max_elems ||
                          p->stride_c > max_elems))
-        return mm_fail(err, errlen, "matmul: batch stride larger than 2^40");
+        return base_fail(err, errlen, "matmul: batch stride larger than 2^40");
     if (p->has_bias != 0 && p->has_bias != 1)
-        return mm_fail(err, errlen, "matmul: has_bias must be 0 or 1");
+        return base_fail(err, errlen, "matmul: has_bias must be 0 or 1");
     if ((int)p->act < 0 || p->act >= MM_ACT_COUNT)
-        return mm_fail(err, errlen, "matmul: unknown activation %d", (int)p->act);
+        return base_fail(err, errlen, "matmul: unknown activation %d", (int)p->act);
     return 0;
 }
 
@@ -115,11 +103,11 @@ int mm_device_available(char *err, size_t errlen) {
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* clear it */
-        mm_fail(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
+        base_fail(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
         return 0;
     }
     if (n == 0) {
-        mm_fail(err, errlen, "no CUDA device");
+        base_fail(err, errlen, "no CUDA device");
         return 0;
     }
     return 1;
@@ -132,7 +120,7 @@ typedef void (*mm_launch_fn)(const mm_args &a, long long batch, cudaStream_t s);
 static const struct {
     const char *name;
     const char *doc;
-    mm_launch_fn launch; /* NULL: the warp-tiled template */
+    mm_launch_fn launch; /* the rung's launcher (ladder/); NULL: the tuned kernel, mm_run */
 } mm_versions[] = { /* in mm_version order */
     {"v1", "one thread per output, dot product from global memory", mm_launch_v1},
     {"v1.5", "thread tiling: 4x4 outputs per thread, each its own dot product", mm_launch_v1_5},
@@ -141,8 +129,8 @@ static const struct {
     {"v4", "float4 loads, A transposed in shared memory, 128x128x8, 8x8 per thread", mm_launch_v4},
     {"v5", "bank-conflict-free layout: padded A, split thread tiles", mm_launch_v5},
     {"v6", "3-stage cp.async pipeline", mm_launch_v6},
-    {"v7", "warp tiling (64x32 per warp)", NULL},
-    {"v8", "block rasterization (groups of 8 tile rows) for L2 reuse", NULL},
+    {"v7", "warp tiling (64x32 per warp)", mm_launch_v7},
+    {"v8", "block rasterization (groups of 8 tile rows) for L2 reuse", mm_launch_v8},
     {"tuned", "v8's template at the tuned tile configuration and split-K", NULL},
 };
 
@@ -198,21 +186,21 @@ int32_t mm_config_find(const char *name) {
 int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen) {
     const mm_tile_config *cfg = mm_config_get(c->cfg);
     if (!cfg)
-        return mm_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count());
+        return base_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count());
     if (c->split_k < 1 || c->split_k > 64)
-        return mm_fail(err, errlen, "split_k %d out of range [1, 64]", c->split_k);
+        return base_fail(err, errlen, "split_k %d out of range [1, 64]", c->split_k);
     if (c->group_m < 1 || c->group_m > 1024)
-        return mm_fail(err, errlen, "group_m %d out of range [1, 1024]", c->group_m);
+        return base_fail(err, errlen, "group_m %d out of range [1, 1024]", c->group_m);
     if (cfg->smem_bytes > mm_device()->max_smem_optin) {
         char buf[96];
-        return mm_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
+        return base_fail(err, errlen, "configuration %s needs %d bytes of shared memory, the device allows %d",
                        mm_config_name(c->cfg, buf, sizeof buf), cfg->smem_bytes, mm_device()->max_smem_optin);
     }
     if (cfg->cluster == 1 && c->split_k > 16)
-        return mm_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 16 ways", c->split_k);
+        return base_fail(err, errlen, "split_k %d: a cluster configuration splits k at most 16 ways", c->split_k);
     if (cfg->cluster == 1 && c->split_k > 1 && mm_wt_at(c->cfg)->max_clusters(c->split_k) < 1) {
         char buf[96];
-        return mm_fail(err, errlen, "configuration %s: clusters of %d blocks do not fit on this device",
+        return base_fail(err, errlen, "configuration %s: clusters of %d blocks do not fit on this device",
                        mm_config_name(c->cfg, buf, sizeof buf), c->split_k);
     }
     if (cfg->cluster == 2 && c->split_k > 1) { /* every block of the grid resident at once */
@@ -221,14 +209,14 @@ int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t e
         const int fit = mm_wt_at(c->cfg)->max_clusters(c->split_k);
         if (groups > fit) {
             char buf[96];
-            return mm_fail(err, errlen,
+            return base_fail(err, errlen,
                            "configuration %s split_k %d: %lld tiles of %d blocks, at most %d fit on the device at "
                            "once (a co-resident split needs them all)",
                            mm_config_name(c->cfg, buf, sizeof buf), c->split_k, groups, c->split_k, fit);
         }
     }
     if (c->split_k > 1 && p->k < (int64_t)c->split_k * cfg->bk)
-        return mm_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
+        return base_fail(err, errlen, "split_k %d leaves less than one k-step (%d) per slice of k = %lld",
                        c->split_k, cfg->bk, (long long)p->k);
     return 0;
 }
@@ -297,11 +285,11 @@ static int mm_check_call(const mm_problem *p, const float *A, const float *B, co
     if (mm_problem_check(p, err, errlen))
         return -1;
     if (!A || !B || !C)
-        return mm_fail(err, errlen, "matmul: A, B and C must be device pointers, not NULL");
+        return base_fail(err, errlen, "matmul: A, B and C must be device pointers, not NULL");
     if (p->has_bias && !bias)
-        return mm_fail(err, errlen, "matmul: the problem has a bias but no bias pointer was given");
+        return base_fail(err, errlen, "matmul: the problem has a bias but no bias pointer was given");
     if (!p->has_bias && bias)
-        return mm_fail(err, errlen, "matmul: a bias pointer was given for a problem without bias");
+        return base_fail(err, errlen, "matmul: a bias pointer was given for a problem without bias");
     return 0;
 }
 
@@ -344,10 +332,8 @@ void mm_choose_heuristic(const mm_problem *p, mm_choice *c) {
     if (small < 0) {
         small = mm_config_find("64x64x16_w32x16_t4x4_d2_u16_b2");
         big = mm_config_find("128x128x16_w64x32_t8x8_r2_u16_b2");
-        if (small < 0 || big < 0) { /* a bug: the names below are in the configuration list */
-            fprintf(stderr, "tasc: matmul heuristic: configuration missing from the list\n");
-            abort();
-        }
+        if (small < 0 || big < 0) /* a bug: the names below are in the configuration list */
+            base_die("matmul heuristic: configuration missing from the list");
     }
     c->cfg = big;
     c->split_k = 1;
@@ -470,18 +456,11 @@ int mm_run(const mm_problem *p, const float *A, const float *B, const float *bia
 int mm_run_version(mm_version v, const mm_problem *p, const float *A, const float *B,
                    const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
     if ((int)v < 0 || v >= MM_VERSION_COUNT)
-        return mm_fail(err, errlen, "matmul: no version %d", (int)v);
+        return base_fail(err, errlen, "matmul: no version %d", (int)v);
     if (v == MM_TUNED)
         return mm_run(p, A, B, bias, C, s, err, errlen);
     if (mm_check_call(p, A, B, bias, C, err, errlen))
         return -1;
-    if (v == MM_V7 || v == MM_V8) {
-        mm_choice c = {MM_WT_DEFAULT_CFG, 1, v == MM_V8 ? MM_WT_DEFAULT_GROUP : 1};
-        if (mm_choice_check(p, &c, err, errlen))
-            return -1;
-        mm_launch_choice(p, &c, A, B, bias, C, s);
-        return 0;
-    }
     mm_args a = mm_args_make(p, A, B, bias, C);
     mm_versions[v].launch(a, p->batch, s);
     return 0;

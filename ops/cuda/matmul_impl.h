@@ -46,7 +46,8 @@ static inline void mm_batch_chunks(const mm_args &a, long long batch, F launch) 
     }
 }
 
-/* The ladder's launchers (one per rung; the tuned kernel is below). */
+/* The ladder's launchers (one per rung, in ladder/; the tuned kernel is below). v7 and v8 run
+ * configuration MM_WT_DEFAULT_CFG of the list below without split-K. */
 void mm_launch_v1(const mm_args &a, long long batch, cudaStream_t s);
 void mm_launch_v1_5(const mm_args &a, long long batch, cudaStream_t s);
 void mm_launch_v2(const mm_args &a, long long batch, cudaStream_t s);
@@ -54,6 +55,8 @@ void mm_launch_v3(const mm_args &a, long long batch, cudaStream_t s);
 void mm_launch_v4(const mm_args &a, long long batch, cudaStream_t s);
 void mm_launch_v5(const mm_args &a, long long batch, cudaStream_t s);
 void mm_launch_v6(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v7(const mm_args &a, long long batch, cudaStream_t s);
+void mm_launch_v8(const mm_args &a, long long batch, cudaStream_t s);
 
 /* The warp-tiled template (v7, v8, tuned), one entry per compiled configuration. The launcher
  * reads split_k, k_chunk, group_m, ws and counters from the arguments. */
@@ -66,7 +69,7 @@ struct mm_wt_entry {
                                       grids (_g); else 1 */
 };
 /* The list is kept in five files so that they compile in parallel: the big tiles
- * (matmul_v7_v8.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu),
+ * (matmul_tiles_big.cu), the small ones (matmul_tiles.cu), the deep pipelines (matmul_tiles_deep.cu),
  * the cp.async rings of pipeline x (matmul_tiles_ring.cu), the co-resident split-K kind
  * (matmul_tiles_grid.cu); index i runs over them in that order. */
 extern const mm_wt_entry mm_wt_table_big[];

@@ -10,14 +10,13 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/types.h>
 
+#include "base.h"
 #include "matmul.h"
 
 #define MM_TABLE_DEVICE_LEN 128
@@ -35,30 +34,7 @@ struct mm_table {
     int32_t n, cap;
 };
 
-static int mm_table_fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int mm_table_fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-mm_table *mm_table_new(void) {
-    mm_table *t = calloc(1, sizeof *t);
-    if (!t) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
-    return t;
-}
+mm_table *mm_table_new(void) { return base_xcalloc(1, sizeof(mm_table)); }
 
 void mm_table_free(mm_table *t) {
     if (!t)
@@ -99,14 +75,8 @@ static void mm_table_put_entry(mm_table *t, const mm_table_entry *ne) {
         }
     }
     if (t->n == t->cap) {
-        int32_t cap = t->cap ? 2 * t->cap : 16;
-        mm_table_entry *e = realloc(t->e, (size_t)cap * sizeof *e);
-        if (!e) {
-            fprintf(stderr, "tasc: out of memory\n");
-            abort();
-        }
-        t->e = e;
-        t->cap = cap;
+        t->cap = t->cap ? 2 * t->cap : 16;
+        t->e = base_xrealloc(t->e, (size_t)t->cap * sizeof *t->e);
     }
     t->e[t->n++] = *ne;
 }
@@ -127,18 +97,9 @@ void mm_table_put(mm_table *t, const char *device, const mm_problem *p, const mm
 
 /* Strict integer in [lo, hi]: digits only, no sign, no spaces. */
 static int mm_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    if (!*s)
+    if (!*s || s[strspn(s, "0123456789")] != '\0')
         return -1;
-    for (const char *c = s; *c; c++)
-        if (*c < '0' || *c > '9')
-            return -1;
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
+    return base_parse_int64_in(s, lo, hi, out);
 }
 
 /* Splits line (modified in place) at TABs into at most max fields; returns the count. */
@@ -161,37 +122,34 @@ static int mm_table_parse_line(char *line, mm_table_entry *e, char *why, size_t 
     char *f[10];
     int nf = mm_split_tabs(line, f, 10);
     if (nf != 10)
-        return mm_table_fail(why, whylen, "expected 10 TAB-separated fields, found %s%d",
-                             nf > 10 ? "more than " : "", nf > 10 ? 10 : nf);
+        return base_fail(why, whylen, "expected 10 TAB-separated fields, found %s%d", nf > 10 ? "more than " : "",
+                         nf > 10 ? 10 : nf);
     memset(e, 0, sizeof *e);
     if (!f[0][0] || strlen(f[0]) >= sizeof e->device)
-        return mm_table_fail(why, whylen, "device name empty or longer than %d bytes", MM_TABLE_DEVICE_LEN - 1);
+        return base_fail(why, whylen, "device name empty or longer than %d bytes", MM_TABLE_DEVICE_LEN - 1);
     snprintf(e->device, sizeof e->device, "%s", f[0]);
     int64_t *dims[4] = {&e->m, &e->n, &e->k, &e->batch};
     const char *names[4] = {"m", "n", "k", "batch"};
     for (int i = 0; i < 4; i++)
         if (mm_parse_int(f[1 + i], 1, i < 3 ? MM_MAX_DIM : INT32_MAX, dims[i]))
-            return mm_table_fail(why, whylen, "bad %s '%s'", names[i], f[1 + i]);
+            return base_fail(why, whylen, "bad %s '%s'", names[i], f[1 + i]);
     int32_t has_bias;
     mm_act act;
     if (mm_epilogue_parse(f[5], &has_bias, &act))
-        return mm_table_fail(why, whylen, "unknown epilogue '%s' (none, bias, relu, gelu, bias_relu, bias_gelu)", f[5]);
+        return base_fail(why, whylen, "unknown epilogue '%s' (none, bias, relu, gelu, bias_relu, bias_gelu)", f[5]);
     e->epi = (has_bias ? 3 : 0) + (int32_t)act;
     e->c.cfg = mm_config_find(f[6]);
     if (e->c.cfg < 0)
-        return mm_table_fail(why, whylen, "unknown tile configuration '%s' (tasc kernels list shows this build's)", f[6]);
+        return base_fail(why, whylen, "unknown tile configuration '%s' (tasc kernels list shows this build's)", f[6]);
     int64_t v;
     if (mm_parse_int(f[7], 1, 64, &v))
-        return mm_table_fail(why, whylen, "bad split_k '%s' (an integer in [1, 64])", f[7]);
+        return base_fail(why, whylen, "bad split_k '%s' (an integer in [1, 64])", f[7]);
     e->c.split_k = (int32_t)v;
     if (mm_parse_int(f[8], 1, 1024, &v))
-        return mm_table_fail(why, whylen, "bad group_m '%s' (an integer in [1, 1024])", f[8]);
+        return base_fail(why, whylen, "bad group_m '%s' (an integer in [1, 1024])", f[8]);
     e->c.group_m = (int32_t)v;
-    char *end = NULL;
-    errno = 0;
-    e->us = strtod(f[9], &end);
-    if (!f[9][0] || errno || *end || !isfinite(e->us) || e->us < 0)
-        return mm_table_fail(why, whylen, "bad time '%s' (microseconds)", f[9]);
+    if (base_parse_double_in(f[9], 0.0, HUGE_VAL, &e->us))
+        return base_fail(why, whylen, "bad time '%s' (microseconds)", f[9]);
     return 0;
 }
 
@@ -200,7 +158,7 @@ int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size
     if (!f) {
         if (errno == ENOENT && missing_ok)
             return 0;
-        return mm_table_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     }
     char *line = NULL;
     size_t cap = 0;
@@ -212,7 +170,7 @@ int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         if (memchr(line, '\0', (size_t)len)) {
-            rc = mm_table_fail(err, errlen, "%s:%ld: NUL byte in line", path, lineno);
+            rc = base_fail(err, errlen, "%s:%ld: NUL byte in line", path, lineno);
             break;
         }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
@@ -222,22 +180,17 @@ int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size
         mm_table_entry e;
         char why[256];
         if (mm_table_parse_line(line, &e, why, sizeof why)) {
-            rc = mm_table_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
+            rc = base_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
             break;
         }
         if (n == scap) {
             scap = scap ? 2 * scap : 16;
-            mm_table_entry *s = realloc(staged, (size_t)scap * sizeof *s);
-            if (!s) {
-                fprintf(stderr, "tasc: out of memory\n");
-                abort();
-            }
-            staged = s;
+            staged = base_xrealloc(staged, (size_t)scap * sizeof *staged);
         }
         staged[n++] = e;
     }
     if (!rc && ferror(f))
-        rc = mm_table_fail(err, errlen, "%s: read error", path);
+        rc = base_fail(err, errlen, "%s: read error", path);
     fclose(f);
     free(line);
     if (!rc)
@@ -259,90 +212,32 @@ static int mm_entry_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
-/* mkdir -p of the folder part of path */
-static int mm_make_parent(const char *path, char *err, size_t errlen) {
-    char buf[4096];
-    if (strlen(path) >= sizeof buf)
-        return mm_table_fail(err, errlen, "%s: path too long", path);
-    snprintf(buf, sizeof buf, "%s", path);
-    char *slash = strrchr(buf, '/');
-    if (!slash || slash == buf)
-        return 0;
-    *slash = '\0';
-    for (char *c = buf + 1; ; c++) {
-        if (*c == '/' || *c == '\0') {
-            char saved = *c;
-            *c = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return mm_table_fail(err, errlen, "%s: cannot create folder %s: %s", path, buf, strerror(errno));
-            *c = saved;
-            if (saved == '\0')
-                break;
-        }
-    }
-    return 0;
-}
-
 int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen) {
-    if (mm_make_parent(path, err, errlen))
+    if (base_mkdirs_for(path, err, errlen)) {
+        base_prefix(err, errlen, "%s: ", path);
+        return -1;
+    }
+    base_afile af;
+    if (base_afile_open(&af, path, err, errlen))
         return -1;
     mm_table_entry *sorted = NULL;
     if (t->n) {
-        sorted = malloc((size_t)t->n * sizeof *sorted);
-        if (!sorted) {
-            fprintf(stderr, "tasc: out of memory\n");
-            abort();
-        }
+        sorted = base_xmalloc((size_t)t->n * sizeof *sorted);
         memcpy(sorted, t->e, (size_t)t->n * sizeof *sorted);
         qsort(sorted, (size_t)t->n, sizeof *sorted, mm_entry_cmp);
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        fprintf(stderr, "tasc: out of memory\n");
-        abort();
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmpXXXXXX", 11);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        free(sorted);
-        return mm_table_fail(err, errlen, "%s: cannot create: %s", path, strerror(e));
-    }
-    (void)fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        free(sorted);
-        return mm_table_fail(err, errlen, "%s: cannot write: %s", path, strerror(e));
-    }
-    fprintf(f, "# tasc matmul tuning table, written by `tasc kernels tune`; fields separated by TABs:\n"
-               "# device\tm\tn\tk\tbatch\tepilogue\tconfig\tsplit_k\tgroup_m\tus\n");
+    fprintf(af.f, "# tasc matmul tuning table, written by `tasc kernels tune`; fields separated by TABs:\n"
+                  "# device\tm\tn\tk\tbatch\tepilogue\tconfig\tsplit_k\tgroup_m\tus\n");
     for (int32_t i = 0; i < t->n; i++) {
         const mm_table_entry *e = &sorted[i];
         char cfg[96];
-        fprintf(f, "%s\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->m,
+        fprintf(af.f, "%s\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->m,
                 (long long)e->n, (long long)e->k, (long long)e->batch,
                 mm_epilogue_name(e->epi >= 3, (mm_act)(e->epi % 3)), mm_config_name(e->c.cfg, cfg, sizeof cfg),
                 e->c.split_k, e->c.group_m, e->us);
     }
     free(sorted);
-    int bad = ferror(f);
-    if (fclose(f) != 0)
-        bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return mm_table_fail(err, errlen, "%s: cannot write: %s", path, strerror(e));
-    }
-    free(tmp);
-    return 0;
+    return base_afile_commit(&af, err, errlen);
 }
 
 const char *mm_table_default_path(char *buf, size_t len) {

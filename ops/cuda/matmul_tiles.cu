@@ -1,23 +1,12 @@
-/* matmul_tiles.cu: the smaller tile configurations of the tuned kernel (the second half of the
- * list whose first half is in matmul_v7_v8.cu; two files so that they compile in parallel).
+/* matmul_tiles.cu: the smaller tile configurations of the tuned kernel (the second part of the
+ * list whose first part is in matmul_tiles_big.cu; separate files so that they compile in parallel).
  * These serve mid-size and small problems (one wave or less of 128x128 tiles, BERT's 128-row
  * shapes, small batched products), where more and smaller blocks, more warps per block, longer
  * k-steps or deeper pipelines keep the SMs busy.
  */
 #include "matmul_warptile.cuh"
 
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
-#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>,                       \
-     &mm_wt_max_clusters<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
-#define MM_WT(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 0)
-#define MM_WTC(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE) MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, 1)
-
-/* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline: as in matmul_v7_v8.cu */
+/* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline: as in matmul_tiles_big.cu */
 const mm_wt_entry mm_wt_table_small[] = {
     MM_WT(128, 64, 16, 64, 32, 8, 8, 2, 16, 3, 1),   /* 128 threads, 8x8 per thread */
     MM_WT(64, 128, 16, 32, 64, 8, 8, 2, 16, 3, 1),

@@ -1,5 +1,5 @@
 /* matmul_tiles_deep.cu: deep cp.async pipelines for short k-slices (the third part of the tuned
- * kernel's configuration list, after matmul_v7_v8.cu and matmul_tiles.cu; its own file so that
+ * kernel's configuration list, after matmul_tiles_big.cu and matmul_tiles.cu; its own file so that
  * it compiles beside them).
  * When split-K leaves each block a handful of k-steps (BERT's 128-row shapes: k = 768 over 4 to 8
  * slices), a two-stage pipeline pays one memory round trip per k-step. With 4 cp.async stages of
@@ -9,15 +9,6 @@
  * configurations: split-K through distributed shared memory, or (split 1) the plain kernel.
  */
 #include "matmul_warptile.cuh"
-
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
-#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>,                       \
-     &mm_wt_max_clusters<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
 
 /* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline, cluster */
 const mm_wt_entry mm_wt_table_deep[] = {

@@ -1,6 +1,6 @@
 /* matmul_tiles_grid.cu: the fifth part of the tuned kernel's configuration list (after
- * matmul_v7_v8.cu, matmul_tiles.cu, matmul_tiles_deep.cu and matmul_tiles_ring.cu; its own file so
- * that it compiles beside them): the co-resident split-K kind (suffix _g, matmul_warptile.cuh).
+ * matmul_tiles_big.cu, matmul_tiles.cu, matmul_tiles_deep.cu and matmul_tiles_ring.cu; its own file so
+ * that it compiles beside them): the co-resident split-K kind (suffix _g, matmul_wt_epilogue.cuh).
  * What it adds over the cluster kind: the same parallel, slice-ordered reduction (every block of a
  * tile reduces a share), through the workspace in L2 instead of distributed shared memory, in a
  * cooperative grid instead of clusters, so the blocks are spread over all 132 SMs (the cluster
@@ -8,15 +8,6 @@
  * are the cluster kind's best ones at the 128-row shapes.
  */
 #include "matmul_warptile.cuh"
-
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
-#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>,                       \
-     &mm_wt_max_clusters<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
 
 /* bm, bn, bk, wm, wn, tm, tn, stages, k unroll, min blocks per SM, pipeline, split-K kind (2) */
 const mm_wt_entry mm_wt_table_grid[] = {

@@ -1,7 +1,7 @@
 /* matmul_tiles_ring.cu: the fourth part of the tuned kernel's configuration list (after
- * matmul_v7_v8.cu, matmul_tiles.cu and matmul_tiles_deep.cu; its own file so that it compiles
+ * matmul_tiles_big.cu, matmul_tiles.cu and matmul_tiles_deep.cu; its own file so that it compiles
  * beside them): pipeline x, a STAGES-deep cp.async ring for both operands (A by 16-byte copies,
- * transposed by each thread from its own copy one tile before use; matmul_warptile.cuh).
+ * transposed by each thread from its own copy one tile before use; matmul_wt_pipe.cuh).
  * What it adds over pipeline h: STAGES-1 tiles of global loads in flight instead of one, without
  * pipeline s's 4-byte copies of A. Aimed at BERT's 128-row shapes, where split-K leaves each block
  * 3 to 18 k-steps and the one-tile lookahead of h leaves memory latency exposed; the tiles and
@@ -9,15 +9,6 @@
  * split 4 or 16: 384 blocks, about 3 per SM) with 2 to 4 blocks resident per SM.
  */
 #include "matmul_warptile.cuh"
-
-#define MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL) \
-    mm_wt_cfg<BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL>
-#define MM_WTX(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)                                      \
-    {{BM, BN, BK, WM, WN, TM, TN, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::STAGES, KU, \
-      MINB, PIPE, MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::THREADS,                 \
-      MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)::SMEM_BYTES, CL},                     \
-     &mm_wt_launch<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>,                       \
-     &mm_wt_max_clusters<MM_CFG(BM, BN, BK, WM, WN, TM, TN, ST, KU, MINB, PIPE, CL)>}
 
 /* bm, bn, bk, wm, wn, tm, tn, ring stages, k unroll, min blocks per SM, pipeline (4 = x), cluster;
  * shared memory per block in the comment */

@@ -14,6 +14,7 @@ LAYERS = {
     "base": ("src/base", []),
     "ops": ("ops", ["base"]),
     "kernels": ("ops/cuda", ["ops", "base"]),
+    "ladder": ("ops/cuda/ladder", ["kernels", "ops", "base"]),
     "graph": ("graph", ["ops", "base"]),
     "onnx": ("graph/onnx", ["graph", "ops", "base"]),
     "models": ("models", ["graph", "ops", "base"]),

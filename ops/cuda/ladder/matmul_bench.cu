@@ -24,6 +24,7 @@
 
 #include <cublas_v2.h>
 
+#include "base.h"
 #include "matmul_impl.h"
 
 #define MM_BENCH_TOL 1e-5
@@ -184,8 +185,7 @@ static double mm_time_once(F run) {
 
 int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
     if (o->reps < 1 || o->warmup < 0 || o->n_sizes < 0 || o->n_versions < 0 || o->n_fused < 0) {
-        snprintf(err, errlen, "bench: bad options (reps >= 1, warmup >= 0)");
-        return -1;
+        return base_fail(err, errlen, "bench: bad options (reps >= 1, warmup >= 0)");
     }
     for (int32_t i = 0; i < o->n_sizes; i++)
         if (mm_problem_check(&o->sizes[i], err, errlen))
@@ -206,7 +206,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         md = fopen(md_path.c_str(), "w");
         js = md ? fopen(js_path.c_str(), "w") : NULL;
         if (!md || !js) {
-            snprintf(err, errlen, "%s: cannot write: %s", (!md ? md_path : js_path).c_str(), strerror(errno));
+            base_fail(err, errlen, "%s: cannot write: %s", (!md ? md_path : js_path).c_str(), strerror(errno));
             if (md)
                 fclose(md);
             return -1;
@@ -247,10 +247,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
                     mm_bias_act(b.C, p->has_bias ? b.bias : NULL, p->batch * p->m, p->n, p->act, 0);
             } else {
                 char e2[256];
-                if (mm_run_version(o->versions[i], p, b.A, b.B, p->has_bias ? b.bias : NULL, b.C, 0, e2, sizeof e2)) {
-                    fprintf(stderr, "tasc kernels bench: %s\n", e2); /* checked problems: a bug */
-                    abort();
-                }
+                if (mm_run_version(o->versions[i], p, b.A, b.B, p->has_bias ? b.bias : NULL, b.C, 0, e2, sizeof e2))
+                    base_die("tasc kernels bench: %s", e2); /* checked problems: a bug */
             }
         };
         for (int i = 0; i < ncol; i++) {
@@ -325,8 +323,9 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         row.assign(3, mm_cell());
         auto run = [&](int i) {
             if (i == 0) {
-                if (mm_run(&p, b.A, b.B, b.bias, b.C, 0, NULL, 0))
-                    abort(); /* checked problem */
+                char e2[256];
+                if (mm_run(&p, b.A, b.B, b.bias, b.C, 0, e2, sizeof e2))
+                    base_die("tasc kernels bench: %s", e2); /* checked problem: a bug */
             } else {
                 mm_cublas_run(h, &plain, b.A, b.B, b.C);
                 if (i == 1)
@@ -484,9 +483,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         fputs(out.c_str(), md);
         bool bad = ferror(md);
         if (fclose(md) != 0 || bad) {
-            snprintf(err, errlen, "%s: write error", md_path.c_str());
             fclose(js);
-            return -1;
+            return base_fail(err, errlen, "%s: write error", md_path.c_str());
         }
         /* JSON */
         std::string j = "{\n  \"device\": " + mm_json_str(dev->name) + ",\n  \"sm_count\": " + std::to_string(dev->sm_count) +
@@ -528,8 +526,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         fputs(j.c_str(), js);
         bad = ferror(js);
         if (fclose(js) != 0 || bad) {
-            snprintf(err, errlen, "%s: write error", js_path.c_str());
-            return -1;
+            return base_fail(err, errlen, "%s: write error", js_path.c_str());
         }
         printf("\nwrote %s and %s\n", md_path.c_str(), js_path.c_str());
     }
@@ -544,8 +541,7 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
  * right before the flush; "after itself" is the bench's condition. */
 int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char *err, size_t errlen) {
     if (reps < 1) {
-        snprintf(err, errlen, "probe: reps must be >= 1");
-        return -1;
+        return base_fail(err, errlen, "probe: reps must be >= 1");
     }
     for (int32_t i = 0; i < n_sizes; i++)
         if (mm_problem_check(&sizes[i], err, errlen))
@@ -584,10 +580,8 @@ int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char 
             }
             const mm_version v = who == R_TUNED ? MM_TUNED : who == R_V7 ? MM_V7 : who == R_V6 ? MM_V6 : MM_V3;
             char e2[256];
-            if (mm_run_version(v, p, b.A, b.B, p->has_bias ? b.bias : NULL, b.C, 0, e2, sizeof e2)) {
-                fprintf(stderr, "tasc kernels probe: %s\n", e2);
-                abort();
-            }
+            if (mm_run_version(v, p, b.A, b.B, p->has_bias ? b.bias : NULL, b.C, 0, e2, sizeof e2))
+                base_die("tasc kernels probe: %s", e2); /* checked problems: a bug */
         };
         mm_choice ch;
         int from_table = 0;
