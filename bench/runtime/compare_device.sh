@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# compare_device.sh OUT [tests|bench|all]: on the GPU machine, from the repository root -- two builds
+# compare_device.sh OUT [PARTS]: on the GPU machine, from the repository root -- two builds
 # of tasc side by side in one call, for changes that must not move the GPU figures (a refactor):
-#   tests  gpu_test_ops and gpu_test_matmul of the NEW build
-#   bench  `tasc kernels bench` (tuned kernel vs cuBLAS at the bench sizes, fused bias+relu) and
-#          `tasc bench` of every zoo model (original vs optimized), OLD then NEW then OLD then NEW,
-#          so drift of the GPU's clocks shows as a difference between the two rounds of one build
+# PARTS, comma-separated (default tests,kernels,zoo):
+#   tests    gpu_test_ops and gpu_test_matmul of the NEW build
+#   kernels  `tasc kernels bench` (every rung and the tuned kernel vs cuBLAS at the bench sizes,
+#            fused bias+relu), OLD then NEW then OLD then NEW, so drift of the GPU's clocks shows as
+#            a difference between the two rounds of one build
+#   zoo      `tasc bench` of every zoo model (original vs optimized), in the same alternation
 # Builds: .device/old/bin and .device/new/bin (tasc, gpu_test_*), and .device/lib, the shared
 # libraries the GPU machine lacks (jansson, protobuf-c, z3), for both; the optimized zoo models come from NEW's `tasc optimize` with the
 # shipped rules and are benchmarked by both builds. Writes OUT/env.txt, OUT/tests.log,
 # OUT/kernels.log, OUT/zoo.log and OUT/summary.md.
 set -u
-OUT=${1:?usage: bench/runtime/compare_device.sh OUT [tests|bench|all]}
-MODE=${2:-all}
+OUT=${1:?usage: bench/runtime/compare_device.sh OUT [tests,kernels,zoo]}
+PARTS=,${2:-tests,kernels,zoo},
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -27,7 +29,7 @@ declare -A BIN=([old]="$ROOT/.device/old/bin" [new]="$ROOT/.device/new/bin")
 } >"$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 
-if [ "$MODE" != bench ]; then
+if [[ $PARTS == *,tests,* ]]; then
     : >"$OUT/tests.log"
     for t in gpu_test_ops gpu_test_matmul; do
         echo "== $t" >>"$OUT/tests.log"
@@ -36,8 +38,7 @@ if [ "$MODE" != bench ]; then
         tail -2 "$OUT/tests.log"
     done
 fi
-[ "$MODE" = tests ] && exit 0
-
+if [[ $PARTS == *,kernels,* ]]; then
 SIZES=1024,4096,8192,128x768x768,128x3072x768,128x768x3072
 : >"$OUT/kernels.log"
 for round in 1 2; do
@@ -48,7 +49,9 @@ for round in 1 2; do
         echo "kernels $b exit $?" >>"$OUT/kernels.log"
     done
 done
+fi
 
+if [[ $PARTS == *,zoo,* ]]; then
 : >"$OUT/zoo.log"
 for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
     "${BIN[new]}/tasc" model "$m" --out "$TMP/$m.json" || continue
@@ -64,16 +67,17 @@ for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
         done
     done
 done
+fi
 
 {
     echo "# old vs new build on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
     echo
     echo "## tasc kernels bench: % of cuBLAS and fused bias+relu (two rounds per build)"
-    awk '/^== kernels/ {print "\n### " substr($0, 4); next} /^## % of cuBLAS/ {on=1} /^## Ladder/ {on=0}
+    [ -f "$OUT/kernels.log" ] && awk '/^== kernels/ {print "\n### " substr($0, 4); next} /^## % of cuBLAS/ {on=1} /^## Ladder/ {on=0}
          /^## Fused/ {on=1} on {print}' "$OUT/kernels.log"
     echo
     echo "## tasc bench, zoo (median ms of 200 CUDA graph replays)"
     echo
-    grep "median_ms" "$OUT/zoo.log"
+    [ -f "$OUT/zoo.log" ] && grep "median_ms" "$OUT/zoo.log"
 } >"$OUT/summary.md"
 cat "$OUT/summary.md"
