@@ -1882,3 +1882,16 @@ void graph_get_stats(const graph *g, graph_stats *st) {
             st->act_bytes += 4 * n;
     }
 }
+
+double graph_node_macs(const graph *g, const graph_node *nd) {
+    const ops_shape *out = &g->tensors[nd->out[0]].shape;
+    if (nd->op == OP_CONV2D) {
+        const ops_shape *w = &g->tensors[nd->in[1]].shape; /* (F, C/g, KH, KW) */
+        return (double)ops_shape_numel(out) * (double)(w->dims[1] * w->dims[2] * w->dims[3]);
+    }
+    if (nd->op == OP_MATMUL) {
+        const ops_shape *a = &g->tensors[nd->in[0]].shape; /* (..., m, k) */
+        return (double)ops_shape_numel(out) * (double)a->dims[a->rank - 1];
+    }
+    return 0.0;
+}

@@ -222,4 +222,9 @@ typedef struct {
 } graph_stats;
 void graph_get_stats(const graph *g, graph_stats *st);
 
+/* Multiply-adds of one node as papers count them: conv2d H'W'F * C/g*KH*KW per image, matmul
+ * m*n*k per batch entry; bias adds, activations and the other operators count none (they are in
+ * the FLOPs). */
+double graph_node_macs(const graph *g, const graph_node *nd);
+
 #endif

@@ -916,20 +916,6 @@ graph *graph_load_json(const char *path, int64_t max_elements, char *err, size_t
     return graph_load_json_opts(path, &o, err, errlen);
 }
 
-/* The folder of path: "." for a bare file name. Caller frees. */
-static char *jl_dirname(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return base_xstrdup(".");
-    if (slash == path)
-        return base_xstrdup("/");
-    size_t n = (size_t)(slash - path);
-    char *d = base_xmalloc(n + 1);
-    memcpy(d, path, n);
-    d[n] = '\0';
-    return d;
-}
-
 graph *graph_load_json_opts(const char *path, const graph_load_opts *o, char *err, size_t errlen) {
     graph_load_opts def = {0};
     if (!o)
@@ -977,7 +963,7 @@ graph *graph_load_json_opts(const char *path, const graph_load_opts *o, char *er
         return NULL;
     }
     fclose(f);
-    char *dir = jl_dirname(path);
+    char *dir = base_dirname(path);
     graph *g = jl_load(buf, len, path, dir, o, err, errlen);
     free(dir);
     free(buf);

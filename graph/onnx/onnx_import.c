@@ -416,19 +416,6 @@ static int ox_output(ox_ctx *c, const char *name, uint8_t *renamed) {
     return OX_OK;
 }
 
-static char *ox_dirname(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return base_xstrdup(".");
-    if (slash == path)
-        return base_xstrdup("/");
-    size_t n = (size_t)(slash - path);
-    char *d = base_xmalloc(n + 1);
-    memcpy(d, path, n);
-    d[n] = '\0';
-    return d;
-}
-
 static void ox_format_unsup(ox_ctx *c, char *err, size_t errlen) {
     size_t used = 0;
     int w = snprintf(err, errlen, "%s: unsupported operators: ", c->where);
@@ -747,7 +734,7 @@ graph *onnx_import(const char *path, const onnx_import_opts *o, char *err, size_
         return NULL;
     }
     fclose(f);
-    char *dir = ox_dirname(path);
+    char *dir = base_dirname(path);
     graph *g = onnx_import_buffer(buf, n, path, dir, o, err, errlen);
     free(dir);
     free(buf);

@@ -144,21 +144,6 @@ TASC_API tasc_status tasc_model_output(const tasc_model *m, int32_t j, tasc_tens
     return TASC_OK;
 }
 
-/* Multiply-adds of one node as papers count them (and `tasc info`): conv2d H'W'F * C/g*KH*KW per
- * image, matmul m*n*k per batch entry; other operators count none. */
-static double api_node_macs(const graph *g, const graph_node *nd) {
-    const ops_shape *out = &g->tensors[nd->out[0]].shape;
-    if (nd->op == OP_CONV2D) {
-        const ops_shape *w = &g->tensors[nd->in[1]].shape; /* (F, C/g, KH, KW) */
-        return (double)ops_shape_numel(out) * (double)(w->dims[1] * w->dims[2] * w->dims[3]);
-    }
-    if (nd->op == OP_MATMUL) {
-        const ops_shape *a = &g->tensors[nd->in[0]].shape; /* (..., m, k) */
-        return (double)ops_shape_numel(out) * (double)a->dims[a->rank - 1];
-    }
-    return 0.0;
-}
-
 TASC_API tasc_status tasc_model_stats_get(const tasc_model *m, tasc_model_stats *st) {
     API_CHECK(m && st, "tasc_model_stats_get: NULL argument");
     const graph *g = m->g;
@@ -178,7 +163,7 @@ TASC_API tasc_status tasc_model_stats_get(const tasc_model *m, tasc_model_stats 
             st->params += n;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        st->multiply_adds += api_node_macs(g, &g->nodes[i]);
+        st->multiply_adds += graph_node_macs(g, &g->nodes[i]);
     return TASC_OK;
 }
 

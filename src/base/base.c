@@ -173,6 +173,19 @@ void base_afile_abort(base_afile *a) {
     memset(a, 0, sizeof *a);
 }
 
+char *base_dirname(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return base_xstrdup(".");
+    if (slash == path)
+        return base_xstrdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = base_xmalloc(n + 1);
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
 int base_mkdirs(const char *dir, char *err, size_t errlen) {
     if (!dir[0])
         return 0;

@@ -76,6 +76,9 @@ int base_afile_open(base_afile *a, const char *path, char *err, size_t errlen);
 int base_afile_commit(base_afile *a, char *err, size_t errlen);
 void base_afile_abort(base_afile *a);
 
+/* The folder part of path ("." for a bare file name, "/" for a file in the root). Caller frees. */
+char *base_dirname(const char *path);
+
 /* mkdir -p dir (0755 for new folders). 0, or -1 with "DIR: reason". */
 int base_mkdirs(const char *dir, char *err, size_t errlen);
 /* mkdir -p of the folder that holds path (nothing when path has no folder part). */

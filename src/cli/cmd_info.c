@@ -46,22 +46,6 @@ typedef struct {
     double macs;        /* multiply-adds of conv2d and matmul (the figure papers publish) */
 } info_totals;
 
-/* Multiply-adds of one node, as papers count them: conv2d H'W'F * C/g*KH*KW per image, matmul
- * m*n*k per batch entry; bias adds, activations and the other operators are not counted (they
- * are in the FLOPs). */
-static double info_node_macs(const graph *g, const graph_node *nd) {
-    const ops_shape *out = &g->tensors[nd->out[0]].shape;
-    if (nd->op == OP_CONV2D) {
-        const ops_shape *w = &g->tensors[nd->in[1]].shape; /* (F, C/g, KH, KW) */
-        return (double)ops_shape_numel(out) * (double)(w->dims[1] * w->dims[2] * w->dims[3]);
-    }
-    if (nd->op == OP_MATMUL) {
-        const ops_shape *a = &g->tensors[nd->in[0]].shape; /* (..., m, k) */
-        return (double)ops_shape_numel(out) * (double)a->dims[a->rank - 1];
-    }
-    return 0.0;
-}
-
 static void info_compute(const graph *g, info_totals *t) {
     memset(t, 0, sizeof *t);
     graph_get_stats(g, &t->st);
@@ -71,7 +55,7 @@ static void info_compute(const graph *g, info_totals *t) {
             t->n_params += n;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        t->macs += info_node_macs(g, &g->nodes[i]);
+        t->macs += graph_node_macs(g, &g->nodes[i]);
 }
 
 static json_t *info_tensor_list(const graph *g, const int32_t *ids, int32_t n) {
