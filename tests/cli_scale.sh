@@ -4,7 +4,8 @@
 # (built-in rewrites, one check seed); the same for N/10 nodes. Each command must succeed, and
 # none may take more than TASC_SCALE_RATIO (default 40) times as long for N nodes as for N/10:
 # linear work gives about 10, a quadratic step 100. Prints a table of the times. bench needs a
-# GPU; it is run when `tasc kernels list` finds one (else reported as not run).
+# GPU; it is run when a one-rep bench of the small chain finds one (exit 3, no GPU: reported as
+# not run).
 set -u
 TASC=${1:?usage: cli_scale.sh TASC}
 cd "$(dirname "$0")/.." || exit 1
@@ -48,7 +49,8 @@ for n in $((N / 10)) $N; do
     timed import "$n" import "$d/chain.onnx" --out "$d/back.json"
     timed optimize "$n" optimize "$d/chain.json" --rules none --seeds 1 --out "$d/opt.json" --quiet
 done
-if "$TASC" kernels list > /dev/null 2>&1; then
+"$TASC" bench "$tmp/n$((N / 10))/chain.json" --reps 1 --warmup 0 --no-cpu > /dev/null 2>&1
+if [ $? -ne 3 ]; then
     timed bench "$N" bench "$tmp/n$N/chain.json" --reps 100 --warmup 5
     steps="$steps bench"
 fi
