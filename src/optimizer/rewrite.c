@@ -212,6 +212,10 @@ static void rw_find_bn_fold(rw_ctx *c) {
 
 /* 1 if b, right-aligned against out, is 1 everywhere except the channel dim ch, where it is
  * out's size. */
+int rewrite_has_epilogue(ops_type op) { return ops_param_desc_of(op, PM_ACT) != NULL; }
+
+int32_t rewrite_bias_axis(ops_type op, int32_t rank) { return op == OP_CONV2D ? 1 : rank - 1; }
+
 static int rw_channel_vector(const ops_shape *b, const ops_shape *out, int32_t ch) {
     if (b->rank > out->rank)
         return 0;
@@ -239,7 +243,7 @@ static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
         const graph_node *add = &g->nodes[a];
         int32_t b = add->in[0] == t ? add->in[1] : add->in[0];
         const ops_shape *os = &g->tensors[t].shape, *bs = &g->tensors[b].shape;
-        int32_t ch = op == OP_CONV2D ? 1 : os->rank - 1;
+        int32_t ch = rewrite_bias_axis(op, os->rank);
         if (b == t || !c->wo[b] || !ops_shape_eq(&g->tensors[add->out[0]].shape, os) ||
             !rw_channel_vector(bs, os, ch))
             continue;
@@ -266,9 +270,7 @@ static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
     }
 }
 
-/* The activations conv2d and matmul fuse: those the GPU runtime applies in the kernel's
- * epilogue (relu, gelu); the op of the same name is the standalone form. */
-static ops_act rw_fusable_act(ops_type op) {
+ops_act rewrite_fusable_act(ops_type op) {
     static const ops_act fusable[] = {OPS_ACT_RELU, OPS_ACT_GELU};
     for (size_t i = 0; i < sizeof fusable / sizeof fusable[0]; i++)
         if (!strcmp(ops_table[op].name, ops_act_names[fusable[i]]))
@@ -287,7 +289,7 @@ static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
         int32_t r = rw_only_reader(ix, nd->out[0]);
         if (r < 0)
             continue;
-        ops_act act = rw_fusable_act(g->nodes[r].op);
+        ops_act act = rewrite_fusable_act(g->nodes[r].op);
         if (act == OPS_ACT_NONE)
             continue;
         rules_apply_plan *pl = &c->pl;
@@ -321,7 +323,7 @@ static void rw_find_split_bias(rw_ctx *c, ops_type op) {
         if (nd->n_in != 3 || nd->p.v[PM_ACT] != OPS_ACT_NONE || !c->wo[nd->in[2]])
             continue;
         const ops_shape *os = &g->tensors[nd->out[0]].shape, *bs = &g->tensors[nd->in[2]].shape;
-        int32_t ch = op == OP_CONV2D ? 1 : os->rank - 1;
+        int32_t ch = rewrite_bias_axis(op, os->rank);
         if (bs->rank != 1 || bs->dims[0] != os->dims[ch])
             continue;
         rules_apply_plan *pl = &c->pl;
@@ -354,7 +356,7 @@ static int32_t rw_fusable_producer(const rules_match_index *ix, int32_t t, int32
     if (p < 0 || !ix->live[p] || rw_only_reader(ix, t) != n)
         return -1;
     const graph_node *pd = &g->nodes[p];
-    if ((pd->op != OP_CONV2D && pd->op != OP_MATMUL) || pd->p.v[PM_ACT] != OPS_ACT_NONE)
+    if (!rewrite_has_epilogue(pd->op) || pd->p.v[PM_ACT] != OPS_ACT_NONE)
         return -1;
     return p;
 }
@@ -369,13 +371,13 @@ int rewrite_lowered_free(const rules_match_index *ix, const uint8_t *wo, int32_t
             if (p < 0 || t == b || !wo[b])
                 continue;
             const ops_shape *os = &g->tensors[t].shape;
-            int32_t ch = g->nodes[p].op == OP_CONV2D ? 1 : os->rank - 1;
+            int32_t ch = rewrite_bias_axis(g->nodes[p].op, os->rank);
             if (ops_shape_eq(&g->tensors[nd->out[0]].shape, os) && rw_channel_vector(&g->tensors[b].shape, os, ch))
                 return 1;
         }
         return 0;
     }
-    if (rw_fusable_act(nd->op) == OPS_ACT_NONE || nd->n_in < 1) /* fuse-act's, after fuse-bias */
+    if (rewrite_fusable_act(nd->op) == OPS_ACT_NONE || nd->n_in < 1) /* fuse-act's, after fuse-bias */
         return 0;
     int32_t t = nd->in[0], p = g->tensors[t].producer;
     if (rw_fusable_producer(ix, t, n) >= 0)

@@ -69,6 +69,14 @@ int rewrite_greedy(graph **g, const uint8_t kinds[REWRITE_COUNT], const char *pr
  * substitution. *g is replaced; *n_split (may be NULL) receives the count. 0, or -1 with a message. */
 int rewrite_split_bias(graph **g, const char *prefix, int64_t *counter, int32_t *n_split, char *err, size_t errlen);
 
+/* What lowering fuses, read from the op table where it can be: an op with an `act` parameter
+ * (conv2d, matmul) has a bias-and-activation epilogue; the activations it fuses are those the GPU
+ * runtime applies there (relu, gelu), named like the standalone ops (OPS_ACT_NONE for any other op);
+ * a fused bias runs along the channel axis (1, NCHW) of a conv2d and the last axis of a matmul. */
+int rewrite_has_epilogue(ops_type op);
+ops_act rewrite_fusable_act(ops_type op);
+int32_t rewrite_bias_axis(ops_type op, int32_t rank);
+
 /* 1 if node n of ix->g is one that lowering (fuse-bias, then fuse-act, greedily) absorbs into the
  * conv2d or matmul before it: an ewadd of a weight-only channel bias, or a relu or gelu, reading
  * the op's (or such an ewadd's) output as its only reader. A search that lowers its result costs

@@ -469,14 +469,14 @@ static int sr_plan_free(const sr_exp *e, const rules_apply_plan *pl, int32_t j, 
                         const uint8_t *free_) {
     const rules_apply_node *nd = &pl->nodes[j];
     int add = nd->op == OP_EWADD && nd->n_in == 2;
-    if (!add && !(nd->n_in == 1 && (nd->op == OP_RELU || nd->op == OP_GELU)))
+    if (!add && !(nd->n_in == 1 && rewrite_fusable_act(nd->op) != OPS_ACT_NONE))
         return 0;
     for (int32_t s = 0; s < nd->n_in; s++) {
         rules_aref r = nd->in[s];
         if (r.kind != RULES_AREF_NODE || r.out != 0)
             continue;
         const rules_apply_node *pn = &pl->nodes[r.idx];
-        int ok = (pn->op == OP_CONV2D || pn->op == OP_MATMUL) && pn->p.v[PM_ACT] == OPS_ACT_NONE;
+        int ok = rewrite_has_epilogue(pn->op) && pn->p.v[PM_ACT] == OPS_ACT_NONE;
         ok |= !add && free_[r.idx] && pn->op == OP_EWADD;
         if (add && ok) { /* the other operand: weight-only */
             rules_aref b = nd->in[1 - s];
