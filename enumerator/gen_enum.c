@@ -7,8 +7,10 @@
  * Also cut (the generation policies, rules/README.md): an op equal to an earlier one, commutative
  * inputs out of order or of different shapes, one tensor twice for an op without weight inputs,
  * weights in data inputs and data in weight inputs, weights pooled or cut or joined along their
- * window axes, weight transforms of anything but pool variables, multi-output ops of pool
- * variables, more dangling constants or skipped variables than the remaining ops can use.
+ * window axes, weight transforms of anything but pool variables, more dangling constants or
+ * skipped variables than the remaining ops can use. A split may cut a pool variable: with the
+ * concat of its parts that gives the identity rules whose other side is the bare variable
+ * (concat(split(x)) = x), which the merge rules need to drop their split and concat again.
  * An op whose output repeats an existing tensor ends its branch (the graph is recorded: it is one
  * side of a rule against a smaller graph). A first pass over graphs one op smaller fills a table
  * of the fewest ops computing each tensor value; in the graph pass a tensor computed more dearly
@@ -398,8 +400,6 @@ static int gw_inputs_ok(const gen_walker *w, const gen_variant *va, const int32_
         if (t->producer > *maxprod)
             *maxprod = t->producer;
         if (va->weight_transform && t->producer >= 0)
-            return 0;
-        if (va->n_out > 1 && t->producer < 0)
             return 0;
         if (od->weight_input_mask) {
             int weight_slot = (od->weight_input_mask >> i) & 1;

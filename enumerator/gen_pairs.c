@@ -13,7 +13,9 @@
  *   (a variable's reads split between it and a fresh one, the pair still equal: an instance of a
  *   more general pair) -> generality (each dimension symbol of the pool changed in turn: a side
  *   that no longer type-checks gives a requirement, such as a kernel size; values that differ
- *   show an accident of the pool's sizes, dropped) -> rules, fewest ops first.
+ *   show an accident of the pool's sizes, dropped) -> sized splits (an equal two-way split cut
+ *   instead at the widths of a concat of two variables where the rule still holds with either
+ *   width changed alone: merges of unequal siblings) -> rules, fewest ops first.
  * Buckets are processed in parallel into per-bucket results merged in bucket order, so the
  * output does not depend on the thread count. Commutativity, which canonical input order folds
  * into the enumeration, comes back as one explicit pair per commutative op form.
@@ -747,6 +749,40 @@ static const uint32_t *gp_ref_value(rules_ref f, uint32_t *const *vv, uint32_t *
     return f.kind == RULES_REF_VAR ? vv[f.idx] : val[f.idx][f.out];
 }
 
+/* Evaluate both sides of r with variables of shapes vs (values from seed st): 1 when both
+ * type-check and every mapped output pair is equal, 0 when they differ, -1 when a side does not
+ * type-check. */
+static int gp_rule_holds_at(const rules_rule *r, const ops_shape *vs, uint64_t st) {
+    uint32_t *vv[RULES_MAX_VARS];
+    for (int32_t v = 0; v < r->n_vars; v++) {
+        int64_t ne = ops_shape_numel(&vs[v]);
+        vv[v] = base_xmalloc(sizeof(uint32_t) * (size_t)ne);
+        for (int64_t i = 0; i < ne; i++)
+            vv[v][i] = (uint32_t)gen_mix64(st + (uint64_t)v * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+    }
+    ops_shape sa[RULES_MAX_OPS][OPS_MAX_OUTPUTS], sb[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    uint32_t *va[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}}, *vb[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}};
+    int holds = -1;
+    if (gp_rule_side_eval(r, RULES_SIDE_SRC, vs, vv, sa, va) == 0 &&
+        gp_rule_side_eval(r, RULES_SIDE_DST, vs, vv, sb, vb) == 0) {
+        holds = 1;
+        for (int32_t o = 0; o < r->n_outputs && holds; o++) {
+            const ops_shape *s1, *s2;
+            const uint32_t *x1 = gp_ref_value(r->outputs[o].src, vv, va, vs, sa, &s1);
+            const uint32_t *x2 = gp_ref_value(r->outputs[o].dst, vv, vb, vs, sb, &s2);
+            holds = ops_shape_eq(s1, s2) && memcmp(x1, x2, sizeof(uint32_t) * (size_t)ops_shape_numel(s1)) == 0;
+        }
+    }
+    for (int32_t k = 0; k < RULES_MAX_OPS; k++)
+        for (int32_t q = 0; q < OPS_MAX_OUTPUTS; q++) {
+            free(va[k][q]);
+            free(vb[k][q]);
+        }
+    for (int32_t v = 0; v < r->n_vars; v++)
+        free(vv[v]);
+    return holds;
+}
+
 /* The generality test (see the file comment). sym[v][d]: the symbol of dim d of variable v.
  * Returns 1 when the rule is an accident of the pool's sizes, else 0 with the requirements added. */
 static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS]) {
@@ -759,42 +795,17 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
         if (!used)
             continue;
         ops_shape vs[RULES_MAX_VARS];
-        uint32_t *vv[RULES_MAX_VARS];
-        uint64_t st = sp->seed ^ 0x67656e6572616cull ^ ((uint64_t)y << 40);
         for (int32_t v = 0; v < r->n_vars; v++) {
             vs[v] = r->vars[v].shape;
             for (int32_t d = 0; d < vs[v].rank; d++)
                 if (sym[v][d] == y)
                     vs[v].dims[d] = gen_sym_alt(y);
-            int64_t ne = ops_shape_numel(&vs[v]);
-            vv[v] = base_xmalloc(sizeof(uint32_t) * (size_t)ne);
-            for (int64_t i = 0; i < ne; i++)
-                vv[v][i] = (uint32_t)gen_mix64(st + (uint64_t)v * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull);
         }
-        ops_shape sa[RULES_MAX_OPS][OPS_MAX_OUTPUTS], sb[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
-        uint32_t *va[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}}, *vb[RULES_MAX_OPS][OPS_MAX_OUTPUTS] = {{0}};
-        int degenerate = 0;
-        if (gp_rule_side_eval(r, RULES_SIDE_SRC, vs, vv, sa, va) < 0 ||
-            gp_rule_side_eval(r, RULES_SIDE_DST, vs, vv, sb, vb) < 0) {
-            required[y] = 1;
-        } else {
-            for (int32_t o = 0; o < r->n_outputs && !degenerate; o++) {
-                const ops_shape *s1, *s2;
-                const uint32_t *x1 = gp_ref_value(r->outputs[o].src, vv, va, vs, sa, &s1);
-                const uint32_t *x2 = gp_ref_value(r->outputs[o].dst, vv, vb, vs, sb, &s2);
-                degenerate = !ops_shape_eq(s1, s2) ||
-                             memcmp(x1, x2, sizeof(uint32_t) * (size_t)ops_shape_numel(s1)) != 0;
-            }
-        }
-        for (int32_t k = 0; k < RULES_MAX_OPS; k++)
-            for (int32_t q = 0; q < OPS_MAX_OUTPUTS; q++) {
-                free(va[k][q]);
-                free(vb[k][q]);
-            }
-        for (int32_t v = 0; v < r->n_vars; v++)
-            free(vv[v]);
-        if (degenerate)
+        int holds = gp_rule_holds_at(r, vs, sp->seed ^ 0x67656e6572616cull ^ ((uint64_t)y << 40));
+        if (holds == 0)
             return 1;
+        if (holds < 0)
+            required[y] = 1;
     }
     for (int32_t v = 0; v < r->n_vars; v++)
         for (int32_t d = 0; d < r->vars[v].shape.rank; d++)
@@ -805,6 +816,87 @@ static int gp_generalize(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MA
                 q->value = r->vars[v].shape.dims[d];
             }
     return 0;
+}
+
+/* r with the two-way equal split op k of side sd cut at the widths of the concat op j of side cs
+ * (both inputs variables, concat axis c): sizes [dim c of input 0, dim c of input 1], each tied
+ * to its dim by a constraint. 0, or -1 when the concat does not have that form or no room. */
+static int gp_sized_split(const rules_rule *r, rules_side sd, int32_t k, rules_side cs, int32_t j, rules_rule *out) {
+    const rules_op *cat = &(cs == RULES_SIDE_SRC ? &r->src : &r->dst)->ops[j];
+    if (cat->op != OP_CONCAT || cat->n_in != 2 || cat->in[0].kind != RULES_REF_VAR ||
+        cat->in[1].kind != RULES_REF_VAR || cat->in[0].idx == cat->in[1].idx ||
+        r->n_constraints + 2 > RULES_MAX_CONSTRAINTS)
+        return -1;
+    int64_t c = cat->p.v[PM_AXIS];
+    *out = *r;
+    rules_op *sp = &(sd == RULES_SIDE_SRC ? &out->src : &out->dst)->ops[k];
+    sp->p.n_list = 2;
+    for (int32_t i = 0; i < 2; i++) {
+        int32_t u = cat->in[i].idx;
+        if (c < 0 || c >= r->vars[u].shape.rank)
+            return -1;
+        sp->p.list[i] = r->vars[u].shape.dims[c];
+        rules_constraint *q = &out->constraints[out->n_constraints++];
+        memset(q, 0, sizeof *q);
+        q->side = sd;
+        q->op = k;
+        q->key = PM_LIST;
+        q->list_index = i;
+        q->value = sp->p.list[i];
+        q->n_eq = 1;
+        q->eq[0].var = u;
+        q->eq[0].dim = (int32_t)c;
+    }
+    return 0;
+}
+
+/* 1 when the sized rule t holds at the pool's shapes and with each of the split's two tied dims
+ * alone taking another value (unequal widths). */
+static int gp_sized_split_holds(const gen_space *sp, const rules_rule *t, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS]) {
+    const rules_constraint *q = &t->constraints[t->n_constraints - 2];
+    for (int32_t i = -1; i < 2; i++) {
+        ops_shape vs[RULES_MAX_VARS];
+        for (int32_t v = 0; v < t->n_vars; v++)
+            vs[v] = t->vars[v].shape;
+        if (i >= 0) {
+            int32_t u = q[i].eq[0].var, d = q[i].eq[0].dim;
+            vs[u].dims[d] = gen_sym_alt(sym[u][d]);
+            if (vs[u].dims[d] == t->vars[u].shape.dims[d])
+                return 0;
+        }
+        if (gp_rule_holds_at(t, vs, sp->seed ^ 0x73697a6573ull ^ ((uint64_t)(i + 1) << 40)) != 1)
+            return 0;
+    }
+    return 1;
+}
+
+/* Split sizes from the concat the split undoes (TASO: a split inverts a concat, its sizes are the
+ * concat inputs' widths). An equal two-way split only matches and only builds halves; tied to
+ * the widths of a concat of two variables (on either side) it matches and builds unequal parts,
+ * so a merged pair merges again with a sibling of another width. Each split takes the first
+ * concat for which the rule still holds with either width changed alone; the verifier proves
+ * the sized rule with every dim a free symbol. */
+static void gp_split_sizes(const gen_space *sp, rules_rule *r, int8_t sym[RULES_MAX_VARS][OPS_MAX_DIMS]) {
+    for (int sd = 0; sd < RULES_SIDE_COUNT; sd++) {
+        const rules_graph *g = sd == RULES_SIDE_SRC ? &r->src : &r->dst;
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            const rules_op *o = &g->ops[k];
+            if (o->op != OP_SPLIT || o->p.n_list != 0 || o->p.v[PM_PARTS] != 2)
+                continue;
+            int done = 0;
+            for (int cs = 0; cs < RULES_SIDE_COUNT && !done; cs++) {
+                const rules_graph *cg = cs == RULES_SIDE_SRC ? &r->src : &r->dst;
+                for (int32_t j = 0; j < cg->n_ops && !done; j++) {
+                    rules_rule t;
+                    if (gp_sized_split(r, (rules_side)sd, k, (rules_side)cs, j, &t) == 0 &&
+                        gp_sized_split_holds(sp, &t, sym)) {
+                        *r = t;
+                        done = 1;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /* The rule's variables: those the two sides use, in pool order. vmap[v]: pool variable v's index
@@ -948,8 +1040,8 @@ static int gp_make_rule(const gen_space *sp, const gp_survivor *s, rules_rule *r
         char m[256];
         if (rules_rule_check(r, m, sizeof m) < 0)
             base_fail(err, errlen, "internal: generated rule is invalid: %s", m);
-        else
-            rc = gp_generalize(sp, r, sym);
+        else if ((rc = gp_generalize(sp, r, sym)) == 0)
+            gp_split_sizes(sp, r, sym);
     }
     gp_member_free(sp, &ma);
     gp_member_free(sp, &mb);

@@ -181,7 +181,8 @@ graph_name_ent *graph_nameset_add(graph_name_set *s, const char *key, graph_name
  * names go into hash tables, kept up to date by graph.c's own additions, renames and compaction
  * (a clone starts without one). Other modules may swap two tensors' names (the set of names stays
  * the same): a hit is therefore verified against the tensor it names, and a stale table is
- * rebuilt. Keys are the index's own copies, so names freed elsewhere never dangle in it. */
+ * rebuilt. Keys are the index's own copies, so names freed elsewhere never dangle in it. The
+ * struct also counts the nodes of each op, for the automatic names of unnamed nodes. */
 #define GRAPH_NAMES_AFTER 16
 
 typedef struct graph_name_ix {
@@ -195,6 +196,8 @@ struct graph_names {
     int built;
     graph_name_ix *tensors; /* uthash by name */
     graph_name_ix *nodes;
+    int32_t counted;            /* nodes [0, counted) are tallied in op_count, per op (nodes are */
+    int32_t op_count[OP_COUNT]; /* only appended; graph_compact, which moves them, frees this) */
 };
 
 static void graph_ix_clear(graph_name_ix **head) {
@@ -284,6 +287,22 @@ static int32_t graph_names_find(graph *g, int nodes, const char *name) {
 static void graph_names_added(graph *g, int nodes, const char *name, int32_t id) {
     if (g->names && g->names->built)
         graph_ix_put(nodes ? &g->names->nodes : &g->names->tensors, name, id);
+}
+
+/* The number of nodes of op `op`: counts kept per op and brought up to date with the nodes
+ * appended since the last call, so naming n unnamed nodes costs O(n) in all, not O(n^2). */
+static int32_t graph_op_count(graph *g, ops_type op) {
+    if (!g->names)
+        g->names = base_xcalloc(1, sizeof *g->names);
+    struct graph_names *ix = g->names;
+    if (ix->counted > g->n_nodes) { /* cannot happen through graph.c: recount */
+        memset(ix->op_count, 0, sizeof ix->op_count);
+        ix->counted = 0;
+    }
+    for (; ix->counted < g->n_nodes; ix->counted++)
+        if ((int)g->nodes[ix->counted].op >= 0 && g->nodes[ix->counted].op < OP_COUNT)
+            ix->op_count[g->nodes[ix->counted].op]++;
+    return ix->op_count[op];
 }
 
 static int graph_tensor_name_taken(graph *g, const char *name) { return graph_names_find(g, 0, name) >= 0; }
@@ -560,9 +579,7 @@ int32_t graph_impl_add_node(graph *g, const char *name, ops_type op, const ops_p
     /* the node's name: given, or the first free "<op>_<k>", k from the count of such nodes */
     char auto_name[128];
     if (!name) {
-        int32_t k = 0;
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            k += g->nodes[i].op == op;
+        int32_t k = graph_op_count(g, op);
         for (;; k++) {
             snprintf(auto_name, sizeof auto_name, "%s_%d", od->name, (int)k);
             if (graph_node_name_taken(g, auto_name))
@@ -709,26 +726,31 @@ int32_t graph_weight(graph *g, const char *name, int32_t rank, const int64_t *di
     return graph_leaf(g, "weight", name, GRAPH_T_WEIGHT, GRAPH_DT_F32, rank, dims, &init);
 }
 
-int32_t graph_weight_he(graph *g, const char *name, int32_t rank, const int64_t *dims) {
+int32_t graph_weight_he_fan_in(graph *g, const char *name, int32_t rank, const int64_t *dims, int64_t fan_in) {
     graph_init init;
     memset(&init, 0, sizeof init);
     init.kind = GRAPH_INIT_RANDOM;
     /* 53 bits of the name's hash: the seed stays a positive integer JSON readers keep exactly */
     init.seed = name ? graph_impl_fnv1a(name) >> 11 : 0;
     init.mean = 0.0f;
-    init.std = 1.0f;
+    init.std = fan_in > 0 ? (float)sqrt(2.0 / (double)fan_in) : 1.0f;
+    return graph_weight(g, name, rank, dims, init);
+}
+
+int32_t graph_weight_he(graph *g, const char *name, int32_t rank, const int64_t *dims) {
+    int64_t fan_in = 0; /* a conv kernel's layout (F, C/groups, kh, kw): numel / dims[0] */
     if (rank >= 2 && rank <= OPS_MAX_DIMS && dims) {
-        int64_t fan_in = 1;
         int ok = dims[0] > 0;
+        fan_in = 1;
         for (int32_t d = 1; d < rank && ok; d++) {
             ok = dims[d] > 0 && fan_in <= INT64_MAX / dims[d];
             if (ok)
                 fan_in *= dims[d];
         }
-        if (ok) /* otherwise graph_weight reports the shape */
-            init.std = (float)sqrt(2.0 / (double)fan_in);
+        if (!ok) /* graph_weight reports the shape */
+            fan_in = 0;
     }
-    return graph_weight(g, name, rank, dims, init);
+    return graph_weight_he_fan_in(g, name, rank, dims, fan_in);
 }
 
 int32_t graph_weight_const(graph *g, const char *name, int32_t rank, const int64_t *dims, float value) {

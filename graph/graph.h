@@ -91,6 +91,9 @@ int32_t graph_weight(graph *g, const char *name, int32_t rank, const int64_t *di
 /* A random-normal weight, mean 0, with std = sqrt(2 / fan_in) (He), fan_in = numel / dims[0]
  * for rank >= 2, else std 1; the seed is derived from the name so values do not depend on order. */
 int32_t graph_weight_he(graph *g, const char *name, int32_t rank, const int64_t *dims);
+/* The same with the fan-in given: the number of products summed per output by the node that reads
+ * the weight (K of a matmul's (K,N) operand); fan_in <= 0 gives std 1. */
+int32_t graph_weight_he_fan_in(graph *g, const char *name, int32_t rank, const int64_t *dims, int64_t fan_in);
 int32_t graph_weight_const(graph *g, const char *name, int32_t rank, const int64_t *dims, float value);
 /* A DATA weight holding blob's values (graph_blob_numel(blob) must equal the shape's element
  * count). The graph takes its own reference: the caller keeps (and eventually drops) its own.

@@ -659,16 +659,16 @@ static int jl_nodes(jl_ctx *c, json_t *arr) {
             if (jl_register_outs(c, i) < 0)
                 return -1;
         }
+    int32_t op_seen[OP_COUNT] = {0}; /* nodes before i of each op: counted as i goes, not rescanned */
     for (int32_t i = 0; i < n; i++) {
         jl_node *nd = &c->nodes[i];
+        op_seen[nd->op]++;
         if (nd->name)
             continue;
         const char *opname = ops_table[nd->op].name;
         size_t len = strlen(opname) + 24;
         nd->autoname = base_xmalloc(len);
-        int32_t k = 0;
-        for (int32_t j = 0; j < i; j++)
-            k += c->nodes[j].op == nd->op;
+        int32_t k = op_seen[nd->op] - 1;
         for (;; k++) {
             snprintf(nd->autoname, len, "%s_%d", opname, (int)k);
             if (graph_nameset_find(&c->nnames, nd->autoname))

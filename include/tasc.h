@@ -282,7 +282,10 @@ TASC_API tasc_status tasc_opt_result_rewrite(const tasc_opt_result *r, int32_t i
                                              int32_t *count);
 
 /* --- GPU (CUDA builds) ----------------------------------------------------------------------------
- * Without CUDA in the build, or without a GPU, these return TASC_ERR_RESOURCE with the reason. */
+ * Without CUDA in the build, or without a GPU, these return TASC_ERR_RESOURCE with the reason.
+ * As `tasc bench`, a matmul shape no tuning table holds for this GPU is tuned on first use (about
+ * 2 s a shape, a line on stderr, kept in the per-device cache ~/.cache/tasc or $TASC_CACHE_DIR);
+ * TASC_NO_AUTOTUNE=1 in the environment refuses it (bench/runtime/README.md). */
 
 /* TASC_OK if a CUDA device is usable. */
 TASC_API tasc_status tasc_gpu_available(void);

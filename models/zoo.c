@@ -67,6 +67,7 @@ graph *zoo_build(const char *name, int32_t batch, char *err, size_t errlen) {
         graph_free(g);
         return NULL;
     }
+    zoo_balance_branches(g);
     if (graph_validate(g, verr, sizeof verr) < 0) {
         base_fail(err, errlen, "%s: %s", name, verr);
         graph_free(g);
@@ -178,7 +179,8 @@ int32_t zoo_linear(graph *g, const char *name, int32_t x, int64_t n, int with_bi
     if (k < 0)
         return -1;
     int64_t wd[2] = {k, n}; /* (k, n) */
-    int32_t in[3] = {x, graph_weight_he(g, zoo_fmt(wn, "%s.weight", name), 2, wd), -1};
+    /* fan-in k: each output sums k products (graph_weight_he's numel/dims[0] would be n) */
+    int32_t in[3] = {x, graph_weight_he_fan_in(g, zoo_fmt(wn, "%s.weight", name), 2, wd, k), -1};
     if (with_bias) {
         int64_t bd[1] = {n}; /* (n) */
         in[2] = graph_weight_const(g, zoo_fmt(wn, "%s.bias", name), 1, bd, 0.0f);

@@ -52,7 +52,7 @@ int32_t zoo_conv_same(graph *g, const char *name, int32_t x, int64_t f, int32_t 
 int32_t zoo_batchnorm(graph *g, const char *name, int32_t x, float eps);
 /* Standalone activation node (relu, sigmoid, tanh, gelu). */
 int32_t zoo_act(graph *g, const char *name, ops_type op, int32_t x);
-/* Fully connected layer: x (..., k) times "<name>.weight" (k, n), He-initialised, plus a zero bias
+/* Fully connected layer: x (..., k) times "<name>.weight" (k, n), He-initialised with fan-in k, plus a zero bias
  * "<name>.bias" (n) when with_bias, as one matmul node. */
 int32_t zoo_linear(graph *g, const char *name, int32_t x, int64_t n, int with_bias, ops_act act);
 /* Pooling with explicit symmetric padding p (avgpool: count_pad says whether padded cells count). */
@@ -60,6 +60,9 @@ int32_t zoo_pool(graph *g, const char *name, ops_type op, int32_t x, int32_t k, 
                  int32_t count_pad);
 /* Pooling with "SAME" padding (TASO's examples). */
 int32_t zoo_pool_same(graph *g, const char *name, ops_type op, int32_t x, int32_t k, int32_t s, int32_t count_pad);
+/* Scale the RANDOM kernels that end residual branches (std / sqrt(R), R residual additions) and
+ * pairs of summed branches (std / sqrt(2)), so activations stay of order one (zoo_init.c). */
+void zoo_balance_branches(graph *g);
 /* Classifier head of the CNNs: global average pool (N,C,H,W) -> (N,C,1,1), reshape (N,C),
  * linear C -> n_classes with bias. */
 int32_t zoo_classifier(graph *g, const char *name, int32_t x, int64_t n_classes);

@@ -332,6 +332,23 @@ int rules_match_possible(const rules_match_needs *nd, const rules_match_index *i
 
 /* --- parameters ------------------------------------------------------------------------------ */
 
+/* The sizes split node q resolves to (sizes [] means equal parts) against pattern split p's
+ * list: the same count, and equal entries where the rule does not tie them to a variable dim
+ * (those are checked against the bound shapes in rm_finish). */
+static int rm_split_sizes_ok(const ops_params *p, const ops_params *q, int32_t n_in, const ops_shape *in,
+                             const uint8_t *skip_list) {
+    ops_shape o[OPS_MAX_OUTPUTS];
+    int32_t n = 0;
+    int64_t ax = q->v[PM_AXIS];
+    if (n_in < 1 || ops_infer(OP_SPLIT, q, n_in, in, &n, o, NULL, 0) < 0 || n != p->n_list || ax < 0 ||
+        ax >= o[0].rank)
+        return 0;
+    for (int32_t j = 0; j < n && j < OPS_MAX_LIST; j++)
+        if (!skip_list[j] && o[j].dims[ax] != p->list[j])
+            return 0;
+    return 1;
+}
+
 static int rm_is_window_key(ops_param_key k) {
     return k == PM_PAD || k == PM_PAD_T || k == PM_PAD_L || k == PM_PAD_B || k == PM_PAD_R || k == PM_STRIDE_H ||
            k == PM_STRIDE_W || k == PM_DIL_H || k == PM_DIL_W || k == PM_KH || k == PM_KW;
@@ -351,6 +368,11 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
         if (k == PM_LIST) {
             if (resolve_split)
                 continue;
+            if (op == OP_SPLIT) { /* sizes tied to variable dims: compare the node's resolved sizes */
+                if (!rm_split_sizes_ok(p, q, n_in, in, skip_list))
+                    return 0;
+                continue;
+            }
             if (p->n_list != q->n_list)
                 return 0;
             for (int32_t j = 0; j < p->n_list && j < OPS_MAX_LIST; j++)
@@ -466,7 +488,13 @@ static void rm_finish(rm_state *s) {
             continue;
         const graph_node *nd = &g->nodes[s->m.node[c->op]];
         int64_t val;
-        if (c->key == PM_LIST) {
+        if (c->key == PM_LIST && nd->op == OP_SPLIT) { /* the resolved size: sizes [] is equal parts */
+            int64_t ax = nd->p.v[PM_AXIS];
+            if (c->list_index < 0 || c->list_index >= nd->n_out || ax < 0 ||
+                ax >= g->tensors[nd->out[c->list_index]].shape.rank)
+                return;
+            val = g->tensors[nd->out[c->list_index]].shape.dims[ax];
+        } else if (c->key == PM_LIST) {
             if (c->list_index < 0 || c->list_index >= nd->p.n_list)
                 return;
             val = nd->p.list[c->list_index];

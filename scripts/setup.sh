@@ -7,7 +7,17 @@
 #     warns, and the Python tests report themselves skipped.
 # The CUDA toolkit (nvcc, cuBLAS, cuDNN) is expected on the machine already; without it tasc
 # builds CPU-only.
+#   setup.sh --corpus   also (only then: torch is large) the model corpus's environment
+#     (bench/models/): CPU wheels of torch and torchvision, transformers, onnx, onnxscript and
+#     onnxruntime, with pip into $TASC_CORPUS_VENV (default ~/.cache/tasc/corpus-venv).
 set -euo pipefail
+corpus=0
+for a in "$@"; do
+    case "$a" in
+        --corpus) corpus=1 ;;
+        *) echo "setup.sh: unknown option '$a' (usage: setup.sh [--corpus])" >&2; exit 2 ;;
+    esac
+done
 pkgs=(cmake make gcc pkg-config libjansson-dev uthash-dev libz3-dev
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3 python3-dev python3-venv)
 missing=()
@@ -35,4 +45,24 @@ elif python3 -m venv "$VENV" && "$VENV/bin/python" -m pip install --quiet --disa
 else
     echo "setup: warning: could not install numpy and pytest into $VENV (PyPI unreachable?):" \
          "the Python tests will be skipped"
+fi
+
+if [ $corpus -eq 1 ]; then
+    CV=${TASC_CORPUS_VENV:-$HOME/.cache/tasc/corpus-venv}
+    if "$CV/bin/python" -c "import torch, torchvision, transformers, onnx, onnxscript, onnxruntime" 2>/dev/null; then
+        echo "setup: model corpus environment present ($CV)"
+    else
+        pipq=(--quiet --disable-pip-version-check --timeout 120)
+        # torch from its CPU index first, so that transformers' dependency on torch is already met
+        # and pip does not fetch the CUDA build from PyPI; where that index cannot be reached, the
+        # PyPI wheels (CUDA-enabled, larger, they run on the CPU as well).
+        python3 -m venv "$CV"
+        if ! "$CV/bin/python" -m pip install "${pipq[@]}" --retries 1 \
+                --index-url https://download.pytorch.org/whl/cpu torch torchvision; then
+            echo "setup: the PyTorch CPU index is unreachable: torch and torchvision from PyPI"
+            "$CV/bin/python" -m pip install "${pipq[@]}" torch torchvision
+        fi
+        "$CV/bin/python" -m pip install "${pipq[@]}" transformers onnx onnxscript onnxruntime numpy
+        echo "setup: model corpus environment installed into $CV"
+    fi
 fi

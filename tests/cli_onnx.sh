@@ -103,6 +103,35 @@ rm -f "$T/keep.json" "$T/keep.weights.bin"
 expect 0 "$TASC" import "$D/symbolic.onnx" --out "$T/sym.json" --dim batch=3 && grep -q '"shape": \[3, 4\]' "$T/sym.json" && ok
 expect 0 "$TASC" import "$D/ext_missing.onnx" --out "$T/rw.json" --random-weights --weights-seed 5
 expect 0 "$TASC" run "$T/rw.json" && grep -q "nan 0 inf 0" "$T/out" && ok || bad "random-weight model output not finite"
+# values by role keep 40 residual blocks of order one; --weights-init legacy doubles the variance per block
+rstd() { sed -n 's/^output .* std \([^ ]*\) .*/\1/p' "$T/out"; }
+expect 0 "$TASC" run "$D/deep_residual.onnx" --random-weights && s1=$(rstd) &&
+    awk -v s="$s1" 'BEGIN { exit !(s >= 0.1 && s <= 10) }' && ok || bad "deep_residual std '$s1' by role"
+expect 0 "$TASC" run "$D/deep_residual.onnx" --random-weights --weights-init legacy && s2=$(rstd) &&
+    awk -v s="$s2" 'BEGIN { exit !(s > 1000) }' && ok || bad "deep_residual std '$s2' legacy"
+expect 2 "$TASC" run "$D/deep_residual.onnx" --random-weights --weights-init bogus && err_has "--weights-init"
+
+# --- shape subgraphs folded at import (gen_shapes.py, gen_vit.py) --------------------------------
+expect 0 "$TASC" info "$D/shapes/view.onnx" --dim N=2 && grep -q "^nodes: 2$" "$T/out" && ok ||
+    bad "shapes/view.onnx should fold to 2 nodes: $(cat "$T/out")"
+expect 1 "$TASC" info "$D/shapes/view.onnx" && err_has "graph input 'x' has the symbolic dimension 'N'"
+expect 1 "$TASC" import "$D/shapes/err_mod_runtime.onnx" --dim N=2 --out "$T/u.json" &&
+    err_has "unsupported operators: Mod (x1, first 'mod_rt': Mod of 'x', computed at run time"
+expect 1 "$TASC" run "$D/shapes/err_overflow.onnx" --dim N=2 &&
+    err_has "node 'big_mul' (Mul): the integer constant expression 2 * 4611686018427387904 overflows int64"
+expect 1 "$TASC" info "$D/shapes/err_divzero.onnx" --dim N=2 &&
+    err_has "node 'div0' (Div): the integer constant expression 2 / 0 divides by zero"
+expect 1 "$TASC" info "$D/shapes/err_fold_limit.onnx" --dim N=2 && err_has "over the import folding limit"
+expect 1 "$TASC" info "$D/shapes/err_shape_input.onnx" --dim N=2 &&
+    err_has "Reshape (x1, first 'y': the shape must be a constant ('shape_in' is computed at run time))"
+[ -e "$T/u.json" ] && bad "a refused import left u.json" || ok
+# the tiny ViT: its JSON import computes exactly what the .onnx does
+expect 1 "$TASC" info "$D/vit_tiny.onnx" && err_has "symbolic dimension 'batch'"
+expect 0 "$TASC" import "$D/vit_tiny.onnx" --dim batch=2 --out "$T/vit.json"
+expect 0 "$TASC" info "$T/vit.json" && grep -q "layernorm *5" "$T/out" && ok || bad "vit.json: $(cat "$T/out")"
+expect 0 "$TASC" run "$T/vit.json" --input "x=$D/vit_tiny.in.x.npy" --out-dir "$T/v1"
+expect 0 "$TASC" run "$D/vit_tiny.onnx" --dim batch=2 --input "x=$D/vit_tiny.in.x.npy" --out-dir "$T/v2"
+cmp -s "$T/v1/y.npy" "$T/v2/y.npy" && ok || bad "vit_tiny JSON and .onnx runs differ"
 
 # --- export: a file that imports again and computes the same --------------------------------------
 expect 0 "$TASC" export "$D/all_ops.json" --out "$T/all.onnx"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # cli_onnx_ort.sh TASC: conformance with onnxruntime through tests/onnx_ort_check.py:
 #   - import: onnxruntime on each crafted model and on the real models gives what `tasc run` gives,
-#     and the real models match their reference outputs (relative L2 error <= 1e-4);
+#     and the real models match their reference outputs (relative L2 error <= 1e-4); so do the
+#     shape-subgraph models (tests/data/onnx/shapes) and the tiny ViTs of both torch exporters
+#     (tests/data/onnx/vit_tiny*.onnx, also against torch's output), with --dim;
 #   - sidecar: the same through `tasc import` (JSON + weights file);
 #   - export: `tasc export` output passes onnx.checker and onnxruntime agrees with `tasc run`, for
 #     every operator of the table (all_ops.json), the crafted and real models, and resnet50 with
@@ -43,6 +45,21 @@ for m in conv_ops mlp_ops typed ext_data reduce_ops opset18; do
 done
 echo "== all_ops.json"
 check export "$D/all_ops.json"
+# shape subgraphs as torch exports them, folded at import (gen_shapes.py), batch N = 2
+for m in view unflatten expand range slice causal; do
+    echo "== shapes/$m"
+    for mode in import sidecar export; do
+        check $mode "$D/shapes/$m.onnx" --dim N=2
+    done
+done
+# a tiny torchvision ViT from both torch exporters (gen_vit.py), also against torch's output
+VIT=(--dim batch=2 --input "x=$D/vit_tiny.in.x.npy" --ref "y=$D/vit_tiny.out.y.npy")
+for m in vit_tiny vit_tiny_dynamo; do
+    for mode in import sidecar export; do
+        echo "== $m ($mode)"
+        check $mode "$D/$m.onnx" "${VIT[@]}"
+    done
+done
 
 if [ -f "$M/squeezenet1_1.onnx" ]; then
     SQ=(--input "input=$M/squeezenet1_1.in.input.npy" --ref "117=$M/squeezenet1_1.out.117.npy")

@@ -4,6 +4,7 @@
 # runs, is byte-identical when made again, and --dot marks the rewritten nodes. A false rule
 # (relu(x) = x) fails the check: exit 1, one line, nothing written. Without --rules the default
 # rule set is used ($TASC_RULES, else the shipped rules/verified-4.json); --rules none: none.
+# --search eqsat gives the same cost, checked and byte-identical run to run.
 # Bad command lines exit 2, bad files exit 1, each with one line on stderr. Skipped (77) while
 # the tasc binary does not list `optimize` (src/main.c).
 set -u
@@ -153,6 +154,28 @@ grep -q "tasc rules usage --rules FILE MODEL" "$tmp/out" || { echo "FAIL: rules 
 expect 2 "needs --rules FILE" rules usage "$tmp/sq.json"
 expect 2 "needs --rules FILE" rules usage --rules $R
 expect 1 "nope.json" rules usage --rules $R "$tmp/nope.json"
+
+# --search eqsat: equality saturation over the same rules; the same cost as backtracking here, the
+# check passes, the summary names the extraction, the same bytes run to run; bad values refused
+mkdir -p "$tmp/e1" "$tmp/e2"
+for d in e1 e2; do
+    expect 0 "" optimize "$tmp/sq.json" --rules $R --out "$tmp/$d/o.json" --quiet --search eqsat
+    cp "$tmp/out" "$tmp/$d/summary"
+done
+grep -q "^check: passed" "$tmp/e1/summary" || { echo "FAIL: eqsat: the check did not pass"; fail=1; }
+grep -Eq "^search: eqsat: [0-9]+ rounds.*e-nodes.*extraction: (greedy|greedy\+local|input\+local|exact \(z3\))" "$tmp/e1/summary" ||
+    { echo "FAIL: eqsat: no search line naming the extraction: $(grep '^search' "$tmp/e1/summary")"; fail=1; }
+cmp -s "$tmp/e1/o.json" "$tmp/e2/o.json" && cmp -s "$tmp/e1/o.weights.bin" "$tmp/e2/o.weights.bin" ||
+    { echo "FAIL: eqsat: two runs wrote different files"; fail=1; }
+bt=$(sed -n 's/^cost: .* -> \([0-9.]*\) us.*/\1/p' "$tmp/summary")
+eq=$(sed -n 's/^cost: .* -> \([0-9.]*\) us.*/\1/p' "$tmp/e1/summary")
+awk -v e="$eq" -v b="$bt" 'BEGIN { exit !(e != "" && e <= b * 1.0001) }' ||
+    { echo "FAIL: eqsat costs more than backtracking ($eq vs $bt us)"; fail=1; }
+expect 0 "" optimize --help
+grep -q -- "--search KIND" "$tmp/out" && grep -q -- "--eqsat-nodes N" "$tmp/out" ||
+    { echo "FAIL: optimize --help: no --search / --eqsat-nodes"; fail=1; }
+expect 2 "bad value for --search" optimize "$tmp/sq.json" --out "$tmp/x.json" --search annealing
+expect 2 "bad value for --eqsat-iters" optimize "$tmp/sq.json" --out "$tmp/x.json" --eqsat-iters 0
 
 # the measured cost model needs the GPU runtime
 "$TASC" optimize "$tmp/sq.json" --rules none --out "$tmp/m.json" --cost measured --quiet >"$tmp/out" 2>"$tmp/err"

@@ -122,4 +122,35 @@ check "a false axiom: exit 1" test $? -eq 1
 check "a false axiom: reported" grep -q "absorb .*FAIL" "$dir/out"
 check "a false axiom: the probe proves a false equality" grep -q "ewadd(x,y) = x .*FAIL" "$dir/out"
 
+# the ill-shaped pass (issue 15): the shipped axioms pass it; an identity axiom without its size
+# condition fails it; the issue's added axiom that builds matmul(I_n, I_n+1) proves nothing false
+"$tasc" axioms --help >"$dir/help" 2>&1
+check "axioms --help: --ill-shaped" grep -q -- "--ill-shaped N" "$dir/help"
+"$tasc" axioms check --max-dim 2 --max-instances 20 --ill-shaped 50 --no-redundancy >"$dir/out" 2>"$dir/err"
+check "ill-shaped pass: exit 0" test $? -eq 0
+check "ill-shaped pass: none fail" grep -q "ill-shaped instantiations, [0-9]* excluded by side conditions; 0 of [0-9]* axioms failed them" "$dir/out"
+sed 's/(=> (= (dim x 1) n) (= (matmul NONE x (const_imm n)) x))/(= (matmul NONE x (const_imm n)) x)/' \
+    verifier/axioms.smt2 >"$dir/unguarded.smt2"
+check "ill-shaped pass: the size condition taken out" test "$(grep -c 'matmul NONE x (const_imm n)) x) :pattern' "$dir/unguarded.smt2")" -eq 1
+"$tasc" axioms check --axioms "$dir/unguarded.smt2" --max-dim 2 --max-instances 20 --ill-shaped 50 --no-redundancy \
+    >"$dir/out" 2>"$dir/err"
+check "ill-shaped pass, no size condition: exit 1" test $? -eq 1
+check "ill-shaped pass, no size condition: reported" grep -q "matmul_imm_r .*FAIL (ill-shaped): .*the sides get dim 1" "$dir/out"
+check "ill-shaped pass, no size condition: one axiom" grep -q "; 1 of [0-9]* axioms failed them" "$dir/out"
+chain=';; relu keeps a product of identity matrices of sizes n and n+1 (ill shaped)
+(assert (! (forall ((n Int)) (! (= (relu (matmul NONE (const_imm n) (const_imm (+ n 1)))) (matmul NONE (const_imm n) (const_imm (+ n 1)))) :pattern ((const_imm n)))) :named imm_chain))'
+printf '%s\n%s\n' "$(cat verifier/axioms.smt2)" "$chain" >"$dir/chain.smt2"
+sed 's/(=> (= (dim x 0) n) (= (matmul NONE (const_imm n) x) x))/(= (matmul NONE (const_imm n) x) x)/' "$dir/unguarded.smt2" \
+    >"$dir/unguarded2.smt2"
+printf '%s\n%s\n' "$(cat "$dir/unguarded2.smt2")" "$chain" >"$dir/chain-unguarded.smt2"
+printf '%s' '{"format":"tasc-rules","version":1,"op_set":[],"max_ops":0,"counts":{},"rules":[{"id":"w_times_i",
+"vars":[{"name":"w","shape":[3,3]}],"src":[{"op":"const_imm","params":{"n":3},"inputs":[]},{"op":"ewmul","inputs":["w","%0"]}],
+"dst":[],"outputs":[{"src":"%1","dst":"w"}],"constraints":[{"side":"src","op":0,"param":"n","value":3,"equals":[["w",0],["w",1]]}]}]}' \
+    >"$dir/wI.json"
+"$tasc" verify "$dir/wI.json" --out "$dir/wI.out.json" --no-cache --no-numeric --axioms "$dir/chain.smt2" >"$dir/out" 2>&1
+check "matmul(I_n, I_n+1): w * I = w not proved" grep -q "0 of 1 candidates proved" "$dir/out"
+"$tasc" verify "$dir/wI.json" --out "$dir/wI.out.json" --no-cache --no-numeric --axioms "$dir/chain-unguarded.smt2" \
+    >"$dir/out" 2>&1
+check "matmul(I_n, I_n+1) without the size conditions: w * I = w proved (what they stop)" grep -q "1 of 1 candidates proved" "$dir/out"
+
 exit $fail

@@ -17,6 +17,8 @@ options:
     --int-high N            exclusive upper bound of generated integer inputs (default 10)
     --seed S                seed of generated inputs (default 0)
     --tasc-arg ARG          an extra argument for `tasc export` / `tasc import` (repeatable)
+    --dim NAME=N            value of the symbolic input dimension NAME: generated inputs get it, and
+                            every tasc command is given `--dim NAME=N` (repeatable)
 
 Relative L2 error = ||a - b|| / ||b||. Prints one line per compared output; exit 0 when all pass,
 1 on a mismatch or failure. onnx, onnxruntime and numpy are imported from this Python, or else
@@ -24,6 +26,7 @@ from the virtual environment $TASC_PY_VENV (default ~/.cache/tasc/onnx-venv), wh
 pip from PyPI when needed; when that is impossible the script prints "SKIPPED: ..." and exits 77.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,7 +87,7 @@ def parse(argv):
         sys.stderr.write(__doc__)
         sys.exit(2)
     opts = {"tasc": argv[0], "mode": argv[1], "model": argv[2], "inputs": {}, "refs": {}, "tol": 1e-4,
-            "int_high": 10, "seed": 0, "tasc_args": []}
+            "int_high": 10, "seed": 0, "tasc_args": [], "dims": {}}
     i = 3
     while i < len(argv):
         a = argv[i]
@@ -102,6 +105,9 @@ def parse(argv):
             opts["seed"] = int(v)
         elif a == "--tasc-arg":
             opts["tasc_args"].append(v)
+        elif a == "--dim":
+            name, _, n = v.partition("=")
+            opts["dims"][name] = int(n)
         else:
             sys.exit("onnx_ort_check: unknown option %s" % a)
         i += 2
@@ -123,8 +129,19 @@ def main():
     import onnxruntime as ort
 
     o = parse(sys.argv[1:])
-    tasc, model = o["tasc"], o["model"]
+    dim_args = [x for name, n in sorted(o["dims"].items()) for x in ("--dim", "%s=%d" % (name, n))]
+    o["tasc_args"] = o["tasc_args"] + dim_args
     tmp = tempfile.mkdtemp(prefix="tasc-ort-")
+    try:
+        check(o, tmp, np, onnx, ort)
+    finally:  # sys.exit inside check() ends up here too
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check(o, tmp, np, onnx, ort):
+    """Run onnxruntime and tasc as o says, in the scratch folder tmp; exits 0 or 1."""
+    tasc, model = o["tasc"], o["model"]
+    dim_args = [x for name, n in sorted(o["dims"].items()) for x in ("--dim", "%s=%d" % (name, n))]
     ort_model = model
     tasc_model = model
     if o["mode"] == "export":
@@ -145,10 +162,15 @@ def main():
     for k, inp in enumerate(sess.get_inputs()):
         if inp.name in o["inputs"]:
             arr = np.load(o["inputs"][inp.name])
-        elif "int" in inp.type:
-            arr = rng.randint(0, o["int_high"], size=inp.shape).astype(np.int64)
         else:
-            arr = rng.standard_normal(size=inp.shape).astype(np.float32)
+            shape = [o["dims"][d] if isinstance(d, str) and d in o["dims"] else d for d in inp.shape]
+            if not all(isinstance(d, int) for d in shape):
+                print("FAIL: input %s has the shape %s: give its symbolic dimensions with --dim" % (inp.name, inp.shape))
+                sys.exit(1)
+            if "int" in inp.type:
+                arr = rng.randint(0, o["int_high"], size=shape).astype(np.int64)
+            else:
+                arr = rng.standard_normal(size=shape).astype(np.float32)
         if "int64" in inp.type:
             arr = arr.astype(np.int64)
         elif "int32" in inp.type:
@@ -163,7 +185,9 @@ def main():
     names = [x.name for x in sess.get_outputs()]
 
     out_dir = os.path.join(tmp, "out")
-    text = run([tasc, "run", tasc_model, "--out-dir", out_dir] + args)
+    # a sidecar JSON model or an exported one has its dims fixed already
+    run_dims = dim_args if tasc_model.endswith(".onnx") else []
+    text = run([tasc, "run", tasc_model, "--out-dir", out_dir] + args + run_dims)
     files = [line[len("wrote "):].strip() for line in text.splitlines() if line.startswith("wrote ")]
     if len(files) != len(names):
         print("FAIL: tasc wrote %d outputs, onnxruntime gives %d" % (len(files), len(names)))

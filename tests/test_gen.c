@@ -3,6 +3,8 @@
  * - every fingerprint function against the op's float CPU reference on small integer inputs, where
  *   float arithmetic is exact (division by the window size checked through multiplication);
  * - known identities appear among the rules of small 3-op runs, known non-identities never do;
+ *   identities whose other side is a bare variable (concat(split(x)) = x) among them, and the
+ *   merge rules' splits cut at their concatenated operands' widths, holding for unequal widths;
  * - fingerprints truncated to a few bits force collisions, which the float re-test removes: the
  *   rules are those of the full-width run, and each one holds on fresh random floats;
  * - 1 and 2 threads give the same bytes;
@@ -604,6 +606,67 @@ static void test_conv_identities(void) {
     index_free(&ix);
 }
 
+/* The identity rules (a split of a pool variable, then the concat of its parts: the bare
+ * variable) and the sized splits of the merge rules (sizes tied to the concatenated operands'
+ * widths, so the rule holds, and is written, for unequal widths). */
+static int rule_holds_on_floats(const rules_rule *r);
+
+static rules_rule *find_merge(const rules_set *rs) {
+    for (int32_t i = 0; i < rs->n_rules; i++) {
+        const rules_rule *r = &rs->rules[i];
+        if (r->src.n_ops == 3 && r->dst.n_ops == 2 && r->src.ops[0].op == OP_CONCAT && r->src.ops[1].op == OP_MATMUL &&
+            r->src.ops[2].op == OP_SPLIT && r->src.ops[0].p.v[PM_AXIS] == 1 && r->src.ops[1].in[0].kind == RULES_REF_VAR &&
+            r->src.ops[1].p.v[PM_ACT] == OPS_ACT_NONE)
+            return &rs->rules[i];
+    }
+    return NULL;
+}
+
+static void test_identity_and_sized_splits(void) {
+    gen_stats st;
+    rules_set *rs = run(3, "matmul,concat,split", 2, 64, &st);
+    if (!rs)
+        return;
+    rule_index ix;
+    index_build(&ix, rs);
+    EXPECT_RULE(&ix, "concat0(split0#0(x0),split0#1(x0))=x0"); /* x (2,3): only rows cut in halves */
+    EXPECT_NO_RULE(&ix, "concat0(split0#1(x0),split0#0(x0))=x0");
+    /* the identity's other side is the bare variable: no op, the output mapped to it */
+    int bare = 0;
+    for (int32_t i = 0; i < rs->n_rules; i++) {
+        const rules_rule *r = &rs->rules[i];
+        bare += r->dst.n_ops == 0 && r->src.n_ops == 2 && r->src.ops[0].op == OP_SPLIT &&
+                r->src.ops[0].in[0].kind == RULES_REF_VAR && r->src.ops[1].op == OP_CONCAT &&
+                r->outputs[0].dst.kind == RULES_REF_VAR && r->outputs[0].dst.idx == r->src.ops[0].in[0].idx;
+    }
+    CHECK(bare >= 1);
+    /* merge: matmul(x0, w0), matmul(x0, w1) = split(matmul(x0, concat(w0, w1))) with the split's
+       sizes tied to dim 1 of w0 and of w1 */
+    const rules_rule *m = find_merge(rs);
+    CHECK(m != NULL);
+    if (m) {
+        const rules_op *sp = &m->src.ops[2];
+        CHECK_EQ_INT(sp->p.n_list, 2);
+        int tied = 0;
+        for (int32_t c = 0; c < m->n_constraints; c++) {
+            const rules_constraint *q = &m->constraints[c];
+            if (q->side == RULES_SIDE_SRC && q->op == 2 && q->key == PM_LIST && q->n_eq == 1 && q->eq[0].dim == 1)
+                tied |= (q->eq[0].var == m->src.ops[0].in[q->list_index].idx) << q->list_index;
+        }
+        CHECK_EQ_INT(tied, 3);
+        /* and it holds with w1 of another width, the sizes following the constraints */
+        rules_rule u = *m;
+        int32_t w1 = m->src.ops[0].in[1].idx;
+        u.vars[w1].shape.dims[1] = 7;
+        u.src.ops[2].p.list[1] = 7;
+        CHECK(rule_holds_on_floats(&u));
+        u.src.ops[2].p.list[1] = m->src.ops[2].p.list[1]; /* the pool's sizes do not even type-check */
+        CHECK(!rule_holds_on_floats(&u));
+    }
+    printf("identity and sized-split run: %llu graphs, %d rules\n", (unsigned long long)st.graphs, (int)rs->n_rules);
+    index_free(&ix);
+}
+
 /* =============================================================================================
  * collisions, determinism
  */
@@ -1035,5 +1098,6 @@ int main(void) {
     test_threads();
     test_matrix_identities();
     test_conv_identities();
+    test_identity_and_sized_splits();
     return TEST_REPORT();
 }

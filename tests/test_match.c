@@ -3,7 +3,8 @@
  * where an intermediate is read outside the match, multi-output rules in both directions,
  * requirements and constraints, parameter equivalence ("same" = explicit pads), shape-changing
  * and cycle-creating applications rejected, and every applied rewrite run on the CPU executor
- * against the original.
+ * against the original. Two generated rules inline: a merge whose split is cut at the operands'
+ * widths (unequal siblings) and the identity concat(split(x)) = x.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +419,106 @@ static void test_params(void) {
     CHECK(!rules_match_params(OP_SPLIT, &s1, &s2, 1, &ss, NULL, NULL));
 }
 
+/* Two generated rules (tasc generate --max-ops 3, proved by tasc verify): the matmul merge whose
+ * split is cut at the widths of the concatenated weights (sizes tied to w0 dim 1 and w1 dim 1), and
+ * the identity concat(split(a0)) = a0 along channels, whose other side is the bare variable. */
+static const char sized_rules_text[] =
+    "{\"format\":\"tasc-rules\",\"version\":1,\"op_set\":[],\"max_ops\":3,\"counts\":{},\"rules\":["
+    "{\"id\":\"merge_sized\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]},{\"name\":\"w0\",\"shape\":[3,3]},"
+    "{\"name\":\"w1\",\"shape\":[3,3]}],\"src\":[{\"op\":\"concat\",\"params\":{\"axis\":1},\"inputs\":[\"w0\",\"w1\"]},"
+    "{\"op\":\"matmul\",\"params\":{\"act\":\"none\"},\"inputs\":[\"x0\",\"%0\"]},"
+    "{\"op\":\"split\",\"params\":{\"axis\":1,\"parts\":2,\"sizes\":[3,3]},\"inputs\":[\"%1\"]}],"
+    "\"dst\":[{\"op\":\"matmul\",\"params\":{\"act\":\"none\"},\"inputs\":[\"x0\",\"w0\"]},"
+    "{\"op\":\"matmul\",\"params\":{\"act\":\"none\"},\"inputs\":[\"x0\",\"w1\"]}],"
+    "\"outputs\":[{\"src\":\"%2\",\"dst\":\"%0\"},{\"src\":\"%2.1\",\"dst\":\"%1\"}],"
+    "\"constraints\":[{\"side\":\"src\",\"op\":2,\"param\":\"sizes\",\"index\":0,\"value\":3,\"equals\":[[\"w0\",1]]},"
+    "{\"side\":\"src\",\"op\":2,\"param\":\"sizes\",\"index\":1,\"value\":3,\"equals\":[[\"w1\",1]]}]},"
+    "{\"id\":\"split_concat\",\"vars\":[{\"name\":\"a0\",\"shape\":[1,4,5,6]}],"
+    "\"src\":[{\"op\":\"split\",\"params\":{\"axis\":1,\"parts\":2,\"sizes\":[]},\"inputs\":[\"a0\"]},"
+    "{\"op\":\"concat\",\"params\":{\"axis\":1},\"inputs\":[\"%0\",\"%0.1\"]}],\"dst\":[],"
+    "\"outputs\":[{\"src\":\"%1\",\"dst\":\"a0\"}]}]}";
+
+/* Sized splits: siblings of widths 5 and 3 merge into one matmul cut at [5, 3]; a node split
+ * [5, 3] matches the rule forwards (its sizes checked against the bound widths), back to the two
+ * matmuls; a split cut elsewhere does not match. */
+static void test_merge_sized(const rules_set *rs) {
+    graph *g = graph_new("mm3");
+    const int64_t xd[2] = {4, 6}, w1d[2] = {6, 5}, w2d[2] = {6, 3};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t w1 = graph_weight_he(g, "w1", 2, w1d), w2 = graph_weight_he(g, "w2", 2, w2d);
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_matmul(g, x, w1, OPS_ACT_NONE)));
+    graph_mark_output(g, graph_unary(g, OP_SIGMOID, graph_matmul(g, x, w2, OPS_ACT_NONE)));
+    found_list f = find_all(rs, "merge_sized", RULES_DIR_BWD, g);
+    CHECK_EQ_INT(f.n, 2);
+    char err[256] = "";
+    graph *h = f.n >= 1 ? apply(rs, g, &f.m[0], err, sizeof err) : NULL;
+    CHECK(h != NULL);
+    if (!h) {
+        fprintf(stderr, "sized merge: %s\n", err);
+        graph_free(g);
+        return;
+    }
+    CHECK(valid(h));
+    CHECK_EQ_INT(count_op(h, OP_MATMUL), 1);
+    CHECK(compare_runs(g, h) < 1e-6);
+    int32_t sn = -1;
+    for (int32_t i = 0; i < h->n_nodes; i++)
+        if (h->nodes[i].op == OP_SPLIT)
+            sn = i;
+    CHECK(sn >= 0 && h->nodes[sn].p.n_list == 2);
+    if (sn >= 0 && h->nodes[sn].p.n_list == 2) {
+        int64_t a = h->nodes[sn].p.list[0], b = h->nodes[sn].p.list[1];
+        CHECK((a == 5 && b == 3) || (a == 3 && b == 5));
+        found_list back = find_all(rs, "merge_sized", RULES_DIR_FWD, h);
+        CHECK_EQ_INT(back.n, 1);
+        graph *k = back.n == 1 ? apply(rs, h, &back.m[0], err, sizeof err) : NULL;
+        CHECK(k != NULL && count_op(k, OP_MATMUL) == 2 && count_op(k, OP_SPLIT) == 0);
+        if (k)
+            CHECK(compare_runs(g, k) < 1e-6);
+        graph_free(k);
+        /* the same node cut at [4, 4]: its parts are not the weights' widths */
+        h->nodes[sn].p.list[0] = 4;
+        h->nodes[sn].p.list[1] = 4;
+        h->tensors[h->nodes[sn].out[0]].shape.dims[1] = 4;
+        h->tensors[h->nodes[sn].out[1]].shape.dims[1] = 4;
+        CHECK_EQ_INT(find_all(rs, "merge_sized", RULES_DIR_FWD, h).n, 0);
+    }
+    graph_free(h);
+    graph_free(g);
+}
+
+/* The identity rule drops a split whose parts are concatenated back in order (what a merged conv
+ * followed by the concat of its branches leaves): the concat's readers read the split's input. A
+ * concat of the parts swapped is no match. */
+static void test_split_concat_identity(const rules_set *rs) {
+    for (int swapped = 0; swapped < 2; swapped++) {
+        graph *g = graph_new("sc");
+        const int64_t xd[4] = {1, 8, 6, 6}, kd[4] = {16, 8, 3, 3};
+        int32_t x = graph_input(g, "x", 4, xd), k = graph_weight_he(g, "k", 4, kd);
+        int32_t y = graph_conv2d(g, x, k, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE), parts[2];
+        graph_split(g, y, 1, 2, NULL, parts);
+        int32_t both[2] = {parts[swapped], parts[1 - swapped]};
+        graph_mark_output(g, graph_unary(g, OP_RELU, graph_concat(g, 1, 2, both)));
+        CHECK(graph_ok(g));
+        found_list f = find_all(rs, "split_concat", RULES_DIR_FWD, g);
+        CHECK_EQ_INT(f.n, swapped ? 0 : 1);
+        CHECK_EQ_INT(find_all(rs, "split_concat", RULES_DIR_BWD, g).n, 0); /* a bare variable is no pattern */
+        if (f.n == 1) {
+            char err[256] = "";
+            graph *h = apply(rs, g, &f.m[0], err, sizeof err);
+            CHECK(h != NULL);
+            if (h) {
+                CHECK(valid(h));
+                CHECK_EQ_INT(h->n_nodes, 2); /* conv, relu */
+                CHECK_EQ_INT(count_op(h, OP_SPLIT) + count_op(h, OP_CONCAT), 0);
+                CHECK(compare_runs(g, h) < 1e-6);
+            }
+            graph_free(h);
+        }
+        graph_free(g);
+    }
+}
+
 int main(void) {
     rules_set *rs = load_rules();
     CHECK(rs != NULL);
@@ -432,6 +533,18 @@ int main(void) {
     test_constraint(rs);
     test_broadcast(rs);
     test_params();
+    {
+        char err[512];
+        rules_set *sz = rules_from_json_string(sized_rules_text, "sized_rules_text", err, sizeof err);
+        CHECK(sz != NULL);
+        if (!sz)
+            fprintf(stderr, "%s\n", err);
+        if (sz) {
+            test_merge_sized(sz);
+            test_split_concat_identity(sz);
+        }
+        rules_set_free(sz);
+    }
     rules_set_free(rs);
     return TEST_REPORT();
 }

@@ -7,9 +7,12 @@
  * (built-in rewrites + rules/verified-3.json) still match the reference. Crafted models (tests/data/onnx, see
  * gen_onnx.py): the one-line unsupported-operator report, Pad folding and refusal, typed and
  * external data, missing data, symbolic dims, bad files (truncation and corruption sweeps),
+ * --random-weights values by role on a 40-block chain (output std of order one, legacy values by option),
  * in-memory DATA weights (shared by clones, no file paths), sidecar files written by
  * graph_save_json (exact reload, alignment, determinism, no partial output), and export round trips
  * (import(export(g)) computes what g computes, for every op of the table via all_ops.json).
+ * Shape subgraphs (tests/data/onnx/shapes, gen_shapes.py) fold to exactly the real tensor work,
+ * and a tiny torchvision ViT of both torch exporters (gen_vit.py) matches torch's output.
  * Run from the repository root (CTest does).
  */
 #include <dirent.h>
@@ -447,6 +450,102 @@ static void test_data_kinds(void) {
     }
 }
 
+/* Standard deviation of output j of g on the generated inputs (NAN if the run fails). */
+static double output_std(const graph *g, int32_t j) {
+    float **out = run(g, NULL);
+    if (!out)
+        return NAN;
+    int64_t n = ops_shape_numel(&g->tensors[g->outputs[j]].shape);
+    double s = 0.0, s2 = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        s += out[j][k];
+        s2 += (double)out[j][k] * out[j][k];
+    }
+    free_outs(g, out);
+    double m = s / (double)n;
+    return sqrt(fmax(s2 / (double)n - m * m, 0.0));
+}
+
+/* The init of weight `name`, or NULL. */
+static const graph_init *init_of(const graph *g, const char *name) {
+    int32_t t = graph_find_tensor(g, name);
+    return t >= 0 && g->tensors[t].kind == GRAPH_T_WEIGHT ? &g->tensors[t].init : NULL;
+}
+
+static int is_const_init(const graph *g, const char *name, float value) {
+    const graph_init *in = init_of(g, name);
+    return in && in->kind == GRAPH_INIT_CONSTANT && in->value == value;
+}
+
+/* --random-weights by role (deep_missing.onnx: 40 Conv+BN+Relu blocks, Gemm, LayerNorm, MatMul;
+ * deep_residual.onnx: 40 residual blocks): fan-in-scaled kernels, identity normalisations, zero
+ * biases, scaled residual branches, so the outputs stay of order one; the legacy values
+ * (random_weights 2) let the conv chain fade and the residual one explode. Deterministic. */
+static void test_random_by_role(void) {
+    char err[1024];
+    graph *g = imp(DATA "deep_missing.onnx", 1, err, sizeof err);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    const graph_init *w0 = init_of(g, "w0"), *mw = init_of(g, "mw");
+    CHECK(w0 && w0->kind == GRAPH_INIT_RANDOM && w0->std == (float)sqrt(2.0 / (16 * 9)));
+    CHECK(mw && mw->kind == GRAPH_INIT_RANDOM && mw->std == (float)sqrt(2.0 / 256)); /* (K,N): K, not N */
+    CHECK(is_const_init(g, "cb0", 0.0f) && is_const_init(g, "s0", 1.0f) && is_const_init(g, "bb0", 0.0f));
+    CHECK(is_const_init(g, "m0", 0.0f) && is_const_init(g, "gb", 0.0f) && is_const_init(g, "mb", 0.0f));
+    CHECK(is_const_init(g, "ln_s", 1.0f) && is_const_init(g, "ln_b", 0.0f));
+    /* Gemm's B (256,1024) under transB, transposed at import: std sqrt(2/1024) */
+    int32_t b = graph_find_tensor(g, "gemm/B");
+    CHECK(b >= 0);
+    if (b >= 0) {
+        int64_t n = ops_shape_numel(&g->tensors[b].shape);
+        float *v = malloc((size_t)n * sizeof *v);
+        CHECK(graph_weight_values(g, b, v, err, sizeof err) == 0);
+        double s2 = 0.0;
+        for (int64_t k = 0; k < n; k++)
+            s2 += (double)v[k] * v[k];
+        double sd = sqrt(s2 / (double)n);
+        printf("  deep_missing: Gemm B std %.5f (want %.5f)\n", sd, sqrt(2.0 / 1024));
+        CHECK(fabs(sd / sqrt(2.0 / 1024) - 1.0) < 0.02);
+        free(v);
+    }
+    double chain = output_std(g, 0), head = output_std(g, 1);
+    printf("  deep_missing by role: output std %.4f (40 blocks), %.4f (head)\n", chain, head);
+    CHECK(chain >= 0.1 && chain <= 10.0);
+    CHECK(head >= 0.1 && head <= 10.0);
+    graph *g2 = imp(DATA "deep_missing.onnx", 1, err, sizeof err);
+    CHECK(g2 && same_outputs(g, g2));
+    graph_free(g2);
+    graph *legacy = imp(DATA "deep_missing.onnx", 2, err, sizeof err);
+    CHECK(legacy != NULL);
+    if (legacy) {
+        const graph_init *lw = init_of(legacy, "mw"), *ls = init_of(legacy, "s0");
+        CHECK(lw && lw->kind == GRAPH_INIT_RANDOM && lw->std == (float)sqrt(2.0 / 64));
+        CHECK(ls && ls->kind == GRAPH_INIT_RANDOM && ls->std == 0.1f);
+        double lchain = output_std(legacy, 0);
+        printf("  deep_missing legacy: output std %.4f (40 blocks)\n", lchain);
+        CHECK(lchain < 0.1);
+        graph_free(legacy);
+    }
+    graph_free(g);
+    /* 40 residual blocks x + f(x): each branch's last kernel scaled by 1/sqrt(40), the projection
+     * block's two kernels by 1/sqrt(2); the legacy values double the variance at every block */
+    g = imp(DATA "deep_residual.onnx", 1, err, sizeof err);
+    legacy = imp(DATA "deep_residual.onnx", 2, err, sizeof err);
+    CHECK(g && legacy);
+    if (g && legacy) {
+        const graph_init *a1 = init_of(g, "a1_w"), *b1 = init_of(g, "b1_w"), *pj = init_of(g, "proj_w");
+        CHECK(a1 && a1->std == (float)sqrt(2.0 / 144));
+        CHECK(b1 && b1->std == (float)(sqrt(2.0 / 144) / sqrt(40.0)));
+        CHECK(pj && pj->std == (float)(sqrt(2.0 / 27) * sqrt(0.5)));
+        double sd = output_std(g, 0), lsd = output_std(legacy, 0);
+        printf("  deep_residual: output std %.4f by role, %.4g legacy\n", sd, lsd);
+        CHECK(sd >= 0.1 && sd <= 10.0);
+        CHECK(lsd > 1e3);
+    }
+    graph_free(g);
+    graph_free(legacy);
+}
+
 static int64_t file_size(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 ? (int64_t)st.st_size : -1;
@@ -679,10 +778,130 @@ static void test_export(void) {
     }
 }
 
+/* An import with the symbolic dimension name = value. */
+static graph *imp_dim(const char *path, const char *name, int64_t value, char *err, size_t errlen) {
+    onnx_import_opts o;
+    onnx_import_opts_default(&o);
+    const char *names[1] = {name};
+    const int64_t vals[1] = {value};
+    o.n_dims = 1;
+    o.dim_names = names;
+    o.dim_values = vals;
+    err[0] = '\0';
+    return onnx_import(path, &o, err, errlen);
+}
+
+/* Shape subgraphs as torch exports them (tests/data/onnx/shapes, gen_shapes.py) are folded at
+ * import: the graph holds exactly the real tensor work (the node counts below), and what cannot
+ * be folded is one line naming the node and why. Values are checked against onnxruntime by
+ * cli_onnx_ort.sh. */
+static void test_shapes(void) {
+    static const struct {
+        const char *file;
+        int n_nodes, op, op_count;
+    } ok[] = {
+        {DATA "shapes/view.onnx", 2, OP_MATMUL, 1},
+        {DATA "shapes/unflatten.onnx", 10, OP_TRANSPOSE, 3},
+        {DATA "shapes/expand.onnx", 5, OP_CONCAT, 1},
+        {DATA "shapes/range.onnx", 6, OP_EWADD, 4},
+        {DATA "shapes/slice.onnx", 4, OP_RESHAPE, 3},
+        {DATA "shapes/causal.onnx", 3, OP_EWADD, 2},
+    };
+    char err[1024];
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+        graph *g = imp_dim(ok[k].file, "N", 2, err, sizeof err);
+        if (!g)
+            fprintf(stderr, "%s: %s\n", ok[k].file, err);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        CHECK_EQ_INT(g->n_nodes, ok[k].n_nodes);
+        CHECK_EQ_INT(count_op(g, (ops_type)ok[k].op), ok[k].op_count);
+        CHECK_EQ_INT(g->tensors[g->inputs[0]].shape.dims[0], 2);
+        CHECK_EQ_INT(nonfinite(g), 0);
+        graph_free(g);
+        /* without --dim the shapes are not static: refused, never guessed */
+        g = imp(ok[k].file, 0, err, sizeof err);
+        CHECK(g == NULL);
+        CHECK_STR_CONTAINS(err, "symbolic dimension 'N'");
+    }
+    /* the folded shape vector of slice.onnx: (2, 6, 4, N) reversed, plus Xor(s > 3, s < 5) */
+    graph *g = imp_dim(DATA "shapes/slice.onnx", "N", 2, err, sizeof err);
+    if (g) {
+        float **out = run(g, NULL);
+        CHECK(out != NULL);
+        if (out) {
+            CHECK_EQ_INT(g->n_outputs, 2);
+            const float want[4] = {2 + 1, 6 + 0, 4 + 1, 2 + 1};
+            for (int j = 0; j < 4; j++)
+                CHECK_NEAR(out[1][j], want[j], 0);
+        }
+        free_outs(g, out);
+        graph_free(g);
+    }
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {DATA "shapes/err_mod_runtime.onnx",
+         "unsupported operators: Mod (x1, first 'mod_rt': Mod of 'x', computed at run time: only constant (shape) "
+         "arithmetic is folded, no such operator at run time)"},
+        {DATA "shapes/err_overflow.onnx",
+         "node 'big_mul' (Mul): the integer constant expression 2 * 4611686018427387904 overflows int64"},
+        {DATA "shapes/err_divzero.onnx", "node 'div0' (Div): the integer constant expression 2 / 0 divides by zero"},
+        {DATA "shapes/err_fold_limit.onnx",
+         "node 'big_mask' (ConstantOfShape): folding makes an integer tensor of shape (5000,5000) (25000000 "
+         "elements), over the import folding limit of 16777216 elements"},
+        {DATA "shapes/err_range.onnx",
+         "node 'ids' (Range): folding makes an integer tensor of shape (50331648) (50331648 elements), "
+         "over the import folding limit of 16777216 elements"},
+        {DATA "shapes/err_shape_input.onnx",
+         "unsupported operators: Reshape (x1, first 'y': the shape must be a constant ('shape_in' is computed at "
+         "run time))"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        g = imp_dim(bad[k].file, "N", 2, err, sizeof err);
+        CHECK(g == NULL);
+        graph_free(g);
+        CHECK_STR_CONTAINS(err, bad[k].msg);
+        CHECK(strncmp(err, bad[k].file, strlen(bad[k].file)) == 0 && strchr(err, '\n') == NULL);
+    }
+}
+
+/* A tiny torchvision ViT (gen_vit.py) exported by both of torch's exporters imports with
+ * --dim batch=2 into the same tensor work and computes torch's output. */
+static void test_vit(void) {
+    const char *files[2] = {DATA "vit_tiny.onnx", DATA "vit_tiny_dynamo.onnx"};
+    const int n_reshape[2] = {23, 27}; /* the dynamo export keeps 4 reshapes more */
+    const char *in[1] = {DATA "vit_tiny.in.x.npy"};
+    char err[1024];
+    for (int k = 0; k < 2; k++) {
+        graph *g = imp_dim(files[k], "batch", 2, err, sizeof err);
+        if (!g)
+            fprintf(stderr, "%s: %s\n", files[k], err);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        CHECK_EQ_INT(count_op(g, OP_CONV2D), 1);
+        CHECK_EQ_INT(count_op(g, OP_MATMUL), 13);
+        CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 5);
+        CHECK_EQ_INT(count_op(g, OP_SOFTMAX), 2);
+        CHECK_EQ_INT(count_op(g, OP_ERF), 2);
+        CHECK_EQ_INT(count_op(g, OP_GATHER), 7);
+        CHECK_EQ_INT(count_op(g, OP_TRANSPOSE), 18);
+        CHECK_EQ_INT(count_op(g, OP_RESHAPE), n_reshape[k]);
+        CHECK_EQ_INT(g->n_nodes, 72 + n_reshape[k]);
+        CHECK(ref_err(g, in, DATA "vit_tiny.out.y.npy") < 1e-4);
+        graph_free(g);
+    }
+}
+
 int main(void) {
+    test_shapes();
+    test_vit();
     test_errors();
     test_corruption();
     test_data_kinds();
+    test_random_by_role();
     test_sidecar();
     test_export();
     test_hardswish();

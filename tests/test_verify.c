@@ -280,6 +280,58 @@ static void test_shape_counterexample(const verify_axioms *ax) {
     rules_set_free(rs);
 }
 
+/* Generated rules whose one side is a bare variable (concat(split(x)) = x, from a split of a pool
+ * variable) and merge rules whose split is cut at the concatenated operands' widths (sizes tied
+ * to variable dims) are proved, every dim a free symbol. (A cut tied to the wrong dims is no
+ * counterexample: the rule's typing is a hypothesis, so it holds wherever it type-checks, and a
+ * matcher refuses the shapes where it does not.) */
+static void test_generated_identity_and_sizes(const verify_axioms *ax) {
+    gen_config gc;
+    gen_config_default(&gc);
+    gc.max_ops = 3;
+    char err[256];
+    rules_set *rs = NULL;
+    CHECK_EQ_INT(gen_parse_ops(&gc, "matmul,concat,split", err, sizeof err), 0);
+    CHECK_EQ_INT(gen_run(&gc, &rs, NULL, err, sizeof err), 0);
+    if (!rs)
+        return;
+    verify_result *res = calloc((size_t)rs->n_rules, sizeof *res);
+    verify_stats st;
+    run_set(ax, rs, 1, 10.0, 2, res, &st);
+    int identity = 0, sized = 0;
+    int32_t merge = -1;
+    for (int32_t i = 0; i < rs->n_rules; i++) {
+        const rules_rule *r = &rs->rules[i];
+        if (r->dst.n_ops == 0 && r->src.n_ops == 2 && r->src.ops[0].op == OP_SPLIT && r->src.ops[1].op == OP_CONCAT &&
+            r->outputs[0].dst.kind == RULES_REF_VAR) {
+            identity++;
+            CHECK(res[i].outcome == VERIFY_PROVED);
+            CHECK(core_has(ax, &res[i], "concat_split"));
+        }
+        for (int side = 0; side < 2; side++) {
+            const rules_graph *g = side ? &r->dst : &r->src;
+            for (int32_t k = 0; k < g->n_ops; k++)
+                if (g->ops[k].op == OP_SPLIT && g->ops[k].p.n_list == 2) {
+                    sized++;
+                    CHECK(res[i].outcome == VERIFY_PROVED);
+                    if (merge < 0 && r->src.n_ops == 3 && r->src.ops[1].op == OP_MATMUL && r->dst.n_ops == 2)
+                        merge = i;
+                }
+        }
+    }
+    CHECK(identity >= 1);
+    CHECK(sized >= 4);
+    CHECK(merge >= 0);
+    printf("test_verify: %d identity rules and %d sized splits proved among %d generated\n", identity, sized,
+           (int)rs->n_rules);
+    /* the merge: proved through the matmul-over-concat axioms and a split of a concat at its seam */
+    if (merge >= 0)
+        CHECK((core_has(ax, &res[merge], "matmul_concat_cols") || core_has(ax, &res[merge], "matmul_concat_rows")) &&
+              (core_has(ax, &res[merge], "split0_concat") || core_has(ax, &res[merge], "split1_concat")));
+    free(res);
+    rules_set_free(rs);
+}
+
 /* An op the axioms do not model: unknown with the reason, never proved. */
 static void test_outside_model(const verify_axioms *ax) {
     const char *text =
@@ -621,6 +673,7 @@ int main(void) {
         test_planted(ax);
         test_shape_counterexample(ax);
         test_outside_model(ax);
+        test_generated_identity_and_sizes(ax);
         test_cache(ax);
         test_threads(ax);
         test_shipped(ax);

@@ -12,6 +12,17 @@
 ; well typed and both sides are equal on random values through the CPU references. So rewriting
 ; from well-typed terms only ever makes well-typed terms. Elementwise ops are taken without
 ; broadcasting (operands of equal shape), as the rule generator makes them.
+;
+; Ill-shaped terms: the dim_* axioms give every term dims 0..3, well typed or not (matmul(x,y) has
+; (dim x 0, dim y 1, 1, 1) whatever the inner dims; ewadd and ewmul have -1 where their operands
+; differ); dims past a tensor's rank are 1 (the verifier asserts that for a rule's variables). An
+; axiom whose two sides could get different dims on an ill-shaped instance would let Z3 derive
+; 2 = 3 and so prove anything once some axiom builds such a term (an unguarded matmul_imm_l and
+; matmul_imm_r made matmul(I_2, I_3) both I_2 and I_3). So wherever that can happen the side
+; conditions require the sizes to match (the identity's size equal to the operand's dim, the
+; ones' shape equal to x's, ...), and `tasc axioms check` also instantiates every axiom with each
+; size and dim off by one and fails any whose sides' dims then differ where the side conditions
+; let the instance through.
 
 (declare-sort T 0)
 (declare-fun dim (T Int) Int)                      ; x i: size of dimension i of x
@@ -100,7 +111,7 @@
 ;; conv2d is linear in its input
 (assert (! (forall ((sh Int) (sw Int) (pad Int) (g Int) (x T) (y T) (z T)) (! (=> (and (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3))) (= (conv2d sh sw pad g NONE (ewadd x y) z) (ewadd (conv2d sh sw pad g NONE x z) (conv2d sh sw pad g NONE y z)))) :pattern ((conv2d sh sw pad g NONE (ewadd x y) z)) :pattern ((ewadd (conv2d sh sw pad g NONE x z) (conv2d sh sw pad g NONE y z))))) :named conv_input_ewadd))
 ;; the sum of two conv2d is one conv2d over inputs and kernels concatenated along channels
-(assert (! (forall ((sh Int) (sw Int) (pad Int) (x T) (y T) (z T) (w T)) (! (=> (and (= (dim x 1) (dim y 1)) (= (dim x 2) (dim z 2)) (= (dim x 3) (dim z 3)) (= (dim y 2) (dim w 2)) (= (dim y 3) (dim w 3))) (= (ewadd (conv2d sh sw pad 1 NONE x y) (conv2d sh sw pad 1 NONE z w)) (conv2d sh sw pad 1 NONE (concat 1 x z) (concat 1 y w)))) :pattern ((ewadd (conv2d sh sw pad 1 NONE x y) (conv2d sh sw pad 1 NONE z w))) :pattern ((conv2d sh sw pad 1 NONE (concat 1 x z) (concat 1 y w))))) :named conv_concat_channels))
+(assert (! (forall ((sh Int) (sw Int) (pad Int) (x T) (y T) (z T) (w T)) (! (=> (and (= (dim x 1) (dim y 1)) (= (dim x 0) (dim z 0)) (= (dim x 2) (dim z 2)) (= (dim x 3) (dim z 3)) (= (dim y 0) (dim w 0)) (= (dim y 2) (dim w 2)) (= (dim y 3) (dim w 3))) (= (ewadd (conv2d sh sw pad 1 NONE x y) (conv2d sh sw pad 1 NONE z w)) (conv2d sh sw pad 1 NONE (concat 1 x z) (concat 1 y w)))) :pattern ((ewadd (conv2d sh sw pad 1 NONE x y) (conv2d sh sw pad 1 NONE z w))) :pattern ((conv2d sh sw pad 1 NONE (concat 1 x z) (concat 1 y w))))) :named conv_concat_channels))
 ;; conv2d of inputs concatenated along the batch is the concat of the conv2d
 (assert (! (forall ((sh Int) (sw Int) (pad Int) (g Int) (a Int) (x T) (y T) (z T)) (! (=> (and (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3))) (= (concat 0 (conv2d sh sw pad g a x z) (conv2d sh sw pad g a y z)) (conv2d sh sw pad g a (concat 0 x y) z))) :pattern ((concat 0 (conv2d sh sw pad g a x z) (conv2d sh sw pad g a y z))) :pattern ((conv2d sh sw pad g a (concat 0 x y) z)))) :named conv_concat_batch))
 ;; conv2d with kernels concatenated along output channels is the concat of the conv2d
@@ -113,12 +124,12 @@
 (assert (! (forall ((sh Int) (pad Int) (g Int) (a Int) (x T) (y T) (w T)) (! (=> (and (= (dim w 3) 1) (= (dim x 2) (dim y 2))) (= (conv2d sh 1 pad g a (concat 3 x y) w) (concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w)))) :pattern ((conv2d sh 1 pad g a (concat 3 x y) w)) :pattern ((concat 3 (conv2d sh 1 pad g a x w) (conv2d sh 1 pad g a y w))))) :named conv_concat_cols))
 ;; a stride-1 'same' conv2d with a kernel zero-padded (enlarge) equals the conv2d with the kernel
 (assert (! (forall ((g Int) (a Int) (kh Int) (kw Int) (x T) (y T)) (! (= (conv2d 1 1 SAME g a x (enlarge kh kw y)) (conv2d 1 1 SAME g a x y)) :pattern ((conv2d 1 1 SAME g a x (enlarge kh kw y))))) :named conv_enlarge))
-;; a stride-1 'same' conv2d with the identity kernel is the identity
-(assert (! (forall ((c Int) (kh Int) (kw Int) (x T)) (! (= (conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw)) x) :pattern ((conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw))))) :named conv_iconv))
+;; a stride-1 'same' conv2d with the identity kernel of x's channel count is the identity
+(assert (! (forall ((c Int) (kh Int) (kw Int) (x T)) (! (=> (= (dim x 1) c) (= (conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw)) x)) :pattern ((conv2d 1 1 SAME 1 NONE x (const_iconv c kh kw))))) :named conv_iconv))
 ;; a 1x1 conv2d (per-pixel channel mixing) commutes with avgpool2d
 (assert (! (forall ((kh Int) (kw Int) (sh Int) (sw Int) (pad Int) (cpad Int) (x T) (w T)) (! (=> (and (= (dim w 2) 1) (= (dim w 3) 1)) (= (conv2d 1 1 cpad 1 NONE (avgpool2d kh kw sh sw pad x) w) (avgpool2d kh kw sh sw pad (conv2d 1 1 cpad 1 NONE x w)))) :pattern ((conv2d 1 1 cpad 1 NONE (avgpool2d kh kw sh sw pad x) w)) :pattern ((avgpool2d kh kw sh sw pad (conv2d 1 1 cpad 1 NONE x w))))) :named conv1x1_avgpool))
-;; a depthwise conv2d with the averaging kernel is avgpool2d (padding counted)
-(assert (! (forall ((sh Int) (sw Int) (pad Int) (c Int) (kh Int) (kw Int) (x T)) (! (= (conv2d sh sw pad c NONE x (const_pool c kh kw)) (avgpool2d kh kw sh sw pad x)) :pattern ((conv2d sh sw pad c NONE x (const_pool c kh kw))))) :named conv_pool))
+;; a depthwise conv2d with the averaging kernel of x's channel count is avgpool2d (padding counted)
+(assert (! (forall ((sh Int) (sw Int) (pad Int) (c Int) (kh Int) (kw Int) (x T)) (! (=> (= (dim x 1) c) (= (conv2d sh sw pad c NONE x (const_pool c kh kw)) (avgpool2d kh kw sh sw pad x))) :pattern ((conv2d sh sw pad c NONE x (const_pool c kh kw))))) :named conv_pool))
 ;; avgpool2d is a depthwise conv2d with the averaging kernel
 (assert (! (forall ((sh Int) (sw Int) (pad Int) (kh Int) (kw Int) (x T)) (! (= (avgpool2d kh kw sh sw pad x) (conv2d sh sw pad (dim x 1) NONE x (const_pool (dim x 1) kh kw))) :pattern ((avgpool2d kh kw sh sw pad x)))) :named pool_conv))
 
@@ -144,11 +155,11 @@
 ;; matmul with a first operand concatenated along rows is the concat of the matmuls
 (assert (! (forall ((a Int) (x T) (y T) (z T)) (! (= (matmul a (concat 0 x y) z) (concat 0 (matmul a x z) (matmul a y z))) :pattern ((matmul a (concat 0 x y) z)) :pattern ((concat 0 (matmul a x z) (matmul a y z))))) :named matmul_concat_rows))
 ;; matmul of operands concatenated along the inner dimension is the sum of the matmuls
-(assert (! (forall ((x T) (y T) (z T) (w T)) (! (=> (= (dim x 1) (dim y 0)) (= (matmul NONE (concat 1 x z) (concat 0 y w)) (ewadd (matmul NONE x y) (matmul NONE z w)))) :pattern ((matmul NONE (concat 1 x z) (concat 0 y w))) :pattern ((ewadd (matmul NONE x y) (matmul NONE z w))))) :named matmul_concat_inner))
-;; the identity matrix is a right unit of matmul
-(assert (! (forall ((n Int) (x T)) (! (= (matmul NONE x (const_imm n)) x) :pattern ((matmul NONE x (const_imm n))))) :named matmul_imm_r))
-;; the identity matrix is a left unit of matmul
-(assert (! (forall ((n Int) (x T)) (! (= (matmul NONE (const_imm n) x) x) :pattern ((matmul NONE (const_imm n) x)))) :named matmul_imm_l))
+(assert (! (forall ((x T) (y T) (z T) (w T)) (! (=> (and (= (dim x 1) (dim y 0)) (= (dim x 0) (dim z 0)) (= (dim y 1) (dim w 1))) (= (matmul NONE (concat 1 x z) (concat 0 y w)) (ewadd (matmul NONE x y) (matmul NONE z w)))) :pattern ((matmul NONE (concat 1 x z) (concat 0 y w))) :pattern ((ewadd (matmul NONE x y) (matmul NONE z w))))) :named matmul_concat_inner))
+;; the identity matrix of x's column count is a right unit of matmul
+(assert (! (forall ((n Int) (x T)) (! (=> (= (dim x 1) n) (= (matmul NONE x (const_imm n)) x)) :pattern ((matmul NONE x (const_imm n))))) :named matmul_imm_r))
+;; the identity matrix of x's row count is a left unit of matmul
+(assert (! (forall ((n Int) (x T)) (! (=> (= (dim x 0) n) (= (matmul NONE (const_imm n) x) x)) :pattern ((matmul NONE (const_imm n) x)))) :named matmul_imm_l))
 
 ; ---------------------------------------------------------------------------------------------
 ; transpose (of a matrix)
@@ -176,13 +187,13 @@
 ;; concats along two different axes commute when the blocks line up
 (assert (! (forall ((a Int) (b Int) (x T) (y T) (z T) (w T)) (! (=> (and (distinct a b) (= (dim x a) (dim y a)) (= (dim x b) (dim z b))) (= (concat a (concat b x y) (concat b z w)) (concat b (concat a x z) (concat a y w)))) :pattern ((concat a (concat b x y) (concat b z w))))) :named concat_grid))
 ;; ewadd of concats is the concat of ewadds when the blocks line up
-(assert (! (forall ((ax Int) (x T) (y T) (z T) (w T)) (! (=> (= (dim x ax) (dim y ax)) (= (concat ax (ewadd x y) (ewadd z w)) (ewadd (concat ax x z) (concat ax y w)))) :pattern ((concat ax (ewadd x y) (ewadd z w))) :pattern ((ewadd (concat ax x z) (concat ax y w))))) :named concat_ewadd))
+(assert (! (forall ((ax Int) (x T) (y T) (z T) (w T)) (! (=> (and (= (dim x ax) (dim y ax)) (= (dim z ax) (dim w ax))) (= (concat ax (ewadd x y) (ewadd z w)) (ewadd (concat ax x z) (concat ax y w)))) :pattern ((concat ax (ewadd x y) (ewadd z w))) :pattern ((ewadd (concat ax x z) (concat ax y w))))) :named concat_ewadd))
 ;; ewmul of concats is the concat of ewmuls when the blocks line up
-(assert (! (forall ((ax Int) (x T) (y T) (z T) (w T)) (! (=> (= (dim x ax) (dim y ax)) (= (concat ax (ewmul x y) (ewmul z w)) (ewmul (concat ax x z) (concat ax y w)))) :pattern ((concat ax (ewmul x y) (ewmul z w))) :pattern ((ewmul (concat ax x z) (concat ax y w))))) :named concat_ewmul))
+(assert (! (forall ((ax Int) (x T) (y T) (z T) (w T)) (! (=> (and (= (dim x ax) (dim y ax)) (= (dim z ax) (dim w ax))) (= (concat ax (ewmul x y) (ewmul z w)) (ewmul (concat ax x z) (concat ax y w)))) :pattern ((concat ax (ewmul x y) (ewmul z w))) :pattern ((ewmul (concat ax x z) (concat ax y w))))) :named concat_ewmul))
 ;; the first part of a concat cut at its seam is the first input
 (assert (! (forall ((ax Int) (n Int) (x T) (y T)) (! (=> (= n (dim x ax)) (= (split0 ax n (concat ax x y)) x)) :pattern ((split0 ax n (concat ax x y))))) :named split0_concat))
-;; the second part of a concat cut at its seam is the second input
-(assert (! (forall ((ax Int) (n Int) (x T) (y T)) (! (=> (= n (dim x ax)) (= (split1 ax n (concat ax x y)) y)) :pattern ((split1 ax n (concat ax x y))))) :named split1_concat))
+;; the second part of a concat cut at its seam is the second input (the inputs agree off the axis)
+(assert (! (forall ((ax Int) (n Int) (x T) (y T)) (! (=> (and (= n (dim x ax)) (or (= ax 0) (= (dim x 0) (dim y 0))) (or (= ax 1) (= (dim x 1) (dim y 1))) (or (= ax 2) (= (dim x 2) (dim y 2))) (or (= ax 3) (= (dim x 3) (dim y 3)))) (= (split1 ax n (concat ax x y)) y)) :pattern ((split1 ax n (concat ax x y))))) :named split1_concat))
 ;; concatenating the two parts of a split gives the tensor back
 (assert (! (forall ((ax Int) (n Int) (x T)) (! (= (concat ax (split0 ax n x) (split1 ax n x)) x) :pattern ((split0 ax n x)))) :named concat_split))
 
@@ -292,26 +303,27 @@
 (assert (! (forall ((c Int) (kh Int) (kw Int)) (! (= (ewmul (const_iconv c kh kw) (const_iconv c kh kw)) (const_iconv c kh kw)) :pattern ((ewmul (const_iconv c kh kw) (const_iconv c kh kw))))) :named ewmul_iconv_self))
 ;; the transpose of ones is ones
 (assert (! (forall ((d0 Int) (d1 Int)) (! (= (transpose SWAP (const_ones2 d0 d1)) (const_ones2 d1 d0)) :pattern ((transpose SWAP (const_ones2 d0 d1))))) :named transpose_ones2))
-;; ewmul by ones is the identity (matrices)
-(assert (! (forall ((d0 Int) (d1 Int) (x T)) (! (= (ewmul x (const_ones2 d0 d1)) x) :pattern ((ewmul x (const_ones2 d0 d1))))) :named ewmul_ones2))
-;; ewmul by ones is the identity (rank-4 tensors)
-(assert (! (forall ((d0 Int) (d1 Int) (d2 Int) (d3 Int) (x T)) (! (= (ewmul x (const_ones4 d0 d1 d2 d3)) x) :pattern ((ewmul x (const_ones4 d0 d1 d2 d3))))) :named ewmul_ones4))
+;; ewmul by ones of x's shape is the identity (matrices)
+(assert (! (forall ((d0 Int) (d1 Int) (x T)) (! (=> (and (= (dim x 0) d0) (= (dim x 1) d1)) (= (ewmul x (const_ones2 d0 d1)) x)) :pattern ((ewmul x (const_ones2 d0 d1))))) :named ewmul_ones2))
+;; ewmul by ones of x's shape is the identity (rank-4 tensors)
+(assert (! (forall ((d0 Int) (d1 Int) (d2 Int) (d3 Int) (x T)) (! (=> (and (= (dim x 0) d0) (= (dim x 1) d1) (= (dim x 2) d2) (= (dim x 3) d3)) (= (ewmul x (const_ones4 d0 d1 d2 d3)) x)) :pattern ((ewmul x (const_ones4 d0 d1 d2 d3))))) :named ewmul_ones4))
 
 ; ---------------------------------------------------------------------------------------------
-; shapes: the size of each dimension of an op's result (for the side conditions above)
+; shapes: the size of each dimension of an op's result (for the side conditions above), dims 0..3
+; for any arguments; past the result's rank, 1
 
-;; ewadd keeps its operands' shape
-(assert (! (forall ((x T) (y T) (i Int)) (! (= (dim (ewadd x y) i) (dim x i)) :pattern ((dim (ewadd x y) i)))) :named dim_ewadd))
-;; ewmul keeps its operands' shape
-(assert (! (forall ((x T) (y T) (i Int)) (! (= (dim (ewmul x y) i) (dim x i)) :pattern ((dim (ewmul x y) i)))) :named dim_ewmul))
+;; ewadd keeps its operands' shape (-1 where they differ, so that it commutes on any operands)
+(assert (! (forall ((x T) (y T) (i Int)) (! (= (dim (ewadd x y) i) (ite (= (dim x i) (dim y i)) (dim x i) (- 1))) :pattern ((dim (ewadd x y) i)))) :named dim_ewadd))
+;; ewmul keeps its operands' shape (-1 where they differ, so that it commutes on any operands)
+(assert (! (forall ((x T) (y T) (i Int)) (! (= (dim (ewmul x y) i) (ite (= (dim x i) (dim y i)) (dim x i) (- 1))) :pattern ((dim (ewmul x y) i)))) :named dim_ewmul))
 ;; smul keeps its first operand's shape
 (assert (! (forall ((x T) (s T) (i Int)) (! (= (dim (smul x s) i) (dim x i)) :pattern ((dim (smul x s) i)))) :named dim_smul))
 ;; relu keeps its operand's shape
 (assert (! (forall ((x T) (i Int)) (! (= (dim (relu x) i) (dim x i)) :pattern ((dim (relu x) i)))) :named dim_relu))
 ;; matmul (m,k) x (k,n) is (m,n)
-(assert (! (forall ((a Int) (x T) (y T) (i Int)) (! (= (dim (matmul a x y) i) (ite (= i 0) (dim x 0) (dim y 1))) :pattern ((dim (matmul a x y) i)))) :named dim_matmul))
+(assert (! (forall ((a Int) (x T) (y T) (i Int)) (! (= (dim (matmul a x y) i) (ite (= i 0) (dim x 0) (ite (= i 1) (dim y 1) 1))) :pattern ((dim (matmul a x y) i)))) :named dim_matmul))
 ;; a transposed matrix swaps its dimensions
-(assert (! (forall ((x T) (i Int)) (! (= (dim (transpose SWAP x) i) (ite (= i 0) (dim x 1) (dim x 0))) :pattern ((dim (transpose SWAP x) i)))) :named dim_transpose))
+(assert (! (forall ((x T) (i Int)) (! (= (dim (transpose SWAP x) i) (ite (= i 0) (dim x 1) (ite (= i 1) (dim x 0) (dim x i)))) :pattern ((dim (transpose SWAP x) i)))) :named dim_transpose))
 ;; concat adds the sizes along its axis
 (assert (! (forall ((ax Int) (x T) (y T) (i Int)) (! (= (dim (concat ax x y) i) (ite (= i ax) (+ (dim x i) (dim y i)) (dim x i))) :pattern ((dim (concat ax x y) i)))) :named dim_concat))
 ;; split0 keeps n entries along its axis
@@ -327,12 +339,12 @@
 ;; enlarge: (F,C,kh',kw') is (F,C,kh,kw)
 (assert (! (forall ((kh Int) (kw Int) (x T) (i Int)) (! (= (dim (enlarge kh kw x) i) (ite (= i 2) kh (ite (= i 3) kw (dim x i)))) :pattern ((dim (enlarge kh kw x) i)))) :named dim_enlarge))
 ;; const_imm n is (n,n)
-(assert (! (forall ((n Int) (i Int)) (! (= (dim (const_imm n) i) n) :pattern ((dim (const_imm n) i)))) :named dim_const_imm))
+(assert (! (forall ((n Int) (i Int)) (! (= (dim (const_imm n) i) (ite (< i 2) n 1)) :pattern ((dim (const_imm n) i)))) :named dim_const_imm))
 ;; const_iconv c kh kw is (c,c,kh,kw)
 (assert (! (forall ((c Int) (kh Int) (kw Int) (i Int)) (! (= (dim (const_iconv c kh kw) i) (ite (< i 2) c (ite (= i 2) kh kw))) :pattern ((dim (const_iconv c kh kw) i)))) :named dim_const_iconv))
 ;; const_pool c kh kw is (c,1,kh,kw)
 (assert (! (forall ((c Int) (kh Int) (kw Int) (i Int)) (! (= (dim (const_pool c kh kw) i) (ite (= i 0) c (ite (= i 1) 1 (ite (= i 2) kh kw)))) :pattern ((dim (const_pool c kh kw) i)))) :named dim_const_pool))
 ;; const_ones2 d0 d1 is (d0,d1)
-(assert (! (forall ((d0 Int) (d1 Int) (i Int)) (! (= (dim (const_ones2 d0 d1) i) (ite (= i 0) d0 d1)) :pattern ((dim (const_ones2 d0 d1) i)))) :named dim_const_ones2))
+(assert (! (forall ((d0 Int) (d1 Int) (i Int)) (! (= (dim (const_ones2 d0 d1) i) (ite (= i 0) d0 (ite (= i 1) d1 1))) :pattern ((dim (const_ones2 d0 d1) i)))) :named dim_const_ones2))
 ;; const_ones4 d0 d1 d2 d3 is (d0,d1,d2,d3)
 (assert (! (forall ((d0 Int) (d1 Int) (d2 Int) (d3 Int) (i Int)) (! (= (dim (const_ones4 d0 d1 d2 d3) i) (ite (= i 0) d0 (ite (= i 1) d1 (ite (= i 2) d2 d3)))) :pattern ((dim (const_ones4 d0 d1 d2 d3) i)))) :named dim_const_ones4))

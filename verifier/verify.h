@@ -126,6 +126,9 @@ typedef struct {
     double probe_timeout_s;   /* per consistency probe */
     int32_t threads;          /* for the redundancy report; <= 0: the number of cores */
     uint64_t seed;
+    int64_t ill_bases;        /* per axiom, the well-typed instantiations (spread evenly over all
+                                 of them) made ill-shaped, one size or dim off by one at a time,
+                                 for the ill-shaped pass (default 2000; 0 skips that pass) */
 } verify_check_config;
 
 typedef enum { VERIFY_RED_SKIPPED, VERIFY_RED_IMPLIED, VERIFY_RED_INDEPENDENT, VERIFY_RED_UNKNOWN } verify_red;
@@ -140,6 +143,14 @@ typedef struct {
     double time_s;
     verify_red redundancy;
     char implied_by[VERIFY_REASON_LEN]; /* IMPLIED: the axioms of the core, comma separated */
+    /* the ill-shaped pass: instantiations whose trigger terms are ill typed (one size or dim off
+     * by one), and of those the ones the side conditions exclude; a failure is an instance they
+     * do not exclude whose sides have dims, as the dim_* axioms give them for any term, that
+     * differ (so Z3 could derive 2 = 3), or two well-typed sides that differ on random values */
+    int64_t ill_instances;
+    int64_t ill_excluded;
+    int64_t ill_failures;
+    char ill_first_failure[VERIFY_REASON_LEN];
 } verify_axiom_report;
 
 typedef struct {
@@ -154,7 +165,8 @@ typedef struct {
     verify_axiom_report axioms[VERIFY_MAX_AXIOMS];
     int32_t n_probes;
     verify_probe_report probes[VERIFY_MAX_PROBES];
-    int32_t failed_axioms;       /* axioms with a failure or without any legal instantiation */
+    int32_t failed_axioms;       /* axioms with a failure (either pass) or without any legal instantiation */
+    int32_t failed_ill;          /* of those, axioms that failed the ill-shaped pass */
     int32_t failed_probes;       /* probes that were proved: the axioms are inconsistent */
     double eval_s, redundancy_s, probe_s;
 } verify_check_report;

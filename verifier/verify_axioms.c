@@ -284,8 +284,9 @@ int32_t verify_axiom_find(const verify_axioms *ax, const char *name) {
     return -1;
 }
 
-/* The encoder's version: bump it when the encoding of rules into queries changes. */
-#define VERIFY_ENCODER_VERSION "tasc-verify-encoder-1"
+/* The encoder's version: bump it when the encoding of rules into queries changes (2: the dims past a
+ * variable's rank, up to 4, asserted to be 1). */
+#define VERIFY_ENCODER_VERSION "tasc-verify-encoder-2"
 
 const char *verify_opset_hash(void) {
     static _Thread_local char buf[17];

@@ -8,9 +8,13 @@
  * gives the equations those symbols must meet, and the free symbols left after solving them range
  * over 1..max_dim (kernel dims over 1 and 3). Every instantiation whose side conditions hold must
  * have every term of the axiom well typed (else rewriting could make an ill-typed term) and both
- * sides equal on random values through the op table's CPU references. The model's typing is
- * cross-checked against ops_infer on every term. Redundancy: each axiom negated against all the
- * others, with a timeout. Consistency: known false equalities must not be provable.
+ * sides equal on random values through the op table's CPU references, and equal dims in the dim
+ * model (what the dim_* axioms give any term). The model's typing is cross-checked against
+ * ops_infer on every term. The ill-shaped pass makes each well-typed instantiation ill shaped, one
+ * size or dim off by one at a time; where a trigger term is then ill typed and the side condition
+ * does not exclude the instance, the sides' dims in the dim model must still agree (else Z3 could
+ * derive 2 = 3). Redundancy: each axiom negated against all the others, with a timeout.
+ * Consistency: known false equalities must not be provable.
  */
 #include <math.h>
 #include <omp.h>
@@ -27,6 +31,7 @@
 #define CT_MAX_PATS 8
 #define CT_MAX_ARGS (VSIG_MAX_INT + 4)
 #define CT_TOL 1e-3
+#define CT_NDIM 4 /* dims 0..3 of the dim model are compared */
 
 typedef enum {
     CT_VAR, CT_NUM, CT_APP, CT_DIM, CT_ADD, CT_SUB, CT_MUL, CT_DIV, CT_MOD, CT_NEG, CT_ITE, CT_EQ, CT_DISTINCT,
@@ -238,6 +243,8 @@ typedef struct {
     ops_type op[CT_MAX_NODES];
     float *buf[CT_MAX_NODES];      /* (shape[node]) */
     vsys S;                        /* scratch for concrete typing */
+    int8_t dk[CT_MAX_NODES][CT_NDIM];  /* the dim model (ct_dim_of): 0 not yet, 1 known, 2 undetermined */
+    int64_t dv[CT_MAX_NODES][CT_NDIM];
 } ct_inst;
 
 static void ct_inst_reset(ct_inst *I, int32_t n) {
@@ -246,6 +253,7 @@ static void ct_inst_reset(ct_inst *I, int32_t n) {
         free(I->buf[i]);
         I->buf[i] = NULL;
     }
+    memset(I->dk, 0, (size_t)n * sizeof I->dk[0]);
 }
 
 enum { CT_UNDEF = 1 };
@@ -253,10 +261,46 @@ enum { CT_UNDEF = 1 };
 static int ct_type(const ct_axiom *A, ct_inst *I, int32_t node);
 static int ct_bval(const ct_axiom *A, ct_inst *I, int32_t node, int *b);
 
+/* SMT-LIB integer arithmetic on argument values x[0..n): 0, or CT_UNDEF (division by zero, not
+ * an arithmetic kind). */
+static int ct_arith(ct_kind k, const int64_t *x, int32_t n, int64_t *v) {
+    switch (k) {
+    case CT_ADD:
+    case CT_MUL:
+        *v = k == CT_ADD ? 0 : 1;
+        for (int32_t i = 0; i < n; i++)
+            *v = k == CT_ADD ? *v + x[i] : *v * x[i];
+        return 0;
+    case CT_SUB:
+        *v = x[0];
+        for (int32_t i = 1; i < n; i++)
+            *v -= x[i];
+        return 0;
+    case CT_NEG:
+        *v = -x[0];
+        return 0;
+    case CT_DIV:
+    case CT_MOD: {
+        if (x[1] == 0)
+            return CT_UNDEF;
+        /* SMT-LIB: Euclidean division, remainder in [0, |y|) */
+        int64_t q = x[0] / x[1], r = x[0] % x[1];
+        if (r < 0) {
+            r += x[1] > 0 ? x[1] : -x[1];
+            q = (x[0] - r) / x[1];
+        }
+        *v = k == CT_DIV ? q : r;
+        return 0;
+    }
+    default:
+        return CT_UNDEF;
+    }
+}
+
 /* Integer value of a node; CT_UNDEF when a dim it reads is not defined. */
 static int ct_ival(const ct_axiom *A, ct_inst *I, int32_t node, int64_t *v) {
     const ct_node *nd = &A->nodes[node];
-    int64_t x, y;
+    int64_t y;
     switch (nd->k) {
     case CT_NUM:
         *v = nd->num;
@@ -264,50 +308,25 @@ static int ct_ival(const ct_axiom *A, ct_inst *I, int32_t node, int64_t *v) {
     case CT_VAR:
         *v = I->ival[nd->var];
         return 0;
-    case CT_DIM:
+    case CT_DIM: /* dims past the rank, up to 4, are 1 (as the dim axioms and the encoding have them) */
         if (ct_type(A, I, nd->a[0]) != 1 || ct_ival(A, I, nd->a[1], &y))
             return CT_UNDEF;
-        if (y < 0 || y >= I->shape[nd->a[0]].rank)
+        if (y < 0 || y >= (I->shape[nd->a[0]].rank > CT_NDIM ? I->shape[nd->a[0]].rank : CT_NDIM))
             return CT_UNDEF;
-        *v = I->shape[nd->a[0]].dims[y];
+        *v = y < I->shape[nd->a[0]].rank ? I->shape[nd->a[0]].dims[y] : 1;
         return 0;
     case CT_ADD:
     case CT_MUL:
-        *v = nd->k == CT_ADD ? 0 : 1;
-        for (int32_t i = 0; i < nd->n; i++) {
-            if (ct_ival(A, I, nd->a[i], &x))
-                return CT_UNDEF;
-            *v = nd->k == CT_ADD ? *v + x : *v * x;
-        }
-        return 0;
     case CT_SUB:
-        if (ct_ival(A, I, nd->a[0], v))
-            return CT_UNDEF;
-        for (int32_t i = 1; i < nd->n; i++) {
-            if (ct_ival(A, I, nd->a[i], &x))
-                return CT_UNDEF;
-            *v -= x;
-        }
-        return 0;
     case CT_NEG:
-        if (ct_ival(A, I, nd->a[0], &x))
-            return CT_UNDEF;
-        *v = -x;
-        return 0;
     case CT_DIV:
-    case CT_MOD:
-        if (ct_ival(A, I, nd->a[0], &x) || ct_ival(A, I, nd->a[1], &y) || y == 0)
-            return CT_UNDEF;
-        {
-            /* SMT-LIB: Euclidean division, remainder in [0, |y|) */
-            int64_t q = x / y, r = x % y;
-            if (r < 0) {
-                r += y > 0 ? y : -y;
-                q = (x - r) / y;
-            }
-            *v = nd->k == CT_DIV ? q : r;
-        }
-        return 0;
+    case CT_MOD: {
+        int64_t xs[CT_MAX_ARGS];
+        for (int32_t i = 0; i < nd->n; i++)
+            if (ct_ival(A, I, nd->a[i], &xs[i]))
+                return CT_UNDEF;
+        return ct_arith(nd->k, xs, nd->n, v);
+    }
     case CT_ITE: {
         int b;
         if (ct_bval(A, I, nd->a[0], &b))
@@ -588,6 +607,238 @@ static const float *ct_eval(const ct_axiom *A, ct_inst *I, int32_t node, uint64_
     return I->buf[node];
 }
 
+/* --- the dim model --------------------------------------------------------------------------------- */
+
+/* What Z3 knows of a term's shape is only what the dim_* axioms say: (dim (f ...) i) for any
+ * arguments, well typed or not (dim_matmul gives matmul(x,y) the dims (dim x 0, dim y 1, 1, 1)
+ * whatever the inner dims are). ct_dim_of computes that for a node of the axiom under check by
+ * evaluating the dim axiom of its function with the node's arguments; a variable's dims past its
+ * rank are 1 (the encoding of a rule asserts that), a function without a dim axiom has them
+ * undetermined. Two sides whose dims differ where both are determined would let Z3 derive 2 = 3
+ * from the axiom's instance. */
+
+typedef struct {
+    const ct_axiom *A;   /* every axiom of the file */
+    int32_t *def;        /* per vsig: the axiom (dim (f v...) i) = E defining its dims, or -1 */
+} ct_dimdefs;
+
+typedef struct {
+    const ct_dimdefs *dd;
+    const ct_axiom *A;   /* the axiom under check */
+    ct_inst *I;
+    int depth;
+} ct_dctx;
+
+/* The bound variables of a dim axiom: its T variables stand for nodes of the axiom under check. */
+typedef struct {
+    int32_t node[CT_MAX_BOUND];
+    int known[CT_MAX_BOUND];
+    int64_t v[CT_MAX_BOUND];
+} ct_env;
+
+static int ct_dim_of(ct_dctx *c, int32_t node, int64_t i, int64_t *v);
+static int ct_sx_bool(ct_dctx *c, const ct_axiom *X, const ct_env *env, int32_t n, int *b);
+
+/* An integer expression of X (the axiom under check when env is NULL, else a dim axiom with its
+ * variables bound by env) in the dim model: 0, or CT_UNDEF when undetermined. */
+static int ct_sx_int(ct_dctx *c, const ct_axiom *X, const ct_env *env, int32_t n, int64_t *v) {
+    const ct_node *nd = &X->nodes[n];
+    int64_t x, y;
+    switch (nd->k) {
+    case CT_NUM:
+        *v = nd->num;
+        return 0;
+    case CT_VAR:
+        if (nd->is_t || (env && !env->known[nd->var]))
+            return CT_UNDEF;
+        *v = env ? env->v[nd->var] : c->I->ival[nd->var];
+        return 0;
+    case CT_DIM: {
+        const ct_node *t = &X->nodes[nd->a[0]];
+        if (ct_sx_int(c, X, env, nd->a[1], &y))
+            return CT_UNDEF;
+        if (!env)
+            return ct_dim_of(c, nd->a[0], y, v);
+        return t->k == CT_VAR && t->is_t ? ct_dim_of(c, env->node[t->var], y, v) : CT_UNDEF;
+    }
+    case CT_ADD:
+    case CT_MUL:
+    case CT_SUB:
+    case CT_NEG:
+    case CT_DIV:
+    case CT_MOD: {
+        int64_t xs[CT_MAX_ARGS];
+        for (int32_t i = 0; i < nd->n; i++)
+            if (ct_sx_int(c, X, env, nd->a[i], &xs[i]))
+                return CT_UNDEF;
+        return ct_arith(nd->k, xs, nd->n, v);
+    }
+    case CT_ITE: {
+        int b;
+        if (ct_sx_bool(c, X, env, nd->a[0], &b) == 0)
+            return ct_sx_int(c, X, env, nd->a[b ? 1 : 2], v);
+        /* an undetermined condition: determined only when both branches agree */
+        if (ct_sx_int(c, X, env, nd->a[1], &x) || ct_sx_int(c, X, env, nd->a[2], &y) || x != y)
+            return CT_UNDEF;
+        *v = x;
+        return 0;
+    }
+    default:
+        return CT_UNDEF;
+    }
+}
+
+/* A condition of X in the dim model, three-valued: 0 with *b, or CT_UNDEF. */
+static int ct_sx_bool(ct_dctx *c, const ct_axiom *X, const ct_env *env, int32_t n, int *b) {
+    const ct_node *nd = &X->nodes[n];
+    int64_t x, y;
+    int p, q, rp, rq;
+    switch (nd->k) {
+    case CT_TRUE:
+    case CT_FALSE:
+        *b = nd->k == CT_TRUE;
+        return 0;
+    case CT_NOT:
+        if (ct_sx_bool(c, X, env, nd->a[0], &p))
+            return CT_UNDEF;
+        *b = !p;
+        return 0;
+    case CT_AND:
+    case CT_OR: { /* a false conjunct (a true disjunct) decides it even when others are undetermined */
+        int undet = 0, dec = nd->k == CT_OR;
+        for (int32_t i = 0; i < nd->n; i++) {
+            if (ct_sx_bool(c, X, env, nd->a[i], &p))
+                undet = 1;
+            else if (p == dec) {
+                *b = dec;
+                return 0;
+            }
+        }
+        if (undet)
+            return CT_UNDEF;
+        *b = !dec;
+        return 0;
+    }
+    case CT_IMPLIES:
+        rp = ct_sx_bool(c, X, env, nd->a[0], &p);
+        rq = ct_sx_bool(c, X, env, nd->a[1], &q);
+        if ((!rp && !p) || (!rq && q)) {
+            *b = 1;
+            return 0;
+        }
+        if (rp || rq)
+            return CT_UNDEF;
+        *b = 0;
+        return 0;
+    case CT_EQ:
+    case CT_DISTINCT:
+        if (X->nodes[nd->a[0]].is_t)
+            return CT_UNDEF;
+        *b = 1;
+        for (int32_t i = 0; i < nd->n; i++)
+            for (int32_t j = i + 1; j < nd->n; j++) {
+                if (ct_sx_int(c, X, env, nd->a[i], &x) || ct_sx_int(c, X, env, nd->a[j], &y))
+                    return CT_UNDEF;
+                if (nd->k == CT_EQ ? x != y : x == y)
+                    *b = 0;
+            }
+        return 0;
+    case CT_LT:
+    case CT_LE:
+    case CT_GT:
+    case CT_GE:
+        if (ct_sx_int(c, X, env, nd->a[0], &x) || ct_sx_int(c, X, env, nd->a[1], &y))
+            return CT_UNDEF;
+        *b = nd->k == CT_LT ? x < y : nd->k == CT_LE ? x <= y : nd->k == CT_GT ? x > y : x >= y;
+        return 0;
+    case CT_ITE:
+        if (ct_sx_bool(c, X, env, nd->a[0], &p))
+            return CT_UNDEF;
+        return ct_sx_bool(c, X, env, nd->a[p ? 1 : 2], b);
+    default:
+        return CT_UNDEF;
+    }
+}
+
+/* Dim i of a tensor node of the axiom under check, in the dim model (memoised per instance). */
+static int ct_dim_of(ct_dctx *c, int32_t node, int64_t i, int64_t *v) {
+    if (i < 0 || i >= CT_NDIM)
+        return CT_UNDEF;
+    ct_inst *I = c->I;
+    if (I->dk[node][i]) {
+        *v = I->dv[node][i];
+        return I->dk[node][i] == 1 ? 0 : CT_UNDEF;
+    }
+    const ct_node *nd = &c->A->nodes[node];
+    int r = CT_UNDEF, b;
+    int64_t x = 0;
+    if (nd->k == CT_VAR && nd->is_t) { /* past its rank, 1 (the encoding asserts it for a rule's variables) */
+        x = i < I->tshape[nd->var].rank ? I->tshape[nd->var].dims[i] : 1;
+        r = 0;
+    } else if (nd->k == CT_ITE && nd->is_t) {
+        if (ct_sx_bool(c, c->A, NULL, nd->a[0], &b) == 0)
+            r = ct_dim_of(c, nd->a[b ? 1 : 2], i, &x);
+    } else if (nd->k == CT_APP && c->dd->def[nd->sig] >= 0 && c->depth < 64) {
+        const ct_axiom *X = &c->dd->A[c->dd->def[nd->sig]];
+        const ct_node *lhs = &X->nodes[X->lhs];
+        const ct_node *pat = &X->nodes[lhs->a[0]];
+        ct_env env;
+        memset(&env, 0, sizeof env);
+        for (int32_t k = 0; k < pat->n && k < nd->n; k++) {
+            const ct_node *pv = &X->nodes[pat->a[k]];
+            if (pv->is_t)
+                env.node[pv->var] = nd->a[k];
+            else
+                env.known[pv->var] = ct_sx_int(c, c->A, NULL, nd->a[k], &env.v[pv->var]) == 0;
+        }
+        int32_t iv = X->nodes[lhs->a[1]].var;
+        env.known[iv] = 1;
+        env.v[iv] = i;
+        c->depth++;
+        r = ct_sx_int(c, X, &env, X->rhs, &x);
+        c->depth--;
+    }
+    I->dk[node][i] = r == 0 ? 1 : 2;
+    I->dv[node][i] = x;
+    *v = x;
+    return r;
+}
+
+/* The first index where the dim model gives the two sides different determined dims, or -1. */
+static int32_t ct_dims_differ(ct_dctx *c, int32_t lhs, int32_t rhs, int64_t *x, int64_t *y) {
+    for (int32_t i = 0; i < CT_NDIM; i++)
+        if (ct_dim_of(c, lhs, i, x) == 0 && ct_dim_of(c, rhs, i, y) == 0 && *x != *y)
+            return i;
+    return -1;
+}
+
+/* The dim axioms: (forall (v... i) (= (dim (f v...) i) E)) with distinct variables, one per f. */
+static int32_t *ct_find_dimdefs(const ct_axiom *A, int32_t n) {
+    int32_t *def = malloc((size_t)(vsig_count > 0 ? vsig_count : 1) * sizeof *def);
+    if (!def)
+        return NULL;
+    for (int32_t s = 0; s < vsig_count; s++)
+        def[s] = -1;
+    for (int32_t a = 0; a < n; a++) {
+        const ct_axiom *X = &A[a];
+        const ct_node *lhs = &X->nodes[X->lhs];
+        if (X->cond >= 0 || lhs->k != CT_DIM || X->nodes[lhs->a[0]].k != CT_APP || X->nodes[lhs->a[1]].k != CT_VAR)
+            continue;
+        const ct_node *pat = &X->nodes[lhs->a[0]];
+        uint32_t seen = 1u << X->nodes[lhs->a[1]].var;
+        int ok = 1;
+        for (int32_t k = 0; k < pat->n && ok; k++) {
+            const ct_node *pv = &X->nodes[pat->a[k]];
+            ok = pv->k == CT_VAR && !(seen >> pv->var & 1);
+            if (ok)
+                seen |= 1u << pv->var;
+        }
+        if (ok && def[pat->sig] < 0)
+            def[pat->sig] = a;
+    }
+    return def;
+}
+
 /* --- enumeration -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -605,6 +856,8 @@ typedef struct {
     int64_t counted, stride, seen;
     int pass;                     /* 0: count, 1: evaluate */
     uint64_t seed;
+    const ct_dimdefs *dd;
+    int64_t ill_stride, ill_seen; /* the ill-shaped pass: which well-typed instances it perturbs */
 } ct_enum;
 
 /* Symbolic typing of a trigger term; VM_OK or a failure. */
@@ -675,6 +928,16 @@ static void ct_fail(verify_axiom_report *rep, const char *fmt, ...) {
     }
 }
 
+static void ct_ill_fail(verify_axiom_report *rep, const char *fmt, ...) VERIFY_PRINTF(2, 3);
+static void ct_ill_fail(verify_axiom_report *rep, const char *fmt, ...) {
+    if (rep->ill_failures++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        base_vfail(rep->ill_first_failure, sizeof rep->ill_first_failure, fmt, ap);
+        va_end(ap);
+    }
+}
+
 /* The instantiation's description for messages: "x (2,3), ax = 1". */
 static void ct_describe(const ct_axiom *A, const ct_inst *I, char *buf, size_t len) {
     size_t n = 0;
@@ -690,40 +953,78 @@ static void ct_describe(const ct_axiom *A, const ct_inst *I, char *buf, size_t l
 }
 
 /* Every term of the axiom under the current instance: well typed, sides equal. */
-static void ct_check_instance(ct_enum *E) {
+/* Are the terms of the current trigger well typed? (A model / op table disagreement fails the
+ * axiom.) */
+static int ct_trigger_typed(ct_enum *E) {
     const ct_axiom *A = E->A;
     ct_inst *I = E->I;
-    verify_axiom_report *rep = E->rep;
-    char desc[200];
     for (int32_t t = 0; t < A->pat_n[E->pat]; t++) {
         int32_t pt = A->pat[E->pat][t];
         int64_t iv;
-        if (A->nodes[pt].k == CT_DIM) { /* (dim t i) is a trigger term when i is a dim of t */
+        /* (dim t i) is a trigger term when dim i of t is defined (0..3, or below its rank) */
+        if (A->nodes[pt].k == CT_DIM) {
             if (ct_type(A, I, A->nodes[pt].a[0]) != 1 || ct_ival(A, I, pt, &iv))
-                return;
+                return 0;
             continue;
         }
         if (ct_type(A, I, pt) != 1) {
             if (I->st[pt] == -3) {
+                char desc[200];
                 ct_describe(A, I, desc, sizeof desc);
-                ct_fail(rep, "at %s: %s", desc, I->why[pt]);
+                ct_fail(E->rep, "at %s: %s", desc, I->why[pt]);
             }
-            return; /* the model and the symbols disagree only on bounds: not an instance */
+            return 0; /* the model and the symbols disagree only on bounds: not an instance */
         }
     }
+    return 1;
+}
+
+/* Evaluate both (well-typed) sides on random values: 1 when they differ, 0 when they agree, -1
+ * out of memory; *rel gets the relative error. `salt` varies the values between instances. */
+static int ct_values_differ(ct_enum *E, int64_t salt, double *rel) {
+    const ct_axiom *A = E->A;
+    ct_inst *I = E->I;
+    uint64_t seed = E->seed ^ verify_hash64(&salt, sizeof salt, 0x11);
+    const float *a = ct_eval(A, I, A->lhs, seed), *b = ct_eval(A, I, A->rhs, seed);
+    if (!a || !b)
+        return -1;
+    int64_t n = ops_shape_numel(&I->shape[A->lhs]);
+    double num = 0, na = 0, nb = 0;
+    for (int64_t e = 0; e < n; e++) {
+        double d = (double)a[e] - (double)b[e];
+        num += d * d;
+        na += (double)a[e] * a[e];
+        nb += (double)b[e] * b[e];
+    }
+    double den = sqrt(na > nb ? na : nb);
+    *rel = den > 1e-30 ? sqrt(num) / den : sqrt(num);
+    /* float32 rounding: a relative bound, and an absolute one for outputs near zero (a relu of a
+     * sum that cancels); a false axiom misses both by orders of magnitude */
+    return !(*rel <= CT_TOL || sqrt(num) <= 1e-5 * sqrt((double)n));
+}
+
+/* Every term of the axiom under the current instance: well typed, sides equal (values, and dims
+ * in the dim model). 1 when the trigger was well typed (a base for the ill-shaped pass), else 0. */
+static int ct_check_instance(ct_enum *E) {
+    const ct_axiom *A = E->A;
+    ct_inst *I = E->I;
+    verify_axiom_report *rep = E->rep;
+    char desc[200];
+    if (!ct_trigger_typed(E))
+        return 0;
     if (A->cond >= 0) {
         int b;
         if (ct_bval(A, I, A->cond, &b)) {
             ct_describe(A, I, desc, sizeof desc);
             ct_fail(rep, "at %s: the side condition reads an undefined dim", desc);
-            return;
+            return 1;
         }
         if (!b)
-            return;
+            return 1;
     }
     rep->instances++;
     if (E->stride > 1 && (E->seen++ % E->stride) != 0)
-        return;
+        return 1;
     int is_t = A->nodes[A->lhs].is_t;
     for (int side = 0; side < 2; side++) {
         int32_t root = side ? A->rhs : A->lhs;
@@ -731,7 +1032,7 @@ static void ct_check_instance(ct_enum *E) {
             ct_describe(A, I, desc, sizeof desc);
             ct_fail(rep, "at %s: the trigger is well typed but the %s side is not (%s)", desc, side ? "right" : "left",
                     I->why[root]);
-            return;
+            return 1;
         }
     }
     rep->evaluated++;
@@ -744,38 +1045,106 @@ static void ct_check_instance(ct_enum *E) {
             ct_describe(A, I, desc, sizeof desc);
             ct_fail(rep, "at %s: %lld != %lld", desc, (long long)x, (long long)y);
         }
-        return;
+        return 1;
     }
     if (!ops_shape_eq(&I->shape[A->lhs], &I->shape[A->rhs])) {
         char s1[64], s2[64];
         ct_describe(A, I, desc, sizeof desc);
         ct_fail(rep, "at %s: the sides have shapes %s and %s", desc, ops_shape_str(&I->shape[A->lhs], s1, sizeof s1),
                 ops_shape_str(&I->shape[A->rhs], s2, sizeof s2));
-        return;
+        return 1;
     }
-    uint64_t seed = E->seed ^ verify_hash64(&rep->evaluated, sizeof rep->evaluated, 0x11);
-    const float *a = ct_eval(A, I, A->lhs, seed), *b = ct_eval(A, I, A->rhs, seed);
-    if (!a || !b) {
+    ct_dctx dc = {E->dd, A, I, 0};
+    int64_t dx, dy;
+    int32_t di = E->dd ? ct_dims_differ(&dc, A->lhs, A->rhs, &dx, &dy) : -1;
+    if (di >= 0) {
+        ct_describe(A, I, desc, sizeof desc);
+        ct_fail(rep, "at %s: the dim axioms give the sides dim %d = %lld and %lld", desc, (int)di, (long long)dx,
+                (long long)dy);
+        return 1;
+    }
+    double rel;
+    int d = ct_values_differ(E, rep->evaluated, &rel);
+    if (d < 0) {
         ct_fail(rep, "out of memory evaluating");
-        return;
+        return 1;
     }
-    int64_t n = ops_shape_numel(&I->shape[A->lhs]);
-    double num = 0, na = 0, nb = 0;
-    for (int64_t e = 0; e < n; e++) {
-        double d = (double)a[e] - (double)b[e];
-        num += d * d;
-        na += (double)a[e] * a[e];
-        nb += (double)b[e] * b[e];
-    }
-    double den = sqrt(na > nb ? na : nb);
-    double rel = den > 1e-30 ? sqrt(num) / den : sqrt(num);
     if (isnan(rel) || rel > rep->max_rel_err)
         rep->max_rel_err = isnan(rel) ? INFINITY : rel;
-    /* float32 rounding: a relative bound, and an absolute one for outputs near zero (a relu of a
-     * sum that cancels); a false axiom misses both by orders of magnitude */
-    if (!(rel <= CT_TOL || sqrt(num) <= 1e-5 * sqrt((double)n))) {
+    if (d) {
         ct_describe(A, I, desc, sizeof desc);
         ct_fail(rep, "at %s: the sides differ on random values (relative error %.3g)", desc, rel);
+    }
+    return 1;
+}
+
+/* One ill-shaped instance (the current values of I): when a trigger term is ill typed and the side
+ * condition, read in the dim model, does not exclude it, the sides must have the same dims there
+ * and, when both happen to be well typed, the same values. */
+static void ct_ill_one(ct_enum *E) {
+    const ct_axiom *A = E->A;
+    ct_inst *I = E->I;
+    verify_axiom_report *rep = E->rep;
+    ct_inst_reset(I, A->n_nodes);
+    int typed = 1;
+    for (int32_t t = 0; t < A->pat_n[E->pat] && typed; t++) {
+        int32_t pt = A->pat[E->pat][t];
+        typed = ct_type(A, I, A->nodes[pt].k == CT_DIM ? A->nodes[pt].a[0] : pt) == 1;
+    }
+    if (typed)
+        return; /* still well typed: the first pass's instance */
+    ct_dctx dc = {E->dd, A, I, 0};
+    int b;
+    rep->ill_instances++;
+    if (A->cond >= 0 && ct_sx_bool(&dc, A, NULL, A->cond, &b) == 0 && !b) {
+        rep->ill_excluded++;
+        return;
+    }
+    char desc[200];
+    int64_t x, y;
+    int32_t di = ct_dims_differ(&dc, A->lhs, A->rhs, &x, &y);
+    if (di >= 0) {
+        ct_describe(A, I, desc, sizeof desc);
+        ct_ill_fail(rep, "at %s (ill-shaped, %s): the sides get dim %d = %lld and %lld", desc,
+                    A->cond >= 0 ? "side condition holds" : "no side condition", (int)di, (long long)x, (long long)y);
+        return;
+    }
+    if (ct_type(A, I, A->lhs) == 1 && ct_type(A, I, A->rhs) == 1 &&
+        ops_shape_eq(&I->shape[A->lhs], &I->shape[A->rhs])) {
+        double rel;
+        int d = ct_values_differ(E, rep->ill_instances, &rel);
+        if (d < 0) {
+            ct_ill_fail(rep, "out of memory evaluating");
+        } else if (d) {
+            ct_describe(A, I, desc, sizeof desc);
+            ct_ill_fail(rep, "at %s (ill-shaped): the sides differ on random values (relative error %.3g)", desc, rel);
+        }
+    }
+}
+
+/* The ill-shaped neighbours of a well-typed instance: each dim of each tensor variable, and each
+ * integer variable that stands for a size, one up and one down (never below 1). Ranks are kept
+ * (verifier/README.md says what a rank mismatch finds). */
+static void ct_perturb(ct_enum *E) {
+    const ct_axiom *A = E->A;
+    ct_inst *I = E->I;
+    static const int64_t delta[2] = {-1, 1};
+    /* tensor equalities only (a dim axiom defines the model); every ill_stride-th base */
+    if (!E->dd || !A->nodes[A->lhs].is_t || E->cfg->ill_bases <= 0 || E->ill_seen++ % E->ill_stride != 0)
+        return;
+    for (int32_t v = 0; v < A->n_bound && E->rep->ill_failures <= 20; v++) {
+        int32_t nd = A->bt[v] ? I->tshape[v].rank : A->symbolic[v] ? 1 : 0;
+        for (int32_t d = 0; d < nd; d++) {
+            int64_t *slot = A->bt[v] ? &I->tshape[v].dims[d] : &I->ival[v];
+            int64_t orig = *slot;
+            for (int k = 0; k < 2; k++) {
+                if (orig + delta[k] < 1)
+                    continue;
+                *slot = orig + delta[k];
+                ct_ill_one(E);
+            }
+            *slot = orig;
+        }
     }
 }
 
@@ -866,7 +1235,8 @@ static void ct_enum_syms(ct_enum *E, int32_t s, int64_t *val) {
         return;
     }
     ct_inst_reset(I, A->n_nodes);
-    ct_check_instance(E);
+    if (ct_check_instance(E))
+        ct_perturb(E);
 }
 
 static const int64_t ct_dom_stride[] = {1, 2}, ct_dom_pad[] = {OPS_PAD_SAME, OPS_PAD_VALID},
@@ -938,7 +1308,8 @@ static void ct_enum_ranks(ct_enum *E, int32_t v) {
     ct_enum_syms(E, 0, val);
 }
 
-static void ct_check_axiom(const ct_axiom *A, const verify_check_config *cfg, verify_axiom_report *rep, ct_inst *I) {
+static void ct_check_axiom(const ct_axiom *A, const ct_dimdefs *dd, const verify_check_config *cfg,
+                           verify_axiom_report *rep, ct_inst *I) {
     double t0 = base_now();
     ct_enum *E = calloc(1, sizeof *E);
     if (!E) {
@@ -949,8 +1320,10 @@ static void ct_check_axiom(const ct_axiom *A, const verify_check_config *cfg, ve
     E->cfg = cfg;
     E->rep = rep;
     E->I = I;
+    E->dd = dd;
     E->seed = (cfg->seed ? cfg->seed : 0x61786d) ^ verify_hash64(A->name, strlen(A->name), 3);
     int64_t cap = cfg->max_instances > 0 ? (cfg->max_instances + A->n_pat - 1) / A->n_pat : 0;
+    int64_t ill_cap = cfg->ill_bases > 0 ? (cfg->ill_bases + A->n_pat - 1) / A->n_pat : 0;
     for (int32_t p = 0; p < A->n_pat; p++) {
         E->pat = p;
         E->pass = 0;
@@ -958,6 +1331,8 @@ static void ct_check_axiom(const ct_axiom *A, const verify_check_config *cfg, ve
         ct_enum_ranks(E, 0);
         E->stride = cap > 0 && E->counted > cap ? (E->counted + cap - 1) / cap : 1;
         E->seen = 0;
+        E->ill_stride = ill_cap > 0 && E->counted > ill_cap ? (E->counted + ill_cap - 1) / ill_cap : 1;
+        E->ill_seen = 0;
         E->pass = 1;
         ct_enum_ranks(E, 0);
     }
@@ -1108,12 +1483,36 @@ static void ct_probe(vz_ctx *z, int32_t k, double timeout_s, verify_probe_report
     rules_set_free(rs);
 }
 
+/* Both passes over every axiom (they are independent; each thread its own scratch instance). 0, or
+ * 1 when out of memory. */
+static int ct_check_all(const ct_axiom *A, int32_t n, const verify_check_config *cfg, int32_t threads,
+                        verify_check_report *rep) {
+    ct_dimdefs dd = {A, ct_find_dimdefs(A, n)};
+    int oom = !dd.def;
+#pragma omp parallel num_threads(threads) if (dd.def)
+    {
+        ct_inst *I = calloc(1, sizeof *I);
+        if (!I) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int32_t i = 0; i < n; i++)
+            if (I && dd.def)
+                ct_check_axiom(&A[i], &dd, cfg, &rep->axioms[i], I);
+        free(I);
+    }
+    free(dd.def);
+    return oom;
+}
+
 void verify_check_config_default(verify_check_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->max_dim = 4;
     cfg->max_instances = 0;
     cfg->redundancy_timeout_s = 2.0;
     cfg->probe_timeout_s = 5.0;
+    cfg->ill_bases = 2000;
 }
 
 int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg, verify_check_report *rep, char *err,
@@ -1139,22 +1538,8 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
         }
     }
     int32_t threads = cfg->threads > 0 ? cfg->threads : omp_get_num_procs();
-    /* numeric check: axioms are independent; each thread its own scratch instance */
     double t0 = base_now();
-    int oom = 0;
-#pragma omp parallel num_threads(threads)
-    {
-        ct_inst *I = calloc(1, sizeof *I);
-        if (!I) {
-#pragma omp atomic write
-            oom = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (int32_t i = 0; i < ax->n; i++)
-            if (I)
-                ct_check_axiom(&A[i], cfg, &rep->axioms[i], I);
-        free(I);
-    }
+    int oom = ct_check_all(A, ax->n, cfg, threads, rep);
     rep->eval_s = base_now() - t0;
     if (oom) {
         free(A);
@@ -1195,9 +1580,10 @@ int verify_axioms_check(const verify_axioms *ax, const verify_check_config *cfg,
         }
     }
     rep->redundancy_s = base_now() - t0;
-    for (int32_t i = 0; i < ax->n; i++)
-        if (rep->axioms[i].failures)
-            rep->failed_axioms++;
+    for (int32_t i = 0; i < ax->n; i++) {
+        rep->failed_axioms += rep->axioms[i].failures || rep->axioms[i].ill_failures;
+        rep->failed_ill += rep->axioms[i].ill_failures > 0;
+    }
     free(A);
     return rep->failed_axioms || rep->failed_probes ? 1 : 0;
 }

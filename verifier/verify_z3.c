@@ -601,11 +601,13 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
         Z3_ast e = vz_vx(z, S->cons[i].e), zero = vz_num(z, 0);
         vz_assert(z, vz_keep(z, S->cons[i].kind == VC_EQ ? Z3_mk_eq(z->c, e, zero) : Z3_mk_ge(z->c, e, zero)));
     }
+    /* a variable's dims past its rank (up to 4) are 1, as the dim_* axioms give them for every
+     * op's result: side conditions over dims 0..3 then hold for tensors of any rank */
     for (int32_t v = 0; v < r->n_vars; v++)
-        for (int32_t d = 0; d < E->var[v].rank; d++) {
+        for (int32_t d = 0; d < E->var[v].rank || d < 4; d++) {
             Z3_ast args[2] = {E->vt[v], vz_num(z, d)};
             Z3_ast dv = vz_keep(z, Z3_mk_app(z->c, z->dim, 2, args));
-            vz_assert(z, vz_keep(z, Z3_mk_eq(z->c, dv, vz_vx(z, E->var[v].d[d]))));
+            vz_assert(z, vz_keep(z, Z3_mk_eq(z->c, dv, d < E->var[v].rank ? vz_vx(z, E->var[v].d[d]) : vz_num(z, 1))));
         }
     for (int side = 0; side < RULES_SIDE_COUNT; side++) {
         const rules_graph *g = side == RULES_SIDE_SRC ? &r->src : &r->dst;

@@ -2,12 +2,21 @@
  *
  * Import: an ONNX ModelProto (protobuf-c bindings generated at build time from the onnx.proto of
  * libonnx-dev; default-domain opsets 13 to 18) becomes a graph whose every node is an op-table
- * operator. Constant and shape-only subgraphs (Shape, Gather on constants, Where, Unsqueeze, Cast,
- * ConstantOfShape, Equal, Expand, ...) are evaluated at import with static shapes; a node whose
- * inputs are all constants is folded. Nothing is skipped: an operator or attribute the op table
- * cannot express makes the import fail with ONE line listing every unsupported op type with its
- * count and the first node's name. Pad is folded into the padding of the Conv (or count-pad
- * AveragePool) that consumes it, or reported.
+ * operator. Constant and shape-only subgraphs are evaluated at import once the input shapes are
+ * static (symbolic dims bound by dim_names / --dim), so only real tensor work reaches the graph:
+ * Shape, Size, Gather, Slice, Squeeze, Unsqueeze, Concat, Reshape / Expand to computed shapes,
+ * ConstantOfShape, Range, Cast, Add / Sub / Mul / Div / Mod / Pow / Max / Min on int64 (checked:
+ * an overflow or a division by zero is an error naming the node and the operands; Div truncates
+ * and Mod follows fmod as onnxruntime does), Equal / Less / Greater / And / Or / Xor / Not, Where,
+ * Trilu; torch.onnx's patterns (x.view(x.size(0), -1), unflatten's Add + Mod, expand's
+ * ConstantOfShape / Equal / Where, the SDPA scale's Shape -> Cast -> Sqrt, its causal mask's
+ * Expand -> Trilu -> Where) fold to constants. A folded integer tensor
+ * over 2^24 elements is refused (an error naming the node and the shape). A node whose inputs are
+ * all constants is folded. Nothing is skipped: an operator or attribute the op table cannot
+ * express, or a shape-only operator whose input is computed at run time, makes the import fail
+ * with ONE line listing every unsupported op type with its count and the first node's name and
+ * why. Pad is folded into the padding of the Conv (or count-pad AveragePool) that consumes it, or
+ * reported.
  *
  * Weights of an imported graph: initializers held in external data files (float32) are FILE
  * weights pointing into those files (resolved next to the model); all other values (embedded
@@ -16,10 +25,20 @@
  * elements are all one finite value become CONSTANT weights. graph_save_json writes such a graph
  * as a JSON model plus its sidecar weights file (below), which any process can load.
  * Missing external data is an error naming the data file and the tensor, unless random_weights is
- * set: then missing float tensors get seeded normal values (RANDOM weights: mean 0, std
- * sqrt(2/fan_in) with fan_in = numel/dims[0] for rank >= 2, else 0.1; seed: 53 bits of
- * FNV-1a(name) mixed with opts.seed), BatchNormalization variances get 1, and missing integer or
- * boolean tensors get zeros; shapes they would have decided are taken from the model's value_info.
+ * set: then missing float tensors get seeded values that keep a deep model's activations of order
+ * one, by the role each plays in the nodes that read it (onnx_init.c): Conv/ConvTranspose kernels
+ * and MatMul/Gemm operands are RANDOM weights, normal with mean 0 and std sqrt(gain/fan_in) (fan_in:
+ * the products summed per output, by the node's layout: numel/dims[0] for a Conv kernel, K of a
+ * MatMul's (K,N) or of Gemm's B under transB; gain 2, or 1/E[act^2] of a SiLU, HardSwish or Tanh
+ * applied next; the kernel ending a residual branch x + f(x) further divided by sqrt(R), R the
+ * number of residual additions, and those of two summed kernel-ended branches by sqrt(2));
+ * BatchNormalization scale 1, bias 0, mean 0, var 1;
+ * Layer/Instance/GroupNormalization scale 1, bias 0; biases (Conv, Gemm, Add, Sub) 0; Mul/Div
+ * factors 1; Gather tables std 1; any other std sqrt(2/(numel/dims[0])) for rank >= 2, else 0.1.
+ * random_weights 2 keeps the legacy values: that last rule for every float tensor (only
+ * BatchNormalization variances get 1). Seeds: 53 bits of FNV-1a(name) mixed with opts.seed.
+ * Missing integer or boolean tensors get zeros; shapes they would have decided are taken from the
+ * model's value_info.
  *
  * Semantics to know: integer tensors (token ids) are float32 holding exact integers (|v| <= 2^24).
  * Gather ids: constant ones are checked at import as onnxruntime does (a negative id counts from
@@ -57,7 +76,8 @@
 #define ONNX_SIDECAR_ALIGN GRAPH_SIDECAR_ALIGN /* bytes: each weight of a sidecar file starts at a multiple */
 
 typedef struct {
-    int random_weights;        /* 1: missing external data gets seeded values (see above) */
+    int random_weights;        /* 1: missing external data gets seeded values by role, 2: the legacy
+                                  values (see above) */
     uint64_t seed;             /* mixed into the random weights' seeds */
     int64_t max_elements;      /* per-tensor limit; 0: GRAPH_DEFAULT_MAX_ELEMENTS or TASC_MAX_ELEMENTS */
     int32_t n_dims;            /* values for symbolic input dimensions (dim_param), by name */

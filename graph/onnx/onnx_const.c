@@ -42,6 +42,19 @@ int ox_check_size(ox_ctx *c, const ops_shape *s) {
     return OX_OK;
 }
 
+int ox_check_fold(ox_ctx *c, const ops_shape *s, int is_int) {
+    if (ox_check_size(c, s) != OX_OK)
+        return OX_ERR;
+    int64_t n = ox_numel(s);
+    if (is_int && n > OX_MAX_FOLD_INT) {
+        char b[160];
+        return ox_fail(c, "folding makes an integer tensor of shape %s (%lld elements), over the import "
+                          "folding limit of %lld elements", ops_shape_str(s, b, sizeof b), (long long)n,
+                       (long long)OX_MAX_FOLD_INT);
+    }
+    return OX_OK;
+}
+
 void ox_const_free(ox_const *k) {
     free(k->i);
     free(k->f);
@@ -523,6 +536,8 @@ int ox_eval_transpose(ox_ctx *c, ox_const *x, const int64_t *perm, ox_const *out
         s.dims[d] = x->shape.dims[perm[d]];
         ps[d] = xs[perm[d]];
     }
+    if (ox_check_fold(c, &s, x->is_int) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
     size_t es = ox_esize(x);
@@ -552,7 +567,7 @@ int ox_eval_concat(ox_ctx *c, ox_const **xs, int32_t n, int32_t axis, ox_const *
         if (k && base_add_i64(s.dims[axis], xs[k]->shape.dims[axis], &s.dims[axis]) < 0)
             return ox_fail(c, "the concatenated dimension overflows int64");
     }
-    if (ox_check_size(c, &s) != OX_OK)
+    if (ox_check_fold(c, &s, is_int) != OX_OK)
         return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, is_int);
@@ -599,7 +614,7 @@ int ox_eval_gather(ox_ctx *c, ox_const *x, ox_const *idx, int32_t axis, ox_const
         if (idx->i[j] < -v || idx->i[j] >= v)
             return ox_fail(c, "gather index %lld is out of range for a dimension of %lld", (long long)idx->i[j],
                            (long long)v);
-    if (ox_check_size(c, &s) != OX_OK)
+    if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
@@ -629,6 +644,8 @@ int ox_eval_gather_elements(ox_ctx *c, ox_const *x, ox_const *idx, int32_t axis,
                            (long long)idx->shape.dims[d], (long long)x->shape.dims[d]);
     int64_t xs[OPS_MAX_DIMS];
     ox_strides(&x->shape, xs);
+    if (ox_check_fold(c, &idx->shape, x->is_int) != OX_OK)
+        return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &idx->shape, x->is_int);
     size_t es = ox_esize(x);
@@ -686,6 +703,8 @@ int ox_eval_slice(ox_ctx *c, ox_const *x, int32_t n_axes, const int64_t *starts,
         st[a] = b;
         step[a] = sp;
     }
+    if (ox_check_fold(c, &s, x->is_int) != OX_OK)
+        return OX_ERR;
     int64_t xs[OPS_MAX_DIMS];
     ox_strides(&x->shape, xs);
     ox_const r;
@@ -711,7 +730,7 @@ int ox_eval_expand(ox_ctx *c, ox_const *x, const ops_shape *to, ox_const *out) {
         return OX_ERR;
     int64_t bs[OPS_MAX_DIMS];
     ox_bstrides(&x->shape, &s, bs);
-    if (ox_check_size(c, &s) != OX_OK)
+    if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
@@ -736,7 +755,7 @@ int ox_eval_where(ox_ctx *c, ox_const *cond, ox_const *x, ox_const *y, ox_const 
     ox_bstrides(&cond->shape, &s, cs);
     ox_bstrides(&x->shape, &s, xs);
     ox_bstrides(&y->shape, &s, ys);
-    if (ox_check_size(c, &s) != OX_OK)
+    if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, x->is_int);
@@ -754,7 +773,112 @@ int ox_eval_where(ox_ctx *c, ox_const *cond, ox_const *x, ox_const *y, ox_const 
     return OX_OK;
 }
 
+/* The operation op of ox_eval_binary as text, for messages. */
+static const char *ox_op_str(int op) {
+    switch (op) {
+    case '+': return "+";
+    case '-': return "-";
+    case '*': return "*";
+    case '/': return "/";
+    case '^': return "^";
+    case '%': return "mod";
+    case 'f': return "fmod";
+    case 'M': return "max";
+    case 'm': return "min";
+    case '=': return "==";
+    case '<': return "<";
+    case '>': return ">";
+    case 'l': return "<=";
+    case 'g': return ">=";
+    case '&': return "and";
+    case '|': return "or";
+    case 'x': return "xor";
+    default: return "?";
+    }
+}
+
 static int ox_cmp_op(int op) { return op == '=' || op == '<' || op == '>' || op == 'l' || op == 'g'; }
+static int ox_bool_op(int op) { return ox_cmp_op(op) || op == '&' || op == '|' || op == 'x'; }
+
+/* One integer operation, checked: shape arithmetic read from a file must not wrap silently. */
+static int ox_int_op(ox_ctx *c, int op, int64_t x, int64_t y, int64_t *v) {
+    const char *why = NULL;
+    switch (op) {
+    case '+': why = base_add_i64(x, y, v) < 0 ? "overflows int64" : NULL; break;
+    case '-':
+        if (y == INT64_MIN ? x >= 0 : base_add_i64(x, -y, v) < 0)
+            why = "overflows int64";
+        else if (y == INT64_MIN)
+            *v = (x + INT64_MAX) + 1; /* x - INT64_MIN with x < 0: no overflow */
+        break;
+    case '*': why = base_mul_i64(x, y, v) < 0 ? "overflows int64" : NULL; break;
+    case '/': /* truncation toward zero, as onnxruntime */
+    case '%': /* Mod, fmod 0: the remainder takes the divisor's sign */
+    case 'f': /* Mod, fmod 1: the remainder takes the dividend's sign (C's %) */
+        if (y == 0) {
+            why = "divides by zero";
+        } else if (x == INT64_MIN && y == -1) {
+            if (op == '/')
+                why = "overflows int64";
+            *v = 0;
+        } else if (op == '/') {
+            *v = x / y;
+        } else {
+            *v = x % y;
+            if (op == '%' && *v != 0 && ((*v < 0) != (y < 0)))
+                *v += y;
+        }
+        break;
+    case '^': {
+        double p = pow((double)x, (double)y);
+        if (!(fabs(p) < 9.0e18))
+            why = "overflows int64";
+        else
+            *v = (int64_t)p;
+        break;
+    }
+    case 'M': *v = x > y ? x : y; break;
+    case 'm': *v = x < y ? x : y; break;
+    case '=': *v = x == y; break;
+    case '<': *v = x < y; break;
+    case '>': *v = x > y; break;
+    case 'l': *v = x <= y; break;
+    case 'g': *v = x >= y; break;
+    case '&': *v = x && y; break;
+    case '|': *v = x || y; break;
+    case 'x': *v = (x != 0) != (y != 0); break;
+    default: why = "is not an integer operation"; break;
+    }
+    if (why)
+        return ox_fail(c, "the integer constant expression %lld %s %lld %s", (long long)x, ox_op_str(op),
+                       (long long)y, why);
+    return OX_OK;
+}
+
+/* One float operation; comparisons and logic give 0 or 1 in *w. */
+static int ox_float_op(ox_ctx *c, int op, float x, float y, float *v, int64_t *w) {
+    switch (op) {
+    case '+': *v = x + y; break;
+    case '-': *v = x - y; break;
+    case '*': *v = x * y; break;
+    case '/': *v = x / y; break;
+    case '^': *v = powf(x, y); break;
+    case 'f': *v = fmodf(x, y); break;
+    case 'M': *v = isnan(x) || isnan(y) ? NAN : x > y ? x : y; break;
+    case 'm': *v = isnan(x) || isnan(y) ? NAN : x < y ? x : y; break;
+    case '%': return ox_fail(c, "Mod of float tensors needs fmod = 1");
+    case '=': *w = x == y; break;
+    case '<': *w = x < y; break;
+    case '>': *w = x > y; break;
+    case 'l': *w = x <= y; break;
+    case 'g': *w = x >= y; break;
+    case '&': *w = x != 0.0f && y != 0.0f; break;
+    case '|': *w = x != 0.0f || y != 0.0f; break;
+    case 'x': *w = (x != 0.0f) != (y != 0.0f); break;
+    default: return ox_fail(c, "'%s' is not a float operation", ox_op_str(op));
+    }
+    return OX_OK;
+}
 
 int ox_eval_binary(ox_ctx *c, int op, ox_const *a, ox_const *b, ox_const *out) {
     if (ox_const_load(c, a) != OX_OK || ox_const_load(c, b) != OX_OK)
@@ -765,78 +889,40 @@ int ox_eval_binary(ox_ctx *c, int op, ox_const *a, ox_const *b, ox_const *out) {
     int ints = a->is_int && b->is_int;
     if (a->is_int != b->is_int && op != '^')
         return ox_fail(c, "arithmetic between an integer and a float tensor");
-    int out_int = ox_cmp_op(op) || op == '&' || op == '|' || (ints && op != '^');
+    int out_int = ox_bool_op(op) || a->is_int; /* Pow's result has its base's type */
     int64_t as[OPS_MAX_DIMS], bs[OPS_MAX_DIMS];
     ox_bstrides(&a->shape, &s, as);
     ox_bstrides(&b->shape, &s, bs);
-    if (ox_check_size(c, &s) != OX_OK)
+    if (ox_check_fold(c, &s, out_int) != OX_OK)
         return OX_ERR;
     ox_const r;
     ox_const_alloc(&r, &s, out_int);
     int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < n; o++, ox_next(idx, &s)) {
+    int rc = OX_OK;
+    for (int64_t o = 0; o < n && rc == OX_OK; o++, ox_next(idx, &s)) {
         int64_t ao = ox_offset(idx, as, s.rank), bo = ox_offset(idx, bs, s.rank);
         if (ints) {
-            int64_t x = a->i[ao], y = b->i[bo], v = 0;
-            switch (op) {
-            case '+': v = (int64_t)((uint64_t)x + (uint64_t)y); break;
-            case '-': v = (int64_t)((uint64_t)x - (uint64_t)y); break;
-            case '*': v = (int64_t)((uint64_t)x * (uint64_t)y); break;
-            case '/':
-                if (y == 0 || (x == INT64_MIN && y == -1)) {
-                    ox_const_free(&r);
-                    return ox_fail(c, "integer division by zero in a constant expression");
-                }
-                v = x / y;
-                break;
-            case '^': break;
-            case '=': v = x == y; break;
-            case '<': v = x < y; break;
-            case '>': v = x > y; break;
-            case 'l': v = x <= y; break;
-            case 'g': v = x >= y; break;
-            case '&': v = x && y; break;
-            case '|': v = x || y; break;
-            default: break;
-            }
-            if (op == '^') {
-                double p = pow((double)x, (double)y);
-                if (!(fabs(p) < 9.0e18)) {
-                    ox_const_free(&r);
-                    return ox_fail(c, "integer power overflows");
-                }
-                v = (int64_t)p;
-            }
-            r.i[o] = v;
-        } else {
-            float x = a->is_int ? (float)a->i[ao] : a->f[ao];
-            float y = b->is_int ? (float)b->i[bo] : b->f[bo];
-            float v = 0.0f;
-            switch (op) {
-            case '+': v = x + y; break;
-            case '-': v = x - y; break;
-            case '*': v = x * y; break;
-            case '/': v = x / y; break;
-            case '^': v = powf(x, y); break;
-            default: break;
-            }
-            if (out_int) {
-                int64_t w = 0;
-                switch (op) {
-                case '=': w = x == y; break;
-                case '<': w = x < y; break;
-                case '>': w = x > y; break;
-                case 'l': w = x <= y; break;
-                case 'g': w = x >= y; break;
-                case '&': w = x != 0.0f && y != 0.0f; break;
-                case '|': w = x != 0.0f || y != 0.0f; break;
-                default: break;
-                }
-                r.i[o] = w;
-            } else {
-                r.f[o] = v;
-            }
+            rc = ox_int_op(c, op, a->i[ao], b->i[bo], &r.i[o]);
+            continue;
         }
+        float x = a->is_int ? (float)a->i[ao] : a->f[ao];
+        float y = b->is_int ? (float)b->i[bo] : b->f[bo];
+        float v = 0.0f;
+        int64_t w = 0;
+        rc = ox_float_op(c, op, x, y, &v, &w);
+        if (rc == OX_OK && out_int && !ox_bool_op(op)) { /* an integer base to a float power */
+            if (!(fabsf(v) < 9.0e18f))
+                rc = ox_fail(c, "the integer power %g ^ %g overflows int64", (double)x, (double)y);
+            w = rc == OX_OK ? (int64_t)v : 0;
+        }
+        if (out_int)
+            r.i[o] = w;
+        else
+            r.f[o] = v;
+    }
+    if (rc != OX_OK) {
+        ox_const_free(&r);
+        return OX_ERR;
     }
     r.synthetic = a->synthetic || b->synthetic;
     *out = r;

@@ -31,6 +31,11 @@
 enum { OX_OK = 0, OX_UNSUP = 1, OX_ERR = -1 };
 
 #define OX_MAX_EXACT (INT64_C(1) << 24) /* integers held in float32 are exact up to here */
+/* Integer tensors made by folding at import (shape arithmetic, masks, index lists) are refused
+ * above this many elements: real shape computations stay far below it, and a model that asks for
+ * more gets an error naming the node instead of gigabytes of int64. Float results of folding are
+ * bounded by the graph's element limit like any weight. */
+#define OX_MAX_FOLD_INT (INT64_C(1) << 24)
 /* Strides, dilations, kernel sizes and pads above this are refused, so that the window arithmetic
  * on them (products and sums of a few) stays far inside int64. */
 #define OX_MAX_WINDOW (INT64_C(1) << 30)
@@ -179,6 +184,9 @@ void ox_const_free(ox_const *k);
 int64_t ox_numel(const ops_shape *s);   /* product of dims (0 for an empty tensor); INT64_MAX on overflow */
 /* OX_ERR with a message if a tensor of shape s would be over the graph's element limit. */
 int ox_check_size(ox_ctx *c, const ops_shape *s);
+/* ox_check_size, and for an integer result (is_int) the folding limit OX_MAX_FOLD_INT: OX_ERR
+ * with a message giving the shape. Called before a folded result is allocated. */
+int ox_check_fold(ox_ctx *c, const ops_shape *s, int is_int);
 /* Allocate k with shape s (values zero). */
 void ox_const_alloc(ox_const *k, const ops_shape *s, int is_int);
 /* Deep copy. */
@@ -204,9 +212,12 @@ int ox_eval_slice(ox_ctx *c, ox_const *x, int32_t n_axes, const int64_t *starts,
                   const int64_t *axes, const int64_t *steps, ox_const *out);
 int ox_eval_expand(ox_ctx *c, ox_const *x, const ops_shape *to, ox_const *out);
 int ox_eval_where(ox_ctx *c, ox_const *cond, ox_const *x, ox_const *y, ox_const *out);
-/* Elementwise binary ops with numpy broadcasting. op: '+', '-', '*', '/', '^' (pow), '=' (Equal),
- * '<', '>', 'l' (<=), 'g' (>=), '&' (And), '|' (Or). Integer inputs use integer arithmetic
- * (division truncates toward zero, as ONNX). */
+/* Elementwise binary ops with numpy broadcasting. op: '+', '-', '*', '/', '^' (pow), '%' (Mod,
+ * fmod 0: the remainder has the divisor's sign; integers only), 'f' (Mod, fmod 1: the dividend's
+ * sign), 'M' (Max), 'm' (Min), '=' (Equal), '<', '>', 'l' (<=), 'g' (>=), '&' (And), '|' (Or),
+ * 'x' (Xor). Integer inputs use checked integer arithmetic: division truncates toward zero (as
+ * onnxruntime), and an overflow or a division by zero is OX_ERR naming the operands. Pow's result
+ * has its base's type. Comparisons and logic give integers 0 / 1. */
 int ox_eval_binary(ox_ctx *c, int op, ox_const *a, ox_const *b, ox_const *out);
 /* Broadcast shape of a and b; OX_ERR naming them if incompatible. */
 int ox_broadcast(ox_ctx *c, const ops_shape *a, const ops_shape *b, ops_shape *out);

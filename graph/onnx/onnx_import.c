@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "onnx_impl.h"
+#include "onnx_init.h"
 
 /* ---------------------------------------------------------------------------------------------
  * the model
@@ -675,6 +676,7 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
         goto done;
     }
     ox_count_uses(&c, gp);
+    ox_init_random_roles(&c, gp); /* --random-weights: values by role */
     if (ox_walk(&c, gp, err, errlen) < 0)
         goto done;
     {

@@ -269,7 +269,7 @@ static int cv_cast(ox_ctx *c) {
         return ox_unsup(c, "cast to element type %lld", (long long)to);
     if (is_const(x)) {
         ox_const k;
-        if (ox_const_load(c, &x->c) != OX_OK)
+        if (ox_check_fold(c, &x->c.shape, to_int) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
             return OX_ERR;
         ox_const_alloc(&k, &x->c.shape, to_int);
         k.synthetic = x->c.synthetic;
@@ -391,9 +391,7 @@ static int cv_constant_of_shape(ox_ctx *c) {
     int rc = shape_input(c, sv, &s, &rec);
     if (rc != OX_OK)
         return rc;
-    int64_t n = ox_numel(&s), lim = c->g->max_elements;
-    if (n > lim)
-        return ox_fail(c, "a constant of %lld elements exceeds the limit %lld", (long long)n, (long long)lim);
+    int64_t n = ox_numel(&s);
     const Onnx__AttributeProto *a = ox_attr(c, "value");
     ox_const val;
     int is_int = 0;
@@ -415,6 +413,8 @@ static int cv_constant_of_shape(ox_ctx *c) {
             fv = val.f[0];
         ox_const_free(&val);
     }
+    if (ox_check_fold(c, &s, is_int) != OX_OK)
+        return OX_ERR;
     ox_const k;
     ox_const_alloc(&k, &s, is_int);
     for (int64_t j = 0; j < n; j++) {
@@ -467,7 +467,8 @@ static int cv_size(ox_ctx *c) {
 static int cv_compare(ox_ctx *c) {
     const char *t = c->node->op_type;
     int sym = !strcmp(t, "Equal") ? '=' : !strcmp(t, "Less") ? '<' : !strcmp(t, "Greater") ? '>'
-            : !strcmp(t, "LessOrEqual") ? 'l' : !strcmp(t, "GreaterOrEqual") ? 'g' : !strcmp(t, "And") ? '&' : '|';
+            : !strcmp(t, "LessOrEqual") ? 'l' : !strcmp(t, "GreaterOrEqual") ? 'g' : !strcmp(t, "And") ? '&'
+            : !strcmp(t, "Xor") ? 'x' : '|';
     ox_val *a, *b;
     if (need_in(c, 0, &a) != OX_OK || need_in(c, 1, &b) != OX_OK)
         return OX_ERR;
@@ -477,6 +478,53 @@ static int cv_compare(ox_ctx *c) {
     if (ox_eval_binary(c, sym, &a->c, &b->c, &r) != OX_OK)
         return OX_ERR;
     return ox_set_const(c, 0, &r);
+}
+
+/* Mod: shape arithmetic (torch's unflatten normalises its dim as (rank + dim) % rank), folded at
+ * import; there is no such operator at run time. */
+static int cv_mod(ox_ctx *c) {
+    int64_t fmod;
+    if (ox_attr_int(c, "fmod", 0, &fmod) != OX_OK)
+        return OX_ERR;
+    if (fmod != 0 && fmod != 1)
+        return ox_fail(c, "fmod = %lld (0 or 1)", (long long)fmod);
+    ox_val *a, *b;
+    if (need_in(c, 0, &a) != OX_OK || need_in(c, 1, &b) != OX_OK)
+        return OX_ERR;
+    if (!is_const(a) || !is_const(b))
+        return ox_unsup(c, "Mod of '%s', computed at run time: only constant (shape) arithmetic is folded, no such "
+                           "operator at run time", is_const(a) ? b->name : a->name);
+    ox_const r;
+    if (ox_eval_binary(c, fmod ? 'f' : '%', &a->c, &b->c, &r) != OX_OK)
+        return OX_ERR;
+    return ox_set_const(c, 0, &r);
+}
+
+/* Max / Min of one or more constants (clamping computed sizes), folded at import. */
+static int cv_minmax(ox_ctx *c) {
+    int op = !strcmp(c->node->op_type, "Max") ? 'M' : 'm';
+    int32_t n = (int32_t)c->node->n_input;
+    ox_val *v;
+    if (n < 1 || need_in(c, 0, &v) != OX_OK)
+        return ox_fail(c, "no inputs");
+    for (int32_t k = 0; k < n; k++)
+        if (ox_in(c, k) && !is_const(ox_in(c, k)))
+            return ox_unsup(c, "%s of '%s', computed at run time: only constants are folded, no such operator at "
+                               "run time", c->node->op_type, ox_in(c, k)->name);
+    ox_const acc;
+    ox_const_copy(c, &acc, &v->c);
+    for (int32_t k = 1; k < n; k++) {
+        ox_val *w = ox_in(c, k);
+        ox_const r;
+        if (!w)
+            continue;
+        int rc = ox_eval_binary(c, op, &acc, &w->c, &r);
+        ox_const_free(&acc);
+        if (rc != OX_OK)
+            return rc;
+        acc = r;
+    }
+    return ox_set_const(c, 0, &acc);
 }
 
 static int cv_not(ox_ctx *c) {
@@ -506,6 +554,64 @@ static int cv_where(ox_ctx *c) {
     return ox_set_const(c, 0, &r);
 }
 
+/* Trilu of a constant (the causal masks of torch.triu / tril and of SDPA's is_causal): the
+ * elements off the kept triangle (j - i >= k for upper, j - i <= k for lower) become zero. */
+static int cv_trilu(ox_ctx *c) {
+    ox_val *x, *kv = ox_in(c, 1);
+    if (need_in(c, 0, &x) != OX_OK)
+        return OX_ERR;
+    int64_t upper, k = 0;
+    if (ox_attr_int(c, "upper", 1, &upper) != OX_OK)
+        return OX_ERR;
+    if (!is_const(x))
+        return ox_unsup(c, "Trilu of '%s', computed at run time: only constants (masks) are folded, no such "
+                           "operator at run time", x->name);
+    if (kv) {
+        int64_t v[1];
+        int32_t n = 0;
+        int rc = ox_const_list(c, kv, "k", v, 1, &n);
+        if (rc != OX_OK)
+            return rc;
+        if (n != 1)
+            return ox_fail(c, "k must hold one value, it holds %d", (int)n);
+        k = v[0];
+    }
+    if (x->c.shape.rank < 2)
+        return ox_fail(c, "Trilu of a tensor of rank %d (at least 2)", (int)x->c.shape.rank);
+    if (ox_check_fold(c, &x->c.shape, x->c.is_int) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
+        return OX_ERR;
+    ox_const r;
+    ox_const_copy(c, &r, &x->c);
+    int32_t rk = r.shape.rank;
+    int64_t rows = r.shape.dims[rk - 2], cols = r.shape.dims[rk - 1], n = ox_numel(&r.shape);
+    for (int64_t o = 0; o < n; o++) {
+        int64_t i = (o / cols) % rows, j = o % cols; /* n > 0: rows, cols > 0 */
+        /* j - i is in (-rows, cols): compared with k without overflow */
+        int keep = upper ? (k <= -rows || (k < cols && j - i >= k)) : (k >= cols || (k > -rows && j - i <= k));
+        if (keep)
+            continue;
+        if (r.is_int)
+            r.i[o] = 0;
+        else
+            r.f[o] = 0.0f;
+    }
+    return ox_set_const(c, 0, &r);
+}
+
+/* The number of elements of an integer Range, exactly: ceil((limit - start) / delta), at least 0. */
+static int range_count(ox_ctx *c, const int64_t *x, int64_t *cnt) {
+    int64_t diff;
+    if (x[0] == INT64_MIN || base_add_i64(x[1], -x[0], &diff) < 0)
+        return ox_fail(c, "Range from %lld to %lld: the distance overflows int64", (long long)x[0], (long long)x[1]);
+    if ((diff > 0) != (x[2] > 0) || diff == 0)
+        *cnt = 0;
+    else if (x[2] > 0)
+        *cnt = (diff - 1) / x[2] + 1;
+    else
+        *cnt = (diff + 1) / x[2] + 1;
+    return OX_OK;
+}
+
 static int cv_range(ox_ctx *c) {
     ox_val *v[3];
     for (int k = 0; k < 3; k++)
@@ -513,7 +619,8 @@ static int cv_range(ox_ctx *c) {
             return OX_ERR;
     for (int k = 0; k < 3; k++)
         if (!is_const(v[k]) || ox_numel(&v[k]->c.shape) != 1)
-            return ox_unsup(c, "Range needs constant scalar inputs");
+            return ox_unsup(c, "Range needs constant scalar inputs ('%s' is %s)", v[k]->name,
+                            is_const(v[k]) ? "not a scalar" : "computed at run time");
     int ints = v[0]->c.is_int && v[1]->c.is_int && v[2]->c.is_int;
     double x[3];
     int64_t xi[3] = {0, 0, 0};
@@ -526,24 +633,27 @@ static int cv_range(ox_ctx *c) {
     }
     if (x[2] == 0.0)
         return ox_fail(c, "Range with delta 0");
-    double cnt = ceil((x[1] - x[0]) / x[2]);
-    if (!(cnt <= (double)c->g->max_elements))
-        return ox_fail(c, "Range of %g elements is over the element limit", cnt);
     ops_shape s;
     memset(&s, 0, sizeof s);
     s.rank = 1;
-    s.dims[0] = cnt > 0 ? (int64_t)cnt : 0;
+    if (ints) {
+        if (range_count(c, xi, &s.dims[0]) != OX_OK)
+            return OX_ERR;
+    } else {
+        double cnt = ceil((x[1] - x[0]) / x[2]);
+        if (!(cnt <= (double)c->g->max_elements))
+            return ox_fail(c, "Range of %g elements is over the element limit", cnt);
+        s.dims[0] = cnt > 0 ? (int64_t)cnt : 0;
+    }
+    if (ox_check_fold(c, &s, ints) != OX_OK)
+        return OX_ERR;
     ox_const k;
     ox_const_alloc(&k, &s, ints);
-    for (int64_t j = 0; j < s.dims[0]; j++) {
-        int64_t step;
-        if (!ints)
+    for (int64_t j = 0; j < s.dims[0]; j++) { /* start + j * delta stays between start and limit */
+        if (ints)
+            k.i[j] = xi[0] + j * xi[2];
+        else
             k.f[j] = (float)(x[0] + (double)j * x[2]);
-        else if (base_mul_i64(j, xi[2], &step) < 0 || base_add_i64(xi[0], step, &k.i[j]) < 0) {
-            ox_const_free(&k);
-            return ox_fail(c, "Range values overflow int64 (start %lld, delta %lld)", (long long)xi[0],
-                           (long long)xi[2]);
-        }
     }
     return ox_set_const(c, 0, &k);
 }
@@ -1130,7 +1240,7 @@ static int pad_const(ox_ctx *c, ox_val *x, const int64_t *full, float value) {
         if (base_add_i64(s.dims[d], full[d], &s.dims[d]) < 0 || base_add_i64(s.dims[d], full[r + d], &s.dims[d]) < 0)
             return ox_fail(c, "the pads of dimension %d overflow int64", (int)d);
     }
-    if (ox_check_size(c, &s) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
+    if (ox_check_fold(c, &s, x->c.is_int) != OX_OK || ox_const_load(c, &x->c) != OX_OK)
         return OX_ERR;
     ox_const k;
     ox_const_alloc(&k, &s, x->c.is_int);
@@ -2059,7 +2169,10 @@ static const ox_converter ox_converters[] = {
     {"Less", cv_compare, ""},
     {"LessOrEqual", cv_compare, ""},
     {"MatMul", cv_matmul, ""},
+    {"Max", cv_minmax, ""},
     {"MaxPool", cv_pool, WIN_ATTRS ",ceil_mode,storage_order"},
+    {"Min", cv_minmax, ""},
+    {"Mod", cv_mod, "fmod"},
     {"Mul", cv_binary, ""},
     {"Neg", cv_neg, ""},
     {"Not", cv_not, ""},
@@ -2082,8 +2195,10 @@ static const ox_converter ox_converters[] = {
     {"Sub", cv_binary, ""},
     {"Tanh", cv_unary, ""},
     {"Transpose", cv_transpose, "perm"},
+    {"Trilu", cv_trilu, "upper"},
     {"Unsqueeze", cv_unsqueeze, ""},
     {"Where", cv_where, ""},
+    {"Xor", cv_compare, ""},
 };
 
 const ox_converter *ox_converter_find(const char *op_type) {

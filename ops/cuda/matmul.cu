@@ -1,10 +1,11 @@
 /* matmul.cu: the matmul module's front door: problem checks, the version table of the ladder,
- * the tuned kernel's configurations and choices, the split-K workspace, and mm_run (tuning table
- * lookup, else a heuristic).
+ * the tuned kernel's configurations and choices, the split-K workspace, and mm_run (the choice
+ * of mm_choose: tuning tables and first-use tuning in matmul_autotune.cu, the heuristic in
+ * matmul_heuristic.cu).
  *
- * Process-wide state (not thread-safe, one device): the device facts, the tuning table mm_run
- * reads, and the split-K workspace (partial sums and per-tile arrival counters; the counters are
- * zero between launches, so launches that share the workspace must be ordered: one stream).
+ * Process-wide state (not thread-safe, one device): the device facts and the split-K workspace
+ * (partial sums and per-tile arrival counters; the counters are zero between launches, so
+ * launches that share the workspace must be ordered: one stream).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,22 +60,19 @@ double mm_problem_flops(const mm_problem *p) {
     return 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
 }
 
-static const char *const mm_epi_names[MM_EPI_COUNT] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};
-
 const char *mm_epilogue_name(int32_t has_bias, mm_act act) {
     if ((int)act < 0 || act >= MM_ACT_COUNT)
         return "?";
-    return mm_epi_names[(has_bias ? 3 : 0) + (int)act];
+    return mm_epi_name((has_bias ? 3 : 0) + (int)act);
 }
 
 int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act) {
-    for (int i = 0; i < MM_EPI_COUNT; i++)
-        if (name && !strcmp(name, mm_epi_names[i])) {
-            *has_bias = i >= 3;
-            *act = (mm_act)(i % 3);
-            return 0;
-        }
-    return -1;
+    int32_t i = mm_epi_find(name);
+    if (i < 0)
+        return -1;
+    *has_bias = i >= 3;
+    *act = (mm_act)(i % 3);
+    return 0;
 }
 
 /* ---- device ---------------------------------------------------------------------------------- */
@@ -91,12 +89,20 @@ const mm_device_info *mm_device(void) {
         info.l2_bytes = prop.l2CacheSize;
         info.max_smem_optin = (int)prop.sharedMemPerBlockOptin;
         snprintf(info.name, sizeof info.name, "%s", prop.name);
+        info.cc_major = prop.major;
+        info.cc_minor = prop.minor;
+        int khz = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+        info.clock_mhz = (khz + 500) / 1000;
+        mm_devkey_make(info.key, sizeof info.key, info.name, info.cc_major, info.cc_minor, info.sm_count,
+                       info.clock_mhz);
         have = true;
     }
     return &info;
 }
 
 const char *mm_device_name(void) { return mm_device()->name; }
+const char *mm_device_key(void) { return mm_device()->key; }
 
 int mm_device_available(char *err, size_t errlen) {
     int n = 0;
@@ -120,7 +126,7 @@ typedef void (*mm_launch_fn)(const mm_args &a, long long batch, cudaStream_t s);
 static const struct {
     const char *name;
     const char *doc;
-    mm_launch_fn launch; /* the rung's launcher (ladder/); NULL: the tuned kernel, mm_run */
+    mm_launch_fn launch; /* the rung's launcher (ladder/); NULL: the tuned kernel (mm_run), 3xtf32 */
 } mm_versions[] = { /* in mm_version order */
     {"v1", "one thread per output, dot product from global memory", mm_launch_v1},
     {"v1.5", "thread tiling: 4x4 outputs per thread, each its own dot product", mm_launch_v1_5},
@@ -132,6 +138,7 @@ static const struct {
     {"v7", "warp tiling (64x32 per warp)", mm_launch_v7},
     {"v8", "block rasterization (groups of 8 tile rows) for L2 reuse", mm_launch_v8},
     {"tuned", "v8's template at the tuned tile configuration and split-K", NULL},
+    {"3xtf32", "tensor cores at FP32 accuracy: mma.sync TF32, operands split hi + lo, 3 products", NULL},
 };
 
 static_assert(sizeof mm_versions / sizeof mm_versions[0] == MM_VERSION_COUNT, "one entry per version");
@@ -278,6 +285,18 @@ static void mm_workspace_ensure(size_t floats, size_t counters, cudaStream_t s) 
     }
 }
 
+void mm_workspace_release(void) {
+    if (mm_ws || mm_counters)
+        CUDA_CHECK(cudaDeviceSynchronize()); /* nothing may still use them */
+    if (mm_ws)
+        CUDA_CHECK(cudaFree(mm_ws));
+    if (mm_counters)
+        CUDA_CHECK(cudaFree(mm_counters));
+    mm_ws = NULL;
+    mm_counters = NULL;
+    mm_ws_floats = mm_counters_n = 0;
+}
+
 /* ---- running --------------------------------------------------------------------------------- */
 
 static int mm_check_call(const mm_problem *p, const float *A, const float *B, const float *bias,
@@ -326,45 +345,6 @@ int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const
     return 0;
 }
 
-void mm_choose_heuristic(const mm_problem *p, mm_choice *c) {
-    const int sms = mm_device()->sm_count;
-    static int32_t small = -1, big = -1; /* 64x64 and 128x128 tiles, 256 threads */
-    if (small < 0) {
-        small = mm_config_find("64x64x16_w32x16_t4x4_d2_u16_b2");
-        big = mm_config_find("128x128x16_w64x32_t8x8_r2_u16_b2");
-        if (small < 0 || big < 0) /* a bug: the names below are in the configuration list */
-            base_die("matmul heuristic: configuration missing from the list");
-    }
-    c->cfg = big;
-    c->split_k = 1;
-    c->group_m = MM_WT_DEFAULT_GROUP;
-    long long tiles = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
-    if (tiles >= sms)
-        return;
-    c->cfg = small;
-    long long tiles64 = ((p->m + 63) / 64) * ((p->n + 63) / 64) * p->batch;
-    if (tiles64 >= sms / 2)
-        return;
-    long long split = sms / tiles64;
-    long long kmax = p->k / 128; /* at least 128 of k per slice */
-    if (split > kmax)
-        split = kmax;
-    if (split > 16)
-        split = 16;
-    c->split_k = split < 1 ? 1 : (int32_t)split;
-}
-
-static mm_table *mm_run_table;
-static bool mm_run_table_loaded;
-static char mm_run_table_path[4096];
-
-void mm_table_use(const char *path) {
-    snprintf(mm_run_table_path, sizeof mm_run_table_path, "%s", path ? path : "");
-    mm_table_free(mm_run_table);
-    mm_run_table = NULL;
-    mm_run_table_loaded = false;
-}
-
 /* TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] forces the tuned kernel's choice (profiling, experiments);
  * a bad value is reported once and ignored. Returns 1 and *c when set and good. */
 static int mm_forced_choice(const mm_problem *p, mm_choice *c) {
@@ -402,55 +382,71 @@ static int mm_forced_choice(const mm_problem *p, mm_choice *c) {
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen) {
     if (mm_problem_check(p, err, errlen))
         return -1;
-    if (mm_forced_choice(p, c)) {
-        if (from_table)
-            *from_table = 2;
-        return 0;
-    }
-    if (!mm_run_table_loaded) {
-        char path[4096], msg[512];
-        if (mm_run_table_path[0])
-            snprintf(path, sizeof path, "%s", mm_run_table_path);
-        else
-            mm_table_default_path(path, sizeof path);
-        mm_run_table = mm_table_new();
-        if (mm_table_load(mm_run_table, path, 1, msg, sizeof msg)) {
-            fprintf(stderr, "tasc: %s (tuning table ignored; using the built-in heuristic)\n", msg);
-            mm_table_free(mm_run_table);
-            mm_run_table = mm_table_new();
-        }
-        mm_run_table_loaded = true;
-    }
-    if (mm_table_lookup(mm_run_table, mm_device_name(), p, c, NULL) && !mm_choice_check(p, c, NULL, 0)) {
-        if (from_table)
-            *from_table = 1;
-        return 0;
-    }
-    mm_choose_heuristic(p, c);
+    int src = mm_forced_choice(p, c) ? 2 : mm_select(p, c);
     if (from_table)
-        *from_table = 0;
-    static const char *misses;
-    static bool misses_read = false;
-    if (!misses_read) { /* read once, as TASC_MM_CHOICE: mm_run chooses on every launch */
-        misses = getenv("TASC_MM_MISSES");
-        misses_read = true;
-    }
-    FILE *f = misses && *misses ? fopen(misses, "a") : NULL;
-    if (f) { /* a log for tuning; failing to write it changes nothing else */
-        fprintf(f, "%lldx%lldx%lldx%lld %s\n", (long long)p->m, (long long)p->n, (long long)p->k,
-                (long long)p->batch, mm_epilogue_name(p->has_bias, p->act));
-        fclose(f);
-    }
+        *from_table = src;
     return 0;
 }
 
-int mm_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
-           cudaStream_t s, char *err, size_t errlen) {
+/* ---- precision (the 3xTF32 kernel: matmul_3xtf32.cu) ------------------------------------------ */
+
+static mm_precision mm_prec = MM_PREC_FP32;
+static const char *const mm_prec_names[MM_PREC_COUNT] = {"fp32", "3xtf32"};
+
+const char *mm_precision_name(mm_precision p) {
+    return ((int)p >= 0 && p < MM_PREC_COUNT) ? mm_prec_names[p] : "?";
+}
+
+int mm_precision_parse(const char *name, mm_precision *p) {
+    for (int i = 0; i < MM_PREC_COUNT; i++)
+        if (name && !strcmp(name, mm_prec_names[i])) {
+            *p = (mm_precision)i;
+            return 0;
+        }
+    return -1;
+}
+
+void mm_precision_set(mm_precision p) { mm_prec = ((int)p >= 0 && p < MM_PREC_COUNT) ? p : MM_PREC_FP32; }
+
+mm_precision mm_precision_get(void) { return mm_prec; }
+
+static int mm_run_fp32(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+                       cudaStream_t s, char *err, size_t errlen) {
     mm_choice c;
     if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choose(p, &c, NULL, err, errlen))
         return -1;
     mm_launch_choice(p, &c, A, B, bias, C, s);
     return 0;
+}
+
+int mm_run_precision(mm_precision prec, const mm_problem *p, const float *A, const float *B, const float *bias,
+                     float *C, cudaStream_t s, char *err, size_t errlen) {
+    if ((int)prec < 0 || prec >= MM_PREC_COUNT)
+        return base_fail(err, errlen, "matmul: no precision %d", (int)prec);
+    if (prec == MM_PREC_FP32)
+        return mm_run_fp32(p, A, B, bias, C, s, err, errlen);
+    if (mm_check_call(p, A, B, bias, C, err, errlen))
+        return -1;
+    mm_3xtf32_run(p, A, B, bias, C, s);
+    return 0;
+}
+
+int mm_run_3xtf32_at(const mm_problem *p, int32_t cfg, int32_t split_k, int32_t group_m, const float *A,
+                     const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
+    if (mm_check_call(p, A, B, bias, C, err, errlen))
+        return -1;
+    if (cfg < 0 || cfg >= mm_3xtf32_config_count())
+        return base_fail(err, errlen, "no 3xtf32 configuration %d (there are %d)", cfg, mm_3xtf32_config_count());
+    if (split_k < 1 || split_k > 64 || group_m < 1 || group_m > 1024)
+        return base_fail(err, errlen, "3xtf32: split_k %d or group_m %d out of range ([1, 64], [1, 1024])", split_k,
+                         group_m);
+    mm_3xtf32_run_at(p, cfg, split_k, group_m, A, B, bias, C, s);
+    return 0;
+}
+
+int mm_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+           cudaStream_t s, char *err, size_t errlen) {
+    return mm_run_precision(mm_prec, p, A, B, bias, C, s, err, errlen);
 }
 
 int mm_run_version(mm_version v, const mm_problem *p, const float *A, const float *B,
@@ -459,6 +455,8 @@ int mm_run_version(mm_version v, const mm_problem *p, const float *A, const floa
         return base_fail(err, errlen, "matmul: no version %d", (int)v);
     if (v == MM_TUNED)
         return mm_run(p, A, B, bias, C, s, err, errlen);
+    if (v == MM_3XTF32)
+        return mm_run_precision(MM_PREC_3XTF32, p, A, B, bias, C, s, err, errlen);
     if (mm_check_call(p, A, B, bias, C, err, errlen))
         return -1;
     mm_args a = mm_args_make(p, A, B, bias, C);

@@ -18,6 +18,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "matmul_table.h" /* mm_choice, epilogue names, the tuning table */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,8 +47,7 @@ int mm_problem_check(const mm_problem *p, char *err, size_t errlen);
 double mm_problem_flops(const mm_problem *p);
 
 /* Epilogues, as named in tuning tables and on the command line: none, bias, relu, gelu,
- * bias_relu, bias_gelu. */
-#define MM_EPI_COUNT 6
+ * bias_relu, bias_gelu (MM_EPI_COUNT, matmul_table.h). */
 const char *mm_epilogue_name(int32_t has_bias, mm_act act);
 /* Sets has_bias and act from a name; -1 if the name is unknown. */
 int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act);
@@ -64,13 +65,41 @@ typedef enum {
     MM_V7,     /* warp tiling */
     MM_V8,     /* block rasterization for L2 reuse */
     MM_TUNED,  /* v8's template at the tile configuration and split-K the tuning table names */
+    MM_3XTF32, /* the tensor-core rung: 3xTF32 (mm_run_precision at MM_PREC_3XTF32) */
     MM_VERSION_COUNT
 } mm_version;
 
-const char *mm_version_name(mm_version v); /* "v1", "v1.5", ..., "v8", "tuned" */
+const char *mm_version_name(mm_version v); /* "v1", "v1.5", ..., "v8", "tuned", "3xtf32" */
 const char *mm_version_doc(mm_version v);
-/* Accepts "v1.5", "1.5", "v8", "8", "tuned" and "best"; -1 if unknown. */
+/* Accepts "v1.5", "1.5", "v8", "8", "tuned", "best" and "3xtf32"; -1 if unknown. */
 int mm_version_find(const char *name);
+
+/* ---- precision (issue 17) -------------------------------------------------------------------- */
+
+/* MM_PREC_FP32: the FP32 SIMT kernels, strict FP32. MM_PREC_3XTF32: tensor cores at FP32 accuracy
+ * (matmul_3xtf32.cu): each operand split into a TF32 high part and a TF32 residual, three TF32
+ * products summed with FP32 accumulation (relative error against fp64 1.4e-7 to 4e-7 at any K;
+ * cuBLAS strict FP32's grows from 6e-8 at K = 16 to 1.1e-6 at K = 4096: at small K the split is
+ * the less accurate of the two). Faster than the FP32 kernel on large problems (1.17x at
+ * 2048-8192 on an H100), slower on small ones (bench/matmul/3xtf32.md). */
+typedef enum { MM_PREC_FP32, MM_PREC_3XTF32, MM_PREC_COUNT } mm_precision;
+
+const char *mm_precision_name(mm_precision p); /* "fp32", "3xtf32" */
+/* Sets *p from "fp32" or "3xtf32"; -1 if the name is unknown. */
+int mm_precision_parse(const char *name, mm_precision *p);
+/* The precision mm_run uses, process-wide (default MM_PREC_FP32): the runtime's --precision is
+ * one call of this before its first matmul. */
+void mm_precision_set(mm_precision p);
+mm_precision mm_precision_get(void);
+/* mm_run at an explicit precision (MM_PREC_FP32: the tuned FP32 kernel, as mm_run). */
+int mm_run_precision(mm_precision prec, const mm_problem *p, const float *A, const float *B, const float *bias,
+                     float *C, cudaStream_t s, char *err, size_t errlen);
+/* The 3xTF32 kernel's compiled tile configurations, and a run at an explicit one (tests, probes):
+ * split_k >= 1 (a fixed-order reduction: the same bits for any arrival order), group_m >= 1. */
+int32_t mm_3xtf32_config_count(void);
+const char *mm_3xtf32_config_name(int32_t i); /* "128x128x32_w32x64_s3_b1"; "?" if out of range */
+int mm_run_3xtf32_at(const mm_problem *p, int32_t cfg, int32_t split_k, int32_t group_m, const float *A,
+                     const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
 
 /* ---- tile configurations of the tuned kernel ------------------------------------------------ */
 
@@ -91,12 +120,7 @@ typedef struct {
                              the workspace (_g); 0 by the tile's last block through the workspace */
 } mm_tile_config;
 
-/* How one problem is run by the tuned kernel. */
-typedef struct {
-    int32_t cfg;      /* index into the configuration list */
-    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order */
-    int32_t group_m;  /* >= 1: block rasterization group height (1 = row-major block order) */
-} mm_choice;
+/* mm_choice (how one problem is run by the tuned kernel): matmul_table.h */
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
@@ -110,9 +134,10 @@ int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t e
 
 /* ---- running ------------------------------------------------------------------------------- */
 
-/* The runtime's entry point: the tuned kernel with the choice from the tuning table (exact key
- * (device, m, n, k, batch, epilogue)) or, without an entry, a built-in heuristic. bias must be
- * non-NULL exactly when p->has_bias. Asynchronous on stream s. */
+/* The runtime's entry point: at MM_PREC_FP32 (mm_precision_get), the tuned kernel with the choice
+ * from the tuning tables (mm_choose) or, without an entry, a built-in heuristic; at
+ * MM_PREC_3XTF32, the 3xTF32 kernel (mm_run_precision). bias must be non-NULL exactly when
+ * p->has_bias. Asynchronous on stream s. */
 int mm_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
            cudaStream_t s, char *err, size_t errlen);
 /* One version of the ladder (MM_TUNED behaves as mm_run). */
@@ -121,41 +146,57 @@ int mm_run_version(mm_version v, const mm_problem *p, const float *A, const floa
 /* The tuned kernel at an explicit choice (the autotuner and the tests use this). */
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
-/* The choice mm_run makes for p; *from_table is 1 when it came from the tuning table, 2 when
- * from the environment variable TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0.
- * With TASC_MM_MISSES=FILE, every problem the table does not hold is appended to FILE as a line
- * "MxNxKxB EPILOGUE" (`tasc kernels tune --sizes` syntax), so the shapes a model runs can be
- * tuned: `sort -u FILE` gives the list. */
+/* The choice mm_run makes for p; *from_table is 1 when it came from a tuning table (or was tuned
+ * just now: first-use tuning), 2 when from the environment variable
+ * TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0 (the heuristic).
+ * Tables (the table of mm_table_use when one was named, else these, merged in this order, a later
+ * file's entry replacing one of the same key): the shipped tables (mm_table_shipped), the user
+ * table (mm_table_user_path), the per-device cache
+ * (mm_table_cache_path); entries of this device's key first, then name-only lines.
+ * On a miss while first-use tuning is on (mm_autotune_set), the problem is tuned within about
+ * MM_AUTOTUNE_BUDGET_S seconds (one line on stderr), stored in the per-device cache and used.
+ * With TASC_MM_MISSES=FILE, every problem the tables do not hold and that is not tuned is appended
+ * to FILE as a line "MxNxKxB EPILOGUE" (`tasc kernels tune --sizes` syntax): `sort -u FILE` gives
+ * the list. */
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen);
-/* The heuristic alone. */
+/* The heuristic alone (the rule is written down in matmul_heuristic.cu). */
 void mm_choose_heuristic(const mm_problem *p, mm_choice *c);
 
-/* ---- tuning table ---------------------------------------------------------------------------- */
+/* ---- first-use tuning ------------------------------------------------------------------------ */
 
-typedef struct mm_table mm_table; /* entries keyed by (device, m, n, k, batch, epilogue) */
+#define MM_AUTOTUNE_BUDGET_S 2.0
+/* Whether mm_choose tunes a problem missing from the tables: 1 on, 0 off (the default). The GPU
+ * runtime turns it on for its setup run only (no stream may be capturing while it is on); the
+ * environment variable TASC_NO_AUTOTUNE=1 keeps it off whatever is asked (mm_autotune_refused). */
+void mm_autotune_set(int on);
+/* mm_autotune_refused (TASC_NO_AUTOTUNE): matmul_table.h */
+typedef struct {
+    int32_t tuned;        /* problems tuned on first use in this process */
+    double tune_s;        /* the time that took */
+    int32_t untuned;      /* distinct problems run by the heuristic because no table held them */
+    int32_t failed;       /* problems whose tuning or cache update failed (heuristic used) */
+} mm_autotune_stats;
+void mm_autotune_get_stats(mm_autotune_stats *st);
 
+/* ---- tuning table (matmul_table.h), for this build's configurations and this device ---------- */
+
+/* A table of this build's configuration names. */
 mm_table *mm_table_new(void);
-void mm_table_free(mm_table *t);
-/* Adds the entries of a table file (later entries replace earlier ones with the same key).
- * A missing file is not an error when missing_ok (returns 0, nothing added). -1 with
- * "PATH:LINE: reason" for a malformed file. */
-int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size_t errlen);
-/* Writes all entries sorted by key (same entries, same bytes), creating the parent folder.
- * Written through a temporary and a rename. */
-int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen);
-/* 1 and *c if the table holds the key, else 0. us (may be NULL) gets the recorded time. */
+/* 1 and *c if the table holds p for device (a device key, or a name for name-only lines), else 0.
+ * us (may be NULL) gets the recorded time. */
 int mm_table_lookup(const mm_table *t, const char *device, const mm_problem *p, mm_choice *c,
                     double *us);
 void mm_table_put(mm_table *t, const char *device, const mm_problem *p, const mm_choice *c,
                   double us);
-int32_t mm_table_size(const mm_table *t);
-/* TASC_TUNE_TABLE, else $HOME/.cache/tasc/matmul_tune.txt; returns buf. */
+/* TASC_TUNE_TABLE, else the per-device cache of this device (mm_table_cache_path); returns buf. */
 const char *mm_table_default_path(char *buf, size_t len);
-/* The table mm_run reads (loaded on first use; NULL: the default path). */
+/* The table mm_run reads, exactly (loaded on first use; NULL: the runtime's tables, see mm_choose). */
 void mm_table_use(const char *path);
 
-/* The current device's name (cudaGetDeviceProperties), as tables key it. */
+/* The current device's name (cudaGetDeviceProperties). */
 const char *mm_device_name(void);
+/* The current device's key (matmul_table.h: name, compute capability, SMs, maximum SM clock). */
+const char *mm_device_key(void);
 /* 1 if a CUDA device is usable, else 0 (message in err). */
 int mm_device_available(char *err, size_t errlen);
 
@@ -178,6 +219,11 @@ void mm_bias_act(float *x, const float *bias, int64_t rows, int64_t n, mm_act ac
  * of reps L2-flushed runs each) and returns the fastest; progress lines go to log (may be NULL). */
 int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *best_us, FILE *log,
                     char *err, size_t errlen);
+/* The same within about budget_s seconds (0: no bound): candidates in the heuristic's order (its
+ * own choice first, then its shortlist by predicted time, then the rest), fewer timed runs each
+ * on long problems, stopping when the time is spent. */
+int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, mm_choice *best, double *best_us,
+                           FILE *log, char *err, size_t errlen);
 
 typedef struct {
     const mm_problem *sizes;      /* the problems to time */
@@ -191,6 +237,7 @@ typedef struct {
     int32_t n_fused;
     const char *out_path;         /* results: markdown here, JSON beside it (.json); NULL: none */
     const char *command_line;     /* recorded in the results file */
+    mm_precision precision;       /* what "tuned" and the fused table's "ours" run at (mm_run) */
 } mm_bench_opts;
 
 /* Validates, then times every (version, size) against cuBLAS, prints the tables to stdout and

@@ -114,8 +114,31 @@ struct mm_device_info {
     int l2_bytes;
     int max_smem_optin; /* largest dynamic shared memory a block may ask for */
     char name[256];
+    int cc_major, cc_minor;
+    int clock_mhz;      /* maximum SM clock (cudaDevAttrClockRate) */
+    char key[MM_DEVKEY_LEN]; /* mm_devkey_make of the above */
 };
 const mm_device_info *mm_device(void);
+
+/* Frees the split-K workspace (the next split-K launch allocates what it needs): after tuning,
+ * which grows it to the largest candidate's need. Synchronizes the device. */
+void mm_workspace_release(void);
+
+/* The heuristic's predicted microseconds for (c->cfg, c->split_k) on p, or -1 when the rule does
+ * not weigh that pair (matmul_heuristic.cu); the tuner orders its candidates by it. */
+double mm_heuristic_predict(const mm_problem *p, const mm_choice *c);
+/* mm_choose after the forced choice (matmul_autotune.cu): 1 and *c from the tables or from
+ * first-use tuning, else 0 and the heuristic's *c. */
+int mm_select(const mm_problem *p, mm_choice *c);
+
+/* The 3xTF32 kernel (matmul_3xtf32.cu), on checked problems and pointers: its choice of
+ * configuration, split-K and rasterization for p (a heuristic), a run at that choice, and a run at
+ * an explicit one (cfg < mm_3xtf32_config_count(), split >= 1, group >= 1). */
+void mm_3xtf32_choose(const mm_problem *p, int *cfg, int *split, int *group);
+void mm_3xtf32_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, cudaStream_t s);
+void mm_3xtf32_run_at(const mm_problem *p, int cfg, int split, int group, const float *A, const float *B,
+                      const float *bias, float *C, cudaStream_t s);
+int mm_3xtf32_config_find(const char *name); /* -1 if unknown */
 
 /* Evicts A, B and C from L2 before a timed run: writes a buffer of twice the L2 size on s. */
 void mm_l2_flush(cudaStream_t s);

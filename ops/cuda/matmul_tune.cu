@@ -10,13 +10,18 @@
  * per SM in all; cluster configurations (split-K through distributed shared memory) are tried at
  * splits 2 to 16, and at split 1 only when no configuration without the _c runs the same kernel;
  * co-resident configurations (_g) likewise, and also at splits 24 and 32. The caller stores the
- * winner in a tuning table.
+ * winner in a tuning table. With a time budget (first-use tuning), the candidates go in the
+ * heuristic's order (its own choice first: the result is never slower than it, within noise),
+ * with fewer timed runs each when a run is long, until the budget is spent.
  */
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "base.h"
 #include "matmul_impl.h"
 
 #define MM_TUNE_TOL 1e-5
@@ -59,17 +64,12 @@ static double mm_time_choice(const mm_problem *p, const mm_choice *c, const mm_t
     return 1000.0 * mm_median(ms.data(), reps);
 }
 
-int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *best_us, FILE *log,
-                    char *err, size_t errlen) {
-    if (mm_problem_check(p, err, errlen))
-        return -1;
-    if (reps < 1)
-        reps = 1;
-    const int sms = mm_device()->sm_count;
-    mm_tune_bufs b = {};
+/* Device buffers for p filled with the tuner's inputs, and the fp64 reference. */
+static void mm_tune_alloc(const mm_problem *p, mm_tune_bufs &b) {
     const long long a_el = mm_span(p->batch, p->stride_a, p->m * p->k);
     const long long b_el = mm_span(p->batch, p->stride_b, p->k * p->n);
     const long long c_el = mm_span(p->batch, p->stride_c, p->m * p->n);
+    b = mm_tune_bufs{};
     CUDA_CHECK(cudaMalloc((void **)&b.A, (size_t)a_el * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&b.B, (size_t)b_el * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&b.C, (size_t)c_el * sizeof(float)));
@@ -81,35 +81,30 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
     if (p->has_bias)
         mm_fill_normal(b.bias, p->n, 13, 0);
     mm_reference_f64(p, b.A, b.B, b.bias, b.ref, 0);
+}
 
+static void mm_tune_free(mm_tune_bufs &b) {
+    CUDA_CHECK(cudaFree(b.A));
+    CUDA_CHECK(cudaFree(b.B));
+    CUDA_CHECK(cudaFree(b.C));
+    CUDA_CHECK(cudaFree(b.ref));
+    if (b.bias)
+        CUDA_CHECK(cudaFree(b.bias));
+}
+
+/* Every (configuration, split) the tuner tries for p, at group 8, in list order (pruning: file
+ * header). */
+static std::vector<mm_choice> mm_tune_candidates(const mm_problem *p) {
+    const int sms = mm_device()->sm_count;
     const long long tiles128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
     const int splits[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 16, 24, 32}; /* above 16: the _g kind only */
-    double best_t = -1;
-    mm_choice win = {0, 1, 1};
-    char name[96], why[256];
-    auto try_choice = [&](const mm_choice &c) {
-        double rel = 0;
-        why[0] = '\0';
-        double t = mm_time_choice(p, &c, b, reps, &rel, why, sizeof why);
-        if (log) {
-            if (t < 0)
-                fprintf(log, "    %-34s split %2d group %2d  skipped: %s\n", mm_config_name(c.cfg, name, sizeof name),
-                        c.split_k, c.group_m, why);
-            else
-                fprintf(log, "    %-34s split %2d group %2d  %10.2f us  err %.2e\n",
-                        mm_config_name(c.cfg, name, sizeof name), c.split_k, c.group_m, t, rel);
-        }
-        if (t >= 0 && (best_t < 0 || t < best_t)) {
-            best_t = t;
-            win = c;
-        }
-    };
-
+    char name[96];
     auto has_twin = [&](int32_t i) { /* a configuration of the same name without _c */
         mm_config_name(i, name, sizeof name);
         name[strlen(name) - 2] = '\0';
         return mm_config_find(name) >= 0;
     };
+    std::vector<mm_choice> out;
     for (int32_t i = 0; i < mm_config_count(); i++) {
         const mm_tile_config *cfg = mm_config_get(i);
         if (cfg->smem_bytes > mm_device()->max_smem_optin)
@@ -124,9 +119,85 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
                 continue;
             if (cfg->cluster && s == 1 && has_twin(i)) /* split 1: the twin's kernel */
                 continue;
-            try_choice(mm_choice{i, s, MM_WT_DEFAULT_GROUP});
+            out.push_back(mm_choice{i, s, MM_WT_DEFAULT_GROUP});
         }
     }
+    return out;
+}
+
+/* With a budget, the heuristic's order: its choice first, then the pairs it weighs by predicted
+ * time, then the rest as listed (a stable sort keeps the list order among equals). */
+static void mm_tune_order(const mm_problem *p, std::vector<mm_choice> &v) {
+    mm_choice h;
+    mm_choose_heuristic(p, &h);
+    std::vector<std::pair<double, mm_choice>> keyed;
+    for (const mm_choice &c : v) {
+        double t = mm_heuristic_predict(p, &c);
+        bool first = c.cfg == h.cfg && c.split_k == h.split_k;
+        keyed.push_back({first ? -1.0 : t >= 0 ? t : HUGE_VAL, c});
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const std::pair<double, mm_choice> &a, const std::pair<double, mm_choice> &b) {
+                         return a.first < b.first;
+                     });
+    for (size_t i = 0; i < v.size(); i++)
+        v[i] = keyed[i].second;
+}
+
+int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *best_us, FILE *log,
+                    char *err, size_t errlen) {
+    return mm_tune_problem_budget(p, reps, 0.0, best, best_us, log, err, errlen);
+}
+
+int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, mm_choice *best, double *best_us,
+                           FILE *log, char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    if (reps < 1)
+        reps = 1;
+    const double t0 = base_now();
+    mm_tune_bufs b;
+    mm_tune_alloc(p, b);
+    std::vector<mm_choice> cands = mm_tune_candidates(p);
+    if (budget_s > 0)
+        mm_tune_order(p, cands);
+    double best_t = -1;
+    mm_choice win = {0, 1, 1};
+    char name[96], why[256];
+    int use_reps = budget_s > 0 && reps > 3 ? 3 : reps; /* the first run tells how long a run takes */
+    auto try_choice = [&](const mm_choice &c) {
+        double rel = 0;
+        why[0] = '\0';
+        double t = mm_time_choice(p, &c, b, use_reps, &rel, why, sizeof why);
+        if (log) {
+            if (t < 0)
+                fprintf(log, "    %-34s split %2d group %2d  skipped: %s\n", mm_config_name(c.cfg, name, sizeof name),
+                        c.split_k, c.group_m, why);
+            else
+                fprintf(log, "    %-34s split %2d group %2d  %10.2f us  err %.2e\n",
+                        mm_config_name(c.cfg, name, sizeof name), c.split_k, c.group_m, t, rel);
+        }
+        if (t >= 0 && (best_t < 0 || t < best_t)) {
+            best_t = t;
+            win = c;
+        }
+        return t;
+    };
+    auto spent = [&]() { return budget_s > 0 && base_now() - t0 > budget_s; };
+    size_t tried = 0;
+    for (const mm_choice &c : cands) {
+        if (tried > 0 && spent())
+            break;
+        double t = try_choice(c);
+        if (tried++ == 0 && budget_s > 0 && t > 0) { /* timed runs for the rest: about 60% of the budget */
+            double per = (t + 40.0) * (double)cands.size();
+            long r = (long)(0.6 * budget_s * 1e6 / per) - 2;
+            use_reps = r < 3 ? 3 : r > reps ? reps : (int)r;
+        }
+    }
+    if (log && tried < cands.size())
+        fprintf(log, "    time budget of %.1f s spent: %zu of %zu candidates tried, in the heuristic's order\n",
+                budget_s, tried, cands.size());
     if (best_t < 0) {
         snprintf(err, errlen, "matmul %lldx%lldx%lld batch %lld: no configuration ran correctly", (long long)p->m,
                  (long long)p->n, (long long)p->k, (long long)p->batch);
@@ -135,6 +206,8 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
         if ((p->m + cfg->bm - 1) / cfg->bm > 1) {
             mm_choice base = win;
             for (int g : {1, 4, 16}) {
+                if (spent())
+                    break;
                 mm_choice c = base;
                 c.group_m = g;
                 try_choice(c);
@@ -143,11 +216,6 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
         *best = win;
         *best_us = best_t;
     }
-    CUDA_CHECK(cudaFree(b.A));
-    CUDA_CHECK(cudaFree(b.B));
-    CUDA_CHECK(cudaFree(b.C));
-    CUDA_CHECK(cudaFree(b.ref));
-    if (b.bias)
-        CUDA_CHECK(cudaFree(b.bias));
+    mm_tune_free(b);
     return best_t < 0 ? -1 : 0;
 }

@@ -60,6 +60,7 @@ static tasc_status api_gpu_ctx(const graph *g, const tasc_buffer *inputs, int32_
     rt_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.no_graph = no_graph;
+    ro.autotune = RT_AUTOTUNE_ON; /* first-use tuning of the matmul as `tasc bench`; TASC_NO_AUTOTUNE=1 refuses it */
     rt_ctx *c = rt_ctx_new(g, &ro, err, sizeof err);
     if (!c)
         return api_fail(TASC_ERR_INPUT, "%s: %s", g->name, err);

@@ -120,6 +120,7 @@ void cmd_error(const char *cmd, const char *fmt, ...) BASE_PRINTF(2, 3);
 #define CMD_MAX_DIM_VALUES 16
 typedef struct {
     int random_weights;                          /* --random-weights: seeded values for missing data */
+    const char *weights_init;                    /* --weights-init scaled|legacy (NULL: scaled) */
     int64_t seed;                                /* --weights-seed S */
     int n_dims;                                  /* --dim NAME=N: values of symbolic input dims */
     const char *dim_names[CMD_MAX_DIM_VALUES];   /* borrowed from argv */
@@ -132,6 +133,11 @@ int cmd_opt_dim(const char *cmd, const char *name, char *value, void *field);
 #define CMD_MODEL_OPTS(off) \
     CMD_FLAG("--random-weights", (off) + offsetof(cmd_model_opts, random_weights), \
              ".onnx: seeded random values for weights whose external data is missing"), \
+    CMD_CHOICE("--weights-init", "KIND", (off) + offsetof(cmd_model_opts, weights_init), "scaled|legacy", \
+               ".onnx: the values of --random-weights: scaled (default: by each weight's role, variance " \
+               "preserving: kernels normal with std sqrt(gain/fan-in), residual branches scaled down, " \
+               "normalisation scale 1, shift, mean and biases 0, variance 1) or legacy (std " \
+               "sqrt(2/(numel/dims[0])), 0.1 for 1-D)"), \
     CMD_I64("--weights-seed", "S", (off) + offsetof(cmd_model_opts, seed), 0, INT64_MAX, \
             ".onnx: seed of those random weights (default 0)"), \
     CMD_CALL("--dim", "NAME=N", (off), cmd_opt_dim, ".onnx: value of the symbolic input dimension NAME (repeatable)"), \

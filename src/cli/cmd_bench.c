@@ -24,7 +24,7 @@
 typedef struct {
     const char *rules, *cost, *json;
     double time_limit, tol, check;
-    int optimize, no_graph, no_fold, no_cpu, verbose, profile;
+    int optimize, no_graph, no_fold, no_cpu, verbose, profile, no_autotune;
     int64_t reps, warmup, seed;
     cmd_model_opts mo;
 } bench_args;
@@ -48,6 +48,9 @@ static const cmd_opt bench_opts[] = {
     CMD_FLAG("--no-graph", offsetof(bench_args, no_graph), "launch the nodes one by one instead of replaying a CUDA graph"),
     CMD_FLAG("--no-fold", offsetof(bench_args, no_fold), "run weight-only nodes in every run instead of once at setup"),
     CMD_FLAG("--no-cpu", offsetof(bench_args, no_cpu), "skip the CPU executor (no agreement with it is reported)"),
+    CMD_FLAG("--no-autotune", offsetof(bench_args, no_autotune),
+             "run matmul shapes the tuning tables lack on the heuristic (one notice line says how many) instead of "
+             "tuning them on first use (about 2 s each, kept in the per-device cache); also TASC_NO_AUTOTUNE=1"),
     CMD_F64("--check-nodes", "T", offsetof(bench_args, check), 1e-30, HUGE_VAL,
             "during setup, compare every node with its CPU reference and name those over relative L2 error T "
             "(slow: a debugging aid)"),
@@ -72,7 +75,7 @@ static void bench_defaults(bench_args *a) {
 static void bench_usage(const bench_args *defaults) {
     printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
            "                  [--reps N] [--warmup N] [--seed S] [--tol T]\n"
-           "                  [--no-graph] [--no-fold] [--no-cpu] [--check-nodes T] [--json FILE]\n"
+           "                  [--no-graph] [--no-fold] [--no-cpu] [--no-autotune] [--check-nodes T] [--json FILE]\n"
            "                  [--profile] [--verbose] [ONNX options]\n"
            "\n"
            "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`; with --optimize,\n"
@@ -87,7 +90,9 @@ static void bench_usage(const bench_args *defaults) {
     cmd_opts_help(bench_opts, defaults);
     printf("\n"
            "environment: TASC_RT_WORKSPACE_MB  cap of the runtime's scratch memory (default 256)\n"
-           "             TASC_TUNE_TABLE       the matmul tuning table (tasc kernels tune)\n"
+           "             TASC_TUNE_TABLE       a matmul tuning table read besides the shipped ones and the\n"
+           "                                   per-device cache (TASC_CACHE_DIR, default ~/.cache/tasc)\n"
+           "             TASC_NO_AUTOTUNE=1    as --no-autotune\n"
            "exit codes: 0 ok, 1 a bad model, a graph the GPU runtime cannot run, or results that\n"
            "            disagree beyond --tol, 2 bad command line, 3 no CUDA in this build or no GPU\n");
 }
@@ -372,6 +377,7 @@ static int bench_setup(bench_run *r) {
     o.no_fold = r->a->no_fold;
     o.check_tol = r->a->check;
     o.verbose = r->a->verbose;
+    o.autotune = r->a->no_autotune ? RT_AUTOTUNE_REFUSED : RT_AUTOTUNE_ON;
     for (int k = 0; k < r->n; k++) {
         bench_graph *b = &r->b[k];
         if (!(b->ctx = rt_ctx_new(b->g, &o, err, sizeof err))) {

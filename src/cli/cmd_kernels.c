@@ -12,7 +12,7 @@
 #include "cmd.h"
 
 typedef struct {
-    const char *sizes, *versions, *out, *table, *fused, *epis;
+    const char *sizes, *versions, *out, *table, *fused, *epis, *precision;
     int64_t reps, warmup;
     double max_cell_s;
 } kernels_args;
@@ -23,11 +23,19 @@ typedef struct {
     "256,512,1024,2048,4096,8192,1000,4097,128x768x768,128x3072x768,128x768x3072,128x128x64x12,128x64x128x12 " \
     "(probe: 1024,128x768x768,128x128x64x12)"
 #define KERNELS_REPS_HELP "timed runs per cell, median reported (default 30; tune 15)"
-#define KERNELS_TABLE_HELP "tuning table (default $TASC_TUNE_TABLE or ~/.cache/tasc/matmul_tune.txt)"
+#define KERNELS_TABLE_HELP \
+    "tuning table (bench, probe: exactly this one instead of the runtime's: the shipped tables, " \
+    "$TASC_TUNE_TABLE or ~/.cache/tasc/matmul_tune.txt, and the per-device cache; tune: where to record, default " \
+    "$TASC_TUNE_TABLE, else the per-device cache $TASC_CACHE_DIR or ~/.cache/tasc/matmul-DEVICE.txt)"
 
 static const cmd_opt kernels_bench_opts[] = {
     CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
-    CMD_STR("--versions", "LIST", KA(versions), "comma-separated names (v1,v1.5,v2,...,v8,tuned) or 'all' (default)"),
+    CMD_STR("--versions", "LIST", KA(versions),
+            "comma-separated names (v1,v1.5,v2,...,v8,tuned,3xtf32) or 'all' (default: every version of "
+            "--precision)"),
+    CMD_STR("--precision", "P", KA(precision),
+            "fp32 (default: the FP32 ladder v1 .. tuned), 3xtf32 (the tensor-core 3xTF32 kernel: 'all' is "
+            "3xtf32, and the fused table runs it) or both (every version; fused at fp32)"),
     CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
     CMD_I64("--warmup", "N", KA(warmup), 0, 100000, "untimed runs before timing (default %D)"),
     CMD_STR("--out", "FILE", KA(out), "results file (markdown); JSON goes beside it"),
@@ -43,7 +51,7 @@ static const cmd_opt kernels_bench_opts[] = {
 static const cmd_opt kernels_tune_opts[] = {
     CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
     CMD_STR("--epilogue", "LIST", KA(epis),
-            "tune: epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu; default none)"),
+            "epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu) or 'all' (default: all)"),
     CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
     CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
     CMD_OPT_END,
@@ -65,8 +73,9 @@ static void kernels_defaults(kernels_args *a, const char *sub) {
     memset(a, 0, sizeof *a);
     a->sizes = kernels_default_sizes;
     a->versions = "all";
+    a->precision = "fp32";
     a->fused = kernels_default_fused;
-    a->epis = "none";
+    a->epis = "all";
     a->reps = 30;
     a->warmup = 5;
     a->max_cell_s = 5.0;
@@ -80,18 +89,22 @@ static void kernels_usage(void) {
     printf("usage: tasc kernels list\n"
            "       tasc kernels bench [--sizes LIST] [--versions LIST] [--reps N] [--warmup N]\n"
            "                          [--out FILE] [--table FILE] [--max-cell-s S] [--fused LIST|none]\n"
+           "                          [--precision fp32|3xtf32|both]\n"
            "       tasc kernels tune  [--sizes LIST] [--epilogue LIST] [--reps N] [--table FILE]\n"
            "       tasc kernels probe [--sizes LIST] [--reps N] [--table FILE]\n"
            "\n"
            "The hand-written FP32 CUDA matmul: a ladder of kernel versions (v1 .. v8) and a tuned\n"
-           "kernel whose tile configuration and split-K come from a tuning table per shape.\n"
+           "kernel whose tile configuration and split-K come from a tuning table per shape; and a\n"
+           "tensor-core kernel at FP32 accuracy (3xtf32: TF32 products of split operands).\n"
            "\n"
            "  list       the versions, and the tuned kernel's tile configurations\n"
            "  bench      validate every version against an fp64 reference, then time it against\n"
            "             cuBLAS (strict FP32); prints the tables and writes FILE (markdown) and the\n"
            "             same numbers as JSON beside it (FILE without .md, plus .json)\n"
-           "  tune       time every legal configuration for each size and record the fastest in the\n"
-           "             tuning table (entries of other shapes are kept)\n"
+           "  tune       time every legal configuration for each size and epilogue and record the\n"
+           "             fastest in the tuning table under this GPU's key (name, compute capability,\n"
+           "             SMs, clock); entries of other shapes and devices are kept, and a process\n"
+           "             writing the same table at once is waited for (the file is locked)\n"
            "  probe      time the tuned kernel and cuBLAS after different predecessor kernels and\n"
            "             L2 flushes (what a timed kernel pays for what ran before it)\n"
            "\n"
@@ -187,11 +200,14 @@ static int kernels_parse_sizes(const char *cmd, const char *list, mm_problem *ou
     }
 }
 
-static int kernels_parse_versions(const char *cmd, const char *list, mm_version *out, int *n) {
+/* --versions LIST; 'all' is every version of the precision prec: fp32 v1 .. tuned, 3xtf32 the
+ * tensor-core rung, -1 (both) every version. */
+static int kernels_parse_versions(const char *cmd, const char *list, int prec, mm_version *out, int *n) {
     *n = 0;
     if (!strcmp(list, "all")) {
         for (int v = 0; v < MM_VERSION_COUNT; v++)
-            out[(*n)++] = (mm_version)v;
+            if (prec < 0 || (prec == MM_PREC_3XTF32) == (v == MM_3XTF32))
+                out[(*n)++] = (mm_version)v;
         return 0;
     }
     const char *s = list;
@@ -269,8 +285,17 @@ static void kernels_table_path(const kernels_args *a, char *path, size_t len) {
 }
 
 /* Checks that the table at path loads (missing is fine), then makes it the one the tuned kernel
- * uses; says so when verbose. 0, or -1 after the message. */
+ * uses; says so when verbose. Without path, the tuned kernel reads the runtime's tables (matmul.h,
+ * mm_choose). 0, or -1 after the message. */
 static int kernels_use_table(const char *cmd, const char *path, int verbose) {
+    if (!path) {
+        char cache[4096];
+        if (verbose)
+            printf("tuning tables: the runtime's (shipped tables, user table, cache %s); device key %s\n",
+                   mm_table_cache_path(mm_device_key(), cache, sizeof cache), mm_device_key());
+        mm_table_use(NULL);
+        return 0;
+    }
     mm_table *t = mm_table_new();
     int bad = kernels_load_table(cmd, t, path);
     if (!bad && verbose)
@@ -297,22 +322,28 @@ static int kernels_bench(int argc, char **argv) {
     static mm_problem sz[KERNELS_MAX_SIZES], fz[KERNELS_MAX_SIZES];
     mm_version vs[MM_VERSION_COUNT];
     int nsz = 0, nfz = 0, nvs = 0;
-    if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz) || kernels_parse_versions(cmd, a.versions, vs, &nvs))
+    mm_precision prec = MM_PREC_FP32;
+    const int both = !strcmp(a.precision, "both");
+    if (!both && mm_precision_parse(a.precision, &prec)) {
+        cmd_error(cmd, "bad precision '%s' (fp32, 3xtf32 or both)", a.precision);
+        return TASC_EXIT_USAGE;
+    }
+    if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz) ||
+        kernels_parse_versions(cmd, a.versions, both ? -1 : (int)prec, vs, &nvs))
         return TASC_EXIT_USAGE;
     if (strcmp(a.fused, "none") && kernels_parse_sizes(cmd, a.fused, fz, &nfz))
         return TASC_EXIT_USAGE;
     if ((rc = kernels_need_device(cmd)) != 0)
         return rc;
-    char path[4096];
-    kernels_table_path(&a, path, sizeof path);
-    if (kernels_use_table(cmd, path, 1) < 0)
+    if (kernels_use_table(cmd, a.table, 1) < 0)
         return TASC_EXIT_INPUT;
     char cmdline[2048] = "tasc kernels";
     for (int i = 1; i < argc; i++) {
         size_t used = strlen(cmdline);
         snprintf(cmdline + used, sizeof cmdline - used, " %s", argv[i]);
     }
-    mm_bench_opts o = {sz, nsz, vs, nvs, (int32_t)a.reps, (int32_t)a.warmup, a.max_cell_s, fz, nfz, a.out, cmdline};
+    mm_bench_opts o = {sz, nsz, vs, nvs, (int32_t)a.reps, (int32_t)a.warmup, a.max_cell_s, fz, nfz, a.out, cmdline,
+                       prec};
     char why[4200];
     why[0] = '\0';
     rc = mm_bench(&o, why, sizeof why);
@@ -330,6 +361,11 @@ static int kernels_bench(int argc, char **argv) {
 /* --epilogue LIST into bias[] and act[]; the count, or -1 after the message. */
 static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *bias, mm_act *act) {
     int n = 0;
+    if (!strcmp(list, "all")) {
+        for (; n < MM_EPI_COUNT; n++)
+            mm_epilogue_parse(mm_epi_name(n), &bias[n], &act[n]);
+        return n;
+    }
     for (const char *s = list;;) {
         const char *comma = strchr(s, ',');
         size_t len = comma ? (size_t)(comma - s) : strlen(s);
@@ -339,7 +375,8 @@ static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *b
             name[len] = '\0';
         }
         if (n == MM_EPI_COUNT || mm_epilogue_parse(name, &bias[n], &act[n])) {
-            cmd_error(cmd, "bad epilogue '%.*s' (none, bias, relu, gelu, bias_relu, bias_gelu; each once)", (int)len, s);
+            cmd_error(cmd, "bad epilogue '%.*s' (none, bias, relu, gelu, bias_relu, bias_gelu, each once; or all)",
+                      (int)len, s);
             return -1;
         }
         n++;
@@ -349,22 +386,31 @@ static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *b
     }
 }
 
-/* Tunes one problem into t; 0, or -1 after the message. */
-static int kernels_tune_one(const char *cmd, mm_table *t, const char *dev, const mm_problem *p, int32_t reps) {
+/* Tunes one problem and records it in the table at path at once (locked read-merge-write, so a
+ * run cut short keeps what it tuned); 0, TASC_EXIT_INPUT when no candidate ran, -2 when the table
+ * cannot be written, after the message. */
+static int kernels_tune_one(const char *cmd, const char *path, const char *dev, const mm_problem *p, int32_t reps) {
     printf("%lldx%lldx%lld batch %lld, epilogue %s:\n", (long long)p->m, (long long)p->n, (long long)p->k,
            (long long)p->batch, mm_epilogue_name(p->has_bias, p->act));
     fflush(stdout);
     mm_choice best;
     double us = 0;
-    char why[512], name[96];
+    char why[4200], name[96];
     if (mm_tune_problem(p, reps, &best, &us, stdout, why, sizeof why)) {
         cmd_error(cmd, "%s", why);
-        return -1;
+        return TASC_EXIT_INPUT;
     }
     printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_config_name(best.cfg, name, sizeof name),
            best.split_k, best.group_m, us, mm_problem_flops(p) / (us * 1e-6) / 1e12);
     fflush(stdout);
+    mm_table *t = mm_table_new();
     mm_table_put(t, dev, p, &best, us);
+    int rc = mm_table_update(path, t, why, sizeof why);
+    mm_table_free(t);
+    if (rc) {
+        cmd_error(cmd, "%s", why);
+        return -2;
+    }
     return 0;
 }
 
@@ -382,14 +428,14 @@ static int kernels_tune(int argc, char **argv) {
         return TASC_EXIT_USAGE;
     if ((rc = kernels_need_device(cmd)) != 0)
         return rc;
-    char path[4096], why[4200];
+    char path[4096];
     kernels_table_path(&a, path, sizeof path);
-    mm_table *t = mm_table_new();
-    if (kernels_load_table(cmd, t, path)) {
-        mm_table_free(t);
+    mm_table *t = mm_table_new(); /* a bad table is refused before any tuning */
+    rc = kernels_load_table(cmd, t, path);
+    mm_table_free(t);
+    if (rc)
         return TASC_EXIT_INPUT;
-    }
-    const char *dev = mm_device_name();
+    const char *dev = mm_device_key();
     printf("tuning on %s; table %s\n", dev, path);
     int failed = 0;
     for (int e = 0; e < nepi; e++)
@@ -397,14 +443,11 @@ static int kernels_tune(int argc, char **argv) {
             mm_problem p = sz[i];
             p.has_bias = bias[e];
             p.act = act[e];
-            failed |= kernels_tune_one(cmd, t, dev, &p, (int32_t)a.reps) < 0;
+            if ((rc = kernels_tune_one(cmd, path, dev, &p, (int32_t)a.reps)) == TASC_EXIT_INPUT)
+                failed = 1;
+            if (rc == -2) /* the table cannot be written: stop */
+                return TASC_EXIT_INPUT;
         }
-    rc = mm_table_save(t, path, why, sizeof why);
-    mm_table_free(t);
-    if (rc) {
-        cmd_error(cmd, "%s", why);
-        return TASC_EXIT_INPUT;
-    }
     printf("wrote %s\n", path);
     return failed ? TASC_EXIT_INPUT : TASC_EXIT_OK;
 }
@@ -421,9 +464,8 @@ static int kernels_probe(int argc, char **argv) {
         return TASC_EXIT_USAGE;
     if ((rc = kernels_need_device(cmd)) != 0)
         return rc;
-    char path[4096], why[512];
-    kernels_table_path(&a, path, sizeof path);
-    if (kernels_use_table(cmd, path, 0) < 0)
+    char why[512];
+    if (kernels_use_table(cmd, a.table, 0) < 0)
         return TASC_EXIT_INPUT;
     if (mm_bench_probe(sz, nsz, (int32_t)a.reps, why, sizeof why)) {
         cmd_error(cmd, "%s", why);

@@ -37,7 +37,8 @@
 
 typedef struct {
     search_opts so;
-    const char *rules, *out, *cost, *dot, *stats, *builtins;
+    const char *rules, *out, *cost, *dot, *stats, *builtins, *search;
+    int64_t eq_iters, eq_nodes, eq_exact;
     int check, quiet;
     int64_t seeds;
     double tol;
@@ -61,6 +62,19 @@ static const cmd_opt opt_opts[] = {
                "built-in rewrites: all (default), or minimal: only what is not a substitution (common "
                "subexpressions and batchnorm folding, greedily, and folding of weight-only nodes); fusions, "
                "merges and split-concat must then come from the rule file (rules/README.md)"),
+    CMD_CHOICE("--search", "KIND", offsetof(opt_args, search), "backtrack|eqsat",
+               "backtrack: TASO's cost-based backtracking search (default); eqsat: equality saturation "
+               "(Tensat): the rules applied to an e-graph of the model until it saturates or a limit below is "
+               "reached, then the cheapest cycle-free graph extracted (greedy with a local search, and exact "
+               "with Z3 when the e-graph is small: the summary says which); --alpha and --budget are "
+               "backtracking's, --time-limit bounds both"),
+    CMD_I64("--eqsat-iters", "N", offsetof(opt_args, eq_iters), 1, 1000,
+            "eqsat: rounds of matching at most (default %D)"),
+    CMD_I64("--eqsat-nodes", "N", offsetof(opt_args, eq_nodes), 1, 10000000,
+            "eqsat: no round starts once the e-graph has N e-nodes, and a round stops adding at 2N (default %D)"),
+    CMD_I64("--eqsat-exact", "N", offsetof(opt_args, eq_exact), 0, 1000000,
+            "eqsat: exact extraction (Z3) when the e-graph reachable from the outputs has at most N e-nodes "
+            "(default %D; 0: never)"),
     CMD_F64("--alpha", "A", offsetof(opt_args, so.alpha), 1.0, 10.0,
             "keep graphs costing up to A times the best found (default %D; %L..%H)"),
     CMD_I64("--budget", "B", offsetof(opt_args, so.budget), 0, INT64_C(1000000000),
@@ -94,6 +108,10 @@ static void opt_defaults(opt_args *a) {
     search_opts_default(&a->so);
     a->cost = "analytic";
     a->builtins = "all";
+    a->search = "backtrack";
+    a->eq_iters = a->so.eqsat_iters;
+    a->eq_nodes = a->so.eqsat_nodes;
+    a->eq_exact = a->so.eqsat_exact;
     a->check = 1;
     a->seeds = OPT_DEFAULT_SEEDS;
     a->tol = OPT_DEFAULT_TOL;
@@ -102,7 +120,8 @@ static void opt_defaults(opt_args *a) {
 
 static void opt_usage(const opt_args *defaults) {
     printf("usage: tasc optimize MODEL [--rules FILE|none] --out OUT [--builtins all|minimal] [--alpha A]\n"
-           "                          [--budget B] [--time-limit S]\n"
+           "                          [--budget B] [--time-limit S] [--search backtrack|eqsat]\n"
+           "                          [--eqsat-iters N] [--eqsat-nodes N] [--eqsat-exact N]\n"
            "                          [--cost analytic|measured] [--cost-set NAME=V ...] [--no-check]\n"
            "                          [--seeds N] [--tol T]\n"
            "                          [--dot FILE] [--stats FILE] [--quiet] [ONNX options]\n"
@@ -116,6 +135,8 @@ static void opt_usage(const opt_args *defaults) {
            "backtracking search over every rule (both directions) and the built-in merges of sibling\n"
            "matmuls and convolutions, the greedy rewrites again, folding again. With --builtins minimal\n"
            "only common subexpressions, batchnorm folding and weight folding are built in.\n"
+           "With --search eqsat the search is equality saturation instead (the same rules and built-in\n"
+           "moves, the same cost model, the same steps around it).\n"
            "Then the numerical check: MODEL and the result run on the CPU executor on the same\n"
            "generated inputs for seeds 0..N-1; per output the relative L2 error and max abs error\n"
            "are printed, and an error above --tol fails the command: nothing is written. NaN/Inf must\n"
@@ -227,6 +248,25 @@ static int opt_load(opt_run *r) {
     return TASC_EXIT_OK;
 }
 
+/* The search line of the summary: backtracking's counts, or the e-graph's. */
+static void opt_summary_search(const opt_run *r) {
+    const search_result *res = &r->res;
+    if (!strcmp(r->a->search, "eqsat")) {
+        printf("search: eqsat: %d rounds%s, %d e-nodes in %d e-classes, %lld matches, %lld refused, %lld unions; "
+               "extraction: %s%s\n",
+               (int)res->eq_iters, res->eq_saturated ? " (saturated)" : "", (int)res->eq_nodes, (int)res->eq_classes,
+               (long long)res->candidates, (long long)res->rejected, (long long)res->queued,
+               res->eq_extraction ? res->eq_extraction : "none",
+               res->time_limited ? "; stopped by --time-limit (the result may depend on machine speed)" : "");
+        return;
+    }
+    printf("search: %lld graphs expanded, %lld candidates, %lld queued; dropped: %lld cost, %lld size, "
+           "%lld duplicate; %lld refused%s\n",
+           (long long)res->expanded, (long long)res->candidates, (long long)res->queued, (long long)res->dropped_cost,
+           (long long)res->dropped_size, (long long)res->dropped_dup, (long long)res->rejected,
+           res->time_limited ? "; stopped by --time-limit (the result may depend on machine speed)" : "");
+}
+
 static void opt_summary(const opt_run *r) {
     const search_result *res = &r->res;
     printf("model: %s (%s)\n", r->g->name, r->model);
@@ -246,11 +286,7 @@ static void opt_summary(const opt_run *r) {
     for (int32_t i = 0; i < res->n_applied; i++)
         printf("  %-28s %s%d\n", res->applied[i].name, res->applied[i].reverse ? "(dst->src) " : "",
                (int)res->applied[i].count);
-    printf("search: %lld graphs expanded, %lld candidates, %lld queued; dropped: %lld cost, %lld size, "
-           "%lld duplicate; %lld refused%s\n",
-           (long long)res->expanded, (long long)res->candidates, (long long)res->queued, (long long)res->dropped_cost,
-           (long long)res->dropped_size, (long long)res->dropped_dup, (long long)res->rejected,
-           res->time_limited ? "; stopped by --time-limit (the result may depend on machine speed)" : "");
+    opt_summary_search(r);
     printf("folded into weights: %d tensors\n", (int)res->folded);
     printf("load time: %.2f s (model and rules)\n", r->t_loaded - r->t_start);
     printf("optimize time: %.2f s (search %.2f s)\n", res->seconds, res->search_seconds);
@@ -341,6 +377,10 @@ static int opt_optimize(opt_run *r) {
     so.progress = r->a->quiet ? NULL : stderr;
     so.stats = r->a->stats != NULL;
     search_opts_builtins(&so, strcmp(r->a->builtins, "minimal") ? SEARCH_BUILTINS_ALL : SEARCH_BUILTINS_MINIMAL);
+    so.eqsat = !strcmp(r->a->search, "eqsat");
+    so.eqsat_iters = (int32_t)r->a->eq_iters;
+    so.eqsat_nodes = (int32_t)r->a->eq_nodes;
+    so.eqsat_exact = (int32_t)r->a->eq_exact;
     r->t_start = base_now();
     int rc = opt_load(r);
     if (rc != TASC_EXIT_OK)

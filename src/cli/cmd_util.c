@@ -40,7 +40,9 @@ struct graph *cmd_load_model_opts(const char *cmd, const char *path, const cmd_m
     if (cmd_max_elements(cmd, &oo.max_elements) < 0)
         return NULL;
     if (mo) {
-        oo.random_weights = mo->random_weights;
+        oo.random_weights = mo->random_weights; /* 1: values by role; 2: the legacy ones */
+        if (mo->random_weights && mo->weights_init && !strcmp(mo->weights_init, "legacy"))
+            oo.random_weights = 2;
         oo.seed = (uint64_t)mo->seed;
         oo.n_dims = mo->n_dims;
         oo.dim_names = mo->dim_names;

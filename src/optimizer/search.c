@@ -17,6 +17,7 @@
 #include <uthash.h>
 
 #include "base.h"
+#include "eqsat.h"
 #include "match.h"
 #include "search.h"
 
@@ -31,6 +32,9 @@ void search_opts_default(search_opts *o) {
     o->greedy[REWRITE_CSE] = o->greedy[REWRITE_BN_FOLD] = o->greedy[REWRITE_FUSE_BIAS] = o->greedy[REWRITE_FUSE_ACT] =
         o->greedy[REWRITE_SPLIT_CONCAT] = 1;
     o->fold = 1;
+    o->eqsat_iters = 8;
+    o->eqsat_nodes = 3000;
+    o->eqsat_exact = 600;
     o->progress = NULL;
 }
 
@@ -808,6 +812,23 @@ static int sr_pattern_connected(const rules_rule *r, rules_dir dir) {
     return 1;
 }
 
+void search_rule_sources(const rules_set *rs, uint8_t *ok, uint8_t *comm) {
+    uint8_t *skip = base_xcalloc(1, (size_t)rs->n_rules + 1);
+    memset(comm, 0, OP_COUNT);
+    sr_mark_duplicate_rules(rs, skip);
+    for (int32_t r = 0; r < rs->n_rules; r++)
+        if (sr_commutativity_rule(&rs->rules[r])) {
+            skip[r] = 1;
+            comm[rs->rules[r].src.ops[0].op] = 1;
+        }
+    for (int32_t src = 0; src < 2 * rs->n_rules; src++) {
+        const rules_rule *r = &rs->rules[src / 2];
+        rules_dir dir = (rules_dir)(src % 2);
+        ok[src] = !skip[src / 2] && rules_match_usable(r, dir) && sr_pattern_connected(r, dir);
+    }
+    free(skip);
+}
+
 static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
                      int64_t *counter, graph **best, search_result *res,
                      char *err, size_t errlen) {
@@ -1003,7 +1024,8 @@ int search_optimize(const graph *g, const rules_set *rs, cost_model *cm, const s
                 (int)f, (int)c->n_nodes);
         fflush(o->progress);
     }
-    if (sr_search(c, rs, cm, o, prefix, &counter, &best, res, err, errlen) < 0)
+    if (o->eqsat ? eqsat_run(c, rs, cm, o, prefix, &counter, &best, res, err, errlen) < 0
+                 : sr_search(c, rs, cm, o, prefix, &counter, &best, res, err, errlen) < 0)
         goto done;
     if (o->progress) {
         fprintf(o->progress, "optimize: search done: %lld graphs expanded in %.2f s%s\n", (long long)res->expanded,

@@ -47,6 +47,13 @@ typedef struct {
     int lower_cost;                   /* the search costs a node that lowering absorbs
                                          (rewrite_lowered_free) as free (0; 1 with --builtins minimal) */
     int stats;                        /* fill search_result.stats (per-source counts and times) (0) */
+    int eqsat;                        /* search_optimize searches by equality saturation (eqsat.h)
+                                         instead of backtracking (0; `--search eqsat`) */
+    int32_t eqsat_iters;              /* eqsat: rounds of matching at most (8) */
+    int32_t eqsat_nodes;              /* eqsat: no round starts once the e-graph holds this many e-nodes,
+                                         and a round stops adding at 2x (3000) */
+    int32_t eqsat_exact;              /* eqsat: exact extraction (Z3) when the e-graph has at most this
+                                         many e-nodes on the classes an output reaches (600; 0: never) */
     FILE *progress;                   /* progress lines (stderr in the CLI), NULL for none */
 } search_opts;
 
@@ -93,6 +100,11 @@ typedef struct {
     search_applied *applied;          /* owned: search_result_free */
     int32_t folded;                   /* tensors folded into weights (search_optimize) */
     int32_t n_rules;                  /* of the rule set searched (0 without one) */
+    int32_t eq_iters;                 /* eqsat: rounds run */
+    int32_t eq_nodes, eq_classes;     /* eqsat: live e-nodes and e-classes at the end */
+    int eq_saturated;                 /* eqsat: a round added nothing (saturation) */
+    const char *eq_extraction;        /* eqsat: what gave the result: "greedy", "greedy+local", "input+local"
+                                         or "exact (z3)" (eqsat.h) */
     int32_t n_stats;                  /* 2 * n_rules + REWRITE_COUNT when search_opts.stats, else 0 */
     search_source_stat *stats;        /* owned: search_result_free */
 } search_result;
@@ -109,6 +121,12 @@ void search_stats_write_json(FILE *f, const rules_set *rs, const search_result *
                              const char *rules);
 
 void search_result_free(search_result *r);
+
+/* The rule directions the search uses: ok[2r+d] = 1 for rule r in direction d unless the rule
+ * repeats an earlier one, is a commutativity rule (comm[op] = 1 for its op; such rules are used
+ * for hashing), cannot be applied that way (rules_match_usable) or its pattern is not one piece.
+ * ok has room for 2 * n_rules, comm for OP_COUNT. */
+void search_rule_sources(const rules_set *rs, uint8_t *ok, uint8_t *comm);
 
 /* Search from g with rs (may be NULL: built-in moves only) and cost model cm. *best: the cheapest
  * graph found (caller owns; a copy of g if nothing beats it). 0, or -1 with a message (a model

@@ -17,6 +17,7 @@
 
 #include "base.h"
 #include "exec.h"
+#include "matmul.h"
 #include "rt_impl.h"
 
 #define RT_MAX_GEN_ID 100 /* generated ids lie in [0, 100), as the CPU executor's */
@@ -649,6 +650,31 @@ fail:
         fprintf(stderr, "tasc: CUDA graph %s; running node by node\n", c->graph_note);
 }
 
+/* The setup run, with first-use tuning of the hand-written matmul as opts.autotune asks (rt.h);
+ * tuning happens here and only here, since a tuning run cannot be captured into a CUDA graph. */
+static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
+    const int mode = c->opts.autotune;
+    const int on = mode == RT_AUTOTUNE_ON && !mm_autotune_refused();
+    mm_autotune_set(on);
+    int rc = rt_setup(c, err, errlen);
+    mm_autotune_stats st;
+    mm_autotune_get_stats(&st);
+    mm_autotune_set(0);
+    if (rc < 0 || mode == RT_AUTOTUNE_OFF)
+        return rc;
+    char path[4096];
+    if (st.tuned)
+        fprintf(stderr, "tasc: tuned %d matmul shape%s on first use in %.1f s (cache %s)\n", (int)st.tuned,
+                st.tuned == 1 ? "" : "s", st.tune_s, mm_table_cache_path(mm_device_key(), path, sizeof path));
+    if (!on && st.untuned)
+        fprintf(stderr,
+                "tasc: %d matmul shape%s without a tuning entry for %s ran on the heuristic (autotuning off: "
+                "--no-autotune or TASC_NO_AUTOTUNE=1); run without it to tune them on first use, or list them with "
+                "TASC_MM_MISSES=FILE for `tasc kernels tune`\n",
+                (int)st.untuned, st.untuned == 1 ? "" : "s", mm_device_name());
+    return rc;
+}
+
 /* --- public --------------------------------------------------------------------------------- */
 
 rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
@@ -690,7 +716,7 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
     CUDNN_CHECK(cudnnSetStream(c->cudnn, c->stream));
     CUDA_CHECK(cudaEventCreate(&c->ev0));
     CUDA_CHECK(cudaEventCreate(&c->ev1));
-    if (rt_plan(c, err, errlen) < 0 || rt_alloc(c, err, errlen) < 0 || rt_setup(c, err, errlen) < 0) {
+    if (rt_plan(c, err, errlen) < 0 || rt_alloc(c, err, errlen) < 0 || rt_setup_tuned(c, err, errlen) < 0) {
         rt_ctx_free(c);
         return NULL;
     }

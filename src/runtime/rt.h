@@ -43,7 +43,16 @@ typedef struct {
     double check_tol;         /* > 0: during setup compare every node's output with its CPU
                                  reference; nodes over this relative L2 error are printed */
     int verbose;              /* 1: per-node choices (convolution algorithms) on stderr */
+    int autotune;             /* matmul problems no tuning table holds, met during setup:
+                                 RT_AUTOTUNE_OFF (0): the heuristic runs them, silently (the cost
+                                 model's contexts); RT_AUTOTUNE_ON: tuned on first use, about 2 s
+                                 each, one line each on stderr, kept in the per-device cache
+                                 (ops/cuda/matmul.h), unless TASC_NO_AUTOTUNE=1; RT_AUTOTUNE_REFUSED
+                                 (or ON under TASC_NO_AUTOTUNE): the heuristic, with a one-line
+                                 notice of how many there were */
 } rt_opts;
+
+enum { RT_AUTOTUNE_OFF = 0, RT_AUTOTUNE_ON = 1, RT_AUTOTUNE_REFUSED = 2 };
 
 typedef struct {
     int64_t arena_bytes;      /* planned intermediates: one arena, buffers reused after last use */

@@ -3,8 +3,11 @@
  *
  * Greedy by size (the heuristic of TFLite's arena planner): buffers are placed largest first, each
  * at the lowest aligned offset that overlaps no already placed buffer alive at a common step.
- * Invariant: two buffers whose [first, last] step ranges intersect get disjoint byte ranges. Host
- * code only; the arrays passed in belong to the caller.
+ * Invariant: two buffers whose [first, last] step ranges intersect get disjoint byte ranges. The
+ * placed buffers alive at a common step with the next one are found through a max-tree over the
+ * buffers ordered by first step, so planning n buffers costs O((n + K) log n) for K such pairs
+ * (a chain: O(n log n)) rather than a scan of every placed buffer per buffer. Host code only; the
+ * arrays passed in belong to the caller.
  */
 #include <stdlib.h>
 
@@ -32,7 +35,94 @@ static int rt_plan_cmp_off(const void *a, const void *b) {
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+static int rt_plan_cmp_first(const void *a, const void *b) {
+    const int32_t *x = a, *y = b; /* pairs (first step, buffer) */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 static int64_t rt_plan_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/* The placed buffers, ordered by first step: leaf p of a complete binary tree (leaves at
+ * [cap, 2 cap)) holds the last step of the p-th buffer in that order once it is placed; an inner
+ * node the largest of its leaves (INT64_MIN, below any step: nothing placed there). */
+typedef struct {
+    int32_t cap;       /* leaves: a power of two >= n */
+    int64_t *maxlast;  /* [2 cap] */
+    int32_t *by_first; /* [n] buffer ids in first-step order */
+    int32_t *pos;      /* [n] position of each buffer in by_first */
+} rt_plan_tree;
+
+static void rt_plan_tree_init(rt_plan_tree *t, int32_t n, const rt_span *spans) {
+    BASE_ASSERT(n <= INT32_MAX / 4); /* 2 cap fits in int32 (a graph's tensors are far fewer) */
+    t->cap = 1;
+    while (t->cap < n)
+        t->cap *= 2;
+    t->maxlast = base_xmalloc(2 * (size_t)t->cap * sizeof *t->maxlast);
+    for (int32_t k = 0; k < 2 * t->cap; k++)
+        t->maxlast[k] = INT64_MIN;
+    int32_t *pairs = base_xmalloc((size_t)n * 2 * sizeof *pairs);
+    for (int32_t i = 0; i < n; i++)
+        pairs[2 * i] = spans[i].first, pairs[2 * i + 1] = i;
+    qsort(pairs, (size_t)n, 2 * sizeof *pairs, rt_plan_cmp_first);
+    t->by_first = base_xmalloc((size_t)n * sizeof *t->by_first);
+    t->pos = base_xmalloc((size_t)n * sizeof *t->pos);
+    for (int32_t p = 0; p < n; p++) {
+        t->by_first[p] = pairs[2 * p + 1];
+        t->pos[t->by_first[p]] = p;
+    }
+    free(pairs);
+}
+
+static void rt_plan_tree_free(rt_plan_tree *t) {
+    free(t->maxlast);
+    free(t->by_first);
+    free(t->pos);
+}
+
+static void rt_plan_tree_place(rt_plan_tree *t, int32_t i, int32_t last) {
+    for (int32_t k = t->cap + t->pos[i]; k >= 1 && t->maxlast[k] < last; k /= 2)
+        t->maxlast[k] = last;
+}
+
+/* The placed buffers alive at a common step with [first, last]: those among the first `end`
+ * positions (first step <= last) whose last step is >= first, into hit; returns their count.
+ * Subtrees with nothing alive that late are skipped, so each node visited leads to a hit. */
+static int32_t rt_plan_tree_overlaps(const rt_plan_tree *t, int32_t end, int32_t first, int32_t *hit) {
+    typedef struct {
+        int32_t k, lo, size; /* node k covers the positions [lo, lo + size) */
+    } rt_plan_visit;
+    rt_plan_visit stack[64]; /* depth first, one pending sibling per level: log2(cap) + 1 <= 32 */
+    int32_t depth = 0, nh = 0;
+    stack[depth++] = (rt_plan_visit){1, 0, t->cap};
+    while (depth > 0) {
+        rt_plan_visit v = stack[--depth];
+        if (v.lo >= end || t->maxlast[v.k] < first)
+            continue;
+        if (v.size == 1) {
+            hit[nh++] = t->by_first[v.lo];
+            continue;
+        }
+        int32_t half = v.size / 2;
+        stack[depth++] = (rt_plan_visit){2 * v.k + 1, v.lo + half, half};
+        stack[depth++] = (rt_plan_visit){2 * v.k, v.lo, half};
+    }
+    return nh;
+}
+
+/* The number of positions whose first step is <= step (binary search over by_first). */
+static int32_t rt_plan_tree_upto(const rt_plan_tree *t, int32_t n, const rt_span *spans, int32_t step) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (spans[t->by_first[mid]].first <= step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *offset) {
     if (n <= 0)
@@ -41,7 +131,9 @@ int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *o
         align = 1;
     rt_plan_key *order = base_xmalloc((size_t)n * sizeof *order);
     int64_t *busy = base_xmalloc((size_t)n * 2 * sizeof *busy); /* (offset, end) of placed overlapping buffers */
-    int32_t *placed = base_xmalloc((size_t)n * sizeof *placed);
+    int32_t *hit = base_xmalloc((size_t)n * sizeof *hit);
+    rt_plan_tree tree;
+    rt_plan_tree_init(&tree, n, spans);
     for (int32_t i = 0; i < n; i++) {
         order[i].idx = i;
         order[i].bytes = rt_plan_up(spans[i].bytes, align);
@@ -52,14 +144,12 @@ int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *o
     for (int32_t k = 0; k < n; k++) {
         int32_t i = order[k].idx;
         int64_t size = order[k].bytes;
-        int32_t nb = 0;
-        for (int32_t q = 0; q < k; q++) {
-            int32_t j = placed[q];
-            if (spans[j].first <= spans[i].last && spans[i].first <= spans[j].last) {
-                busy[2 * nb] = offset[j];
-                busy[2 * nb + 1] = offset[j] + rt_plan_up(spans[j].bytes, align);
-                nb++;
-            }
+        int32_t nb = rt_plan_tree_overlaps(&tree, rt_plan_tree_upto(&tree, n, spans, spans[i].last), spans[i].first,
+                                           hit);
+        for (int32_t q = 0; q < nb; q++) {
+            int32_t j = hit[q];
+            busy[2 * q] = offset[j];
+            busy[2 * q + 1] = offset[j] + rt_plan_up(spans[j].bytes, align);
         }
         qsort(busy, (size_t)nb, 2 * sizeof *busy, rt_plan_cmp_off);
         int64_t at = 0;
@@ -70,12 +160,13 @@ int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *o
                 at = busy[2 * q + 1];
         }
         offset[i] = at;
-        placed[k] = i;
+        rt_plan_tree_place(&tree, i, spans[i].last);
         if (at + size > total)
             total = at + size;
     }
     free(order);
     free(busy);
-    free(placed);
+    free(hit);
+    rt_plan_tree_free(&tree);
     return total;
 }

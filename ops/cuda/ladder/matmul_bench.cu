@@ -101,6 +101,14 @@ static std::string mm_jnum(double v, const char *fmt = "%.6g") {
     return isfinite(v) ? mm_fmt(fmt, v) : std::string("null");
 }
 
+/* The 3xTF32 kernel's choice for p, as a note. */
+static std::string mm_3xtf32_note(const mm_problem *p) {
+    int cfg = 0, split = 1, group = 1;
+    mm_3xtf32_choose(p, &cfg, &split, &group);
+    return std::string("3xtf32 ") + mm_3xtf32_config_name(cfg) + " split " + std::to_string(split) + " group " +
+           std::to_string(group) + " (heuristic)";
+}
+
 /* Device buffers for one problem. */
 struct mm_bufs {
     float *A = nullptr, *B = nullptr, *C = nullptr, *bias = nullptr;
@@ -214,6 +222,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
     }
 
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1); /* before cuBLAS starts: no TF32 anywhere */
+    const mm_precision prec_before = mm_precision_get(); /* "tuned" and "ours fused" run mm_run */
+    mm_precision_set(o->precision);
     cublasHandle_t h;
     void *cublas_ws;
     mm_cublas_create(&h, &cublas_ws);
@@ -278,7 +288,9 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
                 c.note = "skipped: " + mm_fmt("%.2f", est / 1000.0) + " s per run";
                 last_tflops[i] = flops / (est / 1000.0) / 1e12;
             }
-            if (i < nv && o->versions[i] == MM_TUNED) {
+            if (i < nv && (o->versions[i] == MM_3XTF32 || (o->versions[i] == MM_TUNED && o->precision == MM_PREC_3XTF32))) {
+                c.note = mm_3xtf32_note(p) + (c.note.empty() ? "" : "; " + c.note);
+            } else if (i < nv && o->versions[i] == MM_TUNED) {
                 mm_choice ch;
                 int from_table = 0;
                 char nm[96];
@@ -306,7 +318,8 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
     }
 
     /* fused epilogue: ours (one kernel) vs cuBLAS + separate bias+relu, and cuBLAS alone */
-    const char *fname[3] = {"ours fused (tuned)", "cuBLAS + bias_relu kernel", "cuBLAS matmul alone"};
+    const char *fname[3] = {o->precision == MM_PREC_3XTF32 ? "ours fused (3xtf32)" : "ours fused (tuned)",
+                            "cuBLAS + bias_relu kernel", "cuBLAS matmul alone"};
     std::vector<std::vector<mm_cell>> fcells(o->n_fused);
     std::vector<std::string> fnote(o->n_fused);
     for (int32_t si = 0; si < o->n_fused; si++) {
@@ -355,12 +368,18 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
         fnote[si] = std::string(mm_config_name(ch.cfg, nm, sizeof nm)) + " split " + std::to_string(ch.split_k) +
                     " group " + std::to_string(ch.group_m) +
                     (from_table == 1 ? " (table)" : from_table == 2 ? " (TASC_MM_CHOICE)" : " (heuristic)");
+        if (o->precision == MM_PREC_3XTF32)
+            fnote[si] = mm_3xtf32_note(&p);
         mm_time_interleaved(row, o->reps, run);
         for (auto &c : row)
             c.tflops = mm_problem_flops(&p) / (c.med_ms * 1e-3) / 1e12;
         b.release();
     }
     mm_cublas_destroy(h, cublas_ws);
+    mm_precision_set(prec_before);
+    bool tc = o->precision == MM_PREC_3XTF32; /* a 3xTF32 column: say what it is */
+    for (int v = 0; v < nv; v++)
+        tc = tc || o->versions[v] == MM_3XTF32;
 
     /* ---- tables -------------------------------------------------------------------------------- */
     char when[64];
@@ -382,6 +401,11 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen) {
          "relative Frobenius error against an fp64 GPU reference (tolerance 1e-5)");
     line("- skipped cells: the rung's runs were predicted or measured to take over " + mm_fmt("%.0f", o->max_cell_s) +
          " s");
+    if (tc)
+        line(std::string("- 3xtf32: tensor cores (mma.sync TF32), each FP32 operand split into a TF32 high part and "
+                         "residual, 3 products with FP32 accumulation; its error column stands beside cuBLAS strict "
+                         "FP32's on the same inputs; \"tuned\" and the fused table run at precision ") +
+             mm_precision_name(o->precision));
     line("");
     auto header = [&](const char *first) {
         std::string h1 = std::string("| ") + first + " |", h2 = "|---|";

@@ -21,6 +21,9 @@ What each file exercises (tests/test_onnx.c, tests/cli_onnx.sh, tests/onnx_ort_c
   ext_data.onnx      initializers in an external data file (ext_data.bin) with offsets
   ext_shape.onnx     the same with the int64 Reshape shape also in ext_data.bin
   ext_missing.onnx   external data file absent: an error, or --random-weights (value_info shapes)
+  deep_missing.onnx  40 Conv+BatchNormalization+Relu blocks, Gemm (transB), LayerNormalization, MatMul
+                     and Add, every float weight in an absent data file: --random-weights by role
+  deep_residual.onnx 40 residual blocks x + Conv(Relu(Conv(x))) and a projection block, weights absent
   unsupported.onnx   NonMaxSuppression x2 ('nms_1' first), Loop x1 ('loop'), a com.microsoft op
   pad_relu.onnx      a Pad that feeds a Relu (cannot be folded): reported as unsupported Pad
   opset12.onnx       an opset outside 13..18
@@ -423,6 +426,66 @@ def ext_missing():
                  [value_info("y", FLOAT, [1, 4, 25])])
 
 
+def deep_missing(blocks=40, ch=16, hw=8):
+    """Every float weight external and missing: the values --random-weights gives by role must keep
+    the activations of order one through the 40 blocks (the last block is an output too) and the head."""
+    inits, nodes, at = [], [], [0]
+
+    def ext(name, dims):
+        n = 4 * numel(dims)
+        inits.append(tensor(name, dims, FLOAT, external=("deep_missing.bin", at[0], n)))
+        at[0] += n
+        return name
+
+    x = "x"
+    for i in range(blocks):
+        nodes.append(node("Conv", [x, ext("w%d" % i, [ch, ch, 3, 3]), ext("cb%d" % i, [ch])], ["c%d" % i],
+                          "conv%d" % i, pads=[1, 1, 1, 1]))
+        bn = [ext("%s%d" % (p, i), [ch]) for p in ("s", "bb", "m", "v")]
+        nodes.append(node("BatchNormalization", ["c%d" % i] + bn, ["n%d" % i], "bn%d" % i))
+        nodes.append(node("Relu", ["n%d" % i], ["r%d" % i], "relu%d" % i))
+        x = "r%d" % i
+    flat = ch * hw * hw
+    inits.append(tensor("flat", [2], INT64, [1, flat]))
+    nodes += [node("Reshape", [x, "flat"], ["f"], "flatten"),
+              node("Gemm", ["f", ext("gw", [256, flat]), ext("gb", [256])], ["g"], "gemm", transB=1),
+              node("Relu", ["g"], ["gr"], "gemm_relu"),
+              node("LayerNormalization", ["gr", ext("ln_s", [256]), ext("ln_b", [256])], ["ln"], "ln", axis=-1),
+              node("MatMul", ["ln", ext("mw", [256, 64])], ["mm"], "matmul"),
+              node("Add", ["mm", ext("mb", [64])], ["y"], "bias")]
+    return model("deep_missing", nodes, inits, [value_info("x", FLOAT, [1, ch, hw, hw])],
+                 [value_info(x, FLOAT, [1, ch, hw, hw]), value_info("y", FLOAT, [1, 64])])
+
+
+def deep_residual(blocks=40, ch=16, hw=8):
+    """40 blocks x + Conv(Relu(Conv(x))) (the variance would double at each) after a projection
+    block Conv(x) + Conv(Relu(Conv(x))), every kernel external and missing."""
+    inits, nodes, at = [], [], [0]
+
+    def ext(name, dims):
+        n = 4 * numel(dims)
+        inits.append(tensor(name, dims, FLOAT, external=("deep_residual.bin", at[0], n)))
+        at[0] += n
+        return name
+
+    def conv(x, name, cin):
+        nodes.append(node("Conv", [x, ext(name + "_w", [ch, cin, 3, 3])], [name], name, pads=[1, 1, 1, 1]))
+        return name
+
+    def branch(x, i, cin):
+        h = conv(x, "a%d" % i, cin)
+        nodes.append(node("Relu", [h], ["h%d" % i], "relu%d" % i))
+        return conv("h%d" % i, "b%d" % i, ch)
+
+    nodes.append(node("Add", [conv("x", "proj", 3), branch("x", 0, 3)], ["y0"], "add0"))
+    x = "y0"
+    for i in range(1, blocks + 1):
+        nodes.append(node("Add", [x, branch(x, i, ch)], ["y%d" % i], "add%d" % i))
+        x = "y%d" % i
+    return model("deep_residual", nodes, inits, [value_info("x", FLOAT, [1, 3, hw, hw])],
+                 [value_info(x, FLOAT, [1, ch, hw, hw])])
+
+
 def unsupported():
     nodes = [node("Relu", ["x"], ["r"], "relu"),
              node("NonMaxSuppression", ["r", "r"], ["n1"], "nms_1"),
@@ -464,6 +527,8 @@ def main():
     write("ext_data.onnx", ext_data(False))
     write("ext_shape.onnx", ext_data(True))
     write("ext_missing.onnx", ext_missing())
+    write("deep_missing.onnx", deep_missing())
+    write("deep_residual.onnx", deep_residual())
     write("unsupported.onnx", unsupported())
     write("pad_relu.onnx", pad_relu())
     write("opset12.onnx", small("opset12", opset=12))

@@ -1,0 +1,907 @@
+/* eqsat.c: the equality-saturation search (eqsat.h): the model graph as an e-graph, rounds of
+ * e-matching and rewriting, the built-in moves, and the driver eqsat_run (extraction:
+ * eqsat_extract.c and eqsat_exact.c).
+ *
+ * Matching follows rules/match.c on e-classes: pattern ops from the last to the first; an op read
+ * by a later pattern op must have an e-node in the class that reader reads (through a projection
+ * for a split's outputs), the others (sinks) are searched among the readers of a variable's class
+ * already bound, else among all e-nodes of their op. Nothing is removed from an e-graph, so the
+ * graph-only conditions (no variable bound to a matched node's output, unmapped outputs read only
+ * inside the match) do not apply; every check on values and shapes does. Matches of a round are
+ * collected first and applied after, in rule order, so a round's result does not depend on the
+ * order its own additions would be seen in.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base.h"
+#include "eqsat_impl.h"
+
+/* --- the e-graph and its bookkeeping --------------------------------------------------------- */
+
+int32_t eq_add(eq_ctx *c, egraph_kind kind, int32_t a, float value, const ops_params *p, int32_t n_ch,
+               const int32_t *ch, int32_t n_out, const ops_shape *out, graph_dtype dtype) {
+    int32_t before = c->eg.n_nodes;
+    int32_t cls = egraph_add(&c->eg, kind, a, value, p, n_ch, ch, n_out, out, dtype);
+    if (c->eg.n_nodes > before) {
+        c->meta = base_grow(c->meta, &c->cap_meta, c->eg.n_nodes, sizeof *c->meta);
+        eq_meta *m = &c->meta[before];
+        m->orig = -1;
+        m->src = c->cur_src;
+        m->serial = c->cur_serial;
+        m->cost = NAN;
+    }
+    return cls;
+}
+
+/* The e-node just added or found for (kind, a, ...): its id. */
+int32_t eq_add_node(eq_ctx *c, egraph_kind kind, int32_t a, float value, const ops_params *p, int32_t n_ch,
+                    const int32_t *ch, int32_t n_out, const ops_shape *out, graph_dtype dtype) {
+    int32_t before = c->eg.n_nodes;
+    eq_add(c, kind, a, value, p, n_ch, ch, n_out, out, dtype);
+    if (c->eg.n_nodes > before)
+        return before;
+    return egraph_lookup(&c->eg, kind, a, value, p, n_ch, ch);
+}
+
+/* The class of output k of op class tc (a tuple when the op has several outputs). */
+int32_t eq_output_class(eq_ctx *c, int32_t tc, int32_t k) {
+    tc = egraph_find(&c->eg, tc);
+    const egraph_class *cl = &c->eg.cls[tc];
+    if (cl->n_out == 1)
+        return tc;
+    ops_shape sh = cl->out[k];
+    return eq_add(c, EGRAPH_PROJ, k, 0.0f, NULL, 1, &tc, 1, &sh, cl->dtype);
+}
+
+/* The source graph's tensors and live nodes as e-classes (c->t_cls). */
+static int eq_from_graph(eq_ctx *c) {
+    const graph *g = c->g;
+    int32_t *order = base_xmalloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+    if (graph_topo_order(g, order, c->err, c->errlen) < 0) {
+        free(order);
+        return -1;
+    }
+    c->t_cls = base_xmalloc(sizeof(int32_t) * (size_t)(g->n_tensors + 1));
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *ts = &g->tensors[t];
+        c->t_cls[t] = -1;
+        if (ts->producer < 0)
+            c->t_cls[t] = eq_add(c, ts->kind == GRAPH_T_INPUT ? EGRAPH_INPUT : EGRAPH_WEIGHT, t, 0.0f, NULL, 0, NULL,
+                                 1, &ts->shape, ts->dtype);
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const graph_node *nd = &g->nodes[order[i]];
+        int32_t ch[OPS_MAX_INPUTS];
+        ops_shape out[OPS_MAX_OUTPUTS];
+        for (int32_t k = 0; k < nd->n_in; k++)
+            ch[k] = c->t_cls[nd->in[k]];
+        for (int32_t k = 0; k < nd->n_out; k++)
+            out[k] = g->tensors[nd->out[k]].shape;
+        int32_t before = c->eg.n_nodes;
+        int32_t cls = eq_add(c, EGRAPH_OP, nd->op, 0.0f, &nd->p, nd->n_in, ch, nd->n_out, out,
+                             g->tensors[nd->out[0]].dtype);
+        if (c->eg.n_nodes > before)
+            c->meta[before].orig = order[i];
+        for (int32_t k = 0; k < nd->n_out; k++)
+            c->t_cls[nd->out[k]] = eq_output_class(c, cls, k);
+    }
+    free(order);
+    return 0;
+}
+
+/* --- the round's index: op lists, class counts, op-to-op edges ------------------------------- */
+
+static void eq_edge(eq_ctx *c, int32_t pop, int32_t out, int32_t rcls, int32_t slot) {
+    if (out < 0 || out >= OPS_MAX_OUTPUTS)
+        return;
+    uint32_t key = RULES_EDGE_KEY(pop, out, rcls, slot);
+    c->edges[key / 64] |= UINT64_C(1) << (key % 64);
+}
+
+static void eq_index(eq_ctx *c) {
+    egraph *eg = &c->eg;
+    free(c->op_node);
+    memset(c->op_start, 0, sizeof c->op_start);
+    memset(c->cls_count, 0, sizeof c->cls_count);
+    memset(c->edges, 0, sizeof(uint64_t) * RULES_EDGE_WORDS);
+    for (int32_t n = 0; n < eg->n_nodes; n++)
+        if (!eg->nodes[n].dead && eg->nodes[n].kind == EGRAPH_OP)
+            c->op_start[eg->nodes[n].a + 1]++;
+    for (int32_t o = 0; o < OP_COUNT; o++)
+        c->op_start[o + 1] += c->op_start[o];
+    c->op_node = base_xmalloc(sizeof(int32_t) * (size_t)(c->op_start[OP_COUNT] + 1));
+    int32_t at[OP_COUNT];
+    memcpy(at, c->op_start, sizeof at);
+    for (int32_t n = 0; n < eg->n_nodes; n++) {
+        const egraph_node *nd = &eg->nodes[n];
+        if (nd->dead || nd->kind != EGRAPH_OP)
+            continue;
+        c->op_node[at[nd->a]++] = n;
+        int32_t rc = RULES_NODE_CLASS(nd->a, nd->n_ch);
+        c->cls_count[rc]++;
+        for (int32_t k = 0; k < nd->n_ch && k < RULES_MAX_IN; k++) {
+            const egraph_class *cc = &eg->cls[egraph_find(eg, egraph_children(eg, n)[k])];
+            for (int32_t u = 0; u < cc->n_nodes; u++) {
+                const egraph_node *m = &eg->nodes[cc->nodes[u]];
+                if (m->kind == EGRAPH_OP && cc->n_out == 1)
+                    eq_edge(c, m->a, 0, rc, k);
+                if (m->kind != EGRAPH_PROJ)
+                    continue;
+                const egraph_class *tc = &eg->cls[egraph_find(eg, egraph_children(eg, cc->nodes[u])[0])];
+                for (int32_t v = 0; v < tc->n_nodes; v++)
+                    if (eg->nodes[tc->nodes[v]].kind == EGRAPH_OP)
+                        eq_edge(c, eg->nodes[tc->nodes[v]].a, m->a, rc, k);
+            }
+        }
+    }
+}
+
+/* rules_match_possible's test on the e-graph (classes with counts, edges). */
+static int eq_possible(const eq_ctx *c, const rules_match_needs *nd) {
+    for (int32_t i = 0; i < nd->n_cls; i++)
+        if (c->cls_count[nd->cls[i]] < nd->count[i])
+            return 0;
+    for (int32_t e = 0; e < nd->n_edges; e++)
+        if (!(c->edges[nd->edge[e] / 64] >> (nd->edge[e] % 64) & 1))
+            return 0;
+    return 1;
+}
+
+/* --- e-matching ------------------------------------------------------------------------------ */
+
+typedef struct {
+    eq_ctx *c;
+    const rules_rule *r;
+    const rules_graph *pat;
+    rules_side pside;
+    int32_t src;
+    int32_t node[RULES_MAX_OPS];   /* e-node of pattern op i, -1 */
+    int32_t fixed[RULES_MAX_OPS];  /* the class a reader fixed for op i, -1 */
+    int32_t var[RULES_MAX_VARS];   /* class of variable v, -1 */
+    uint8_t skip_key[RULES_MAX_OPS][PM_COUNT];
+    uint8_t skip_list[RULES_MAX_OPS][OPS_MAX_LIST];
+    uint8_t consumed[RULES_MAX_OPS];
+    /* scalar parameters compared exactly (not constrained, not a window's): a quick reject before
+     * rules_match_params, as rules/match.c does */
+    int32_t n_quick[RULES_MAX_OPS];
+    ops_param_key quick[RULES_MAX_OPS][OPS_MAX_OP_PARAMS];
+    int stop;
+} eq_ms;
+
+static int eq_window_key(ops_param_key k) {
+    return k == PM_PAD || k == PM_PAD_T || k == PM_PAD_L || k == PM_PAD_B || k == PM_PAD_R || k == PM_STRIDE_H ||
+           k == PM_STRIDE_W || k == PM_DIL_H || k == PM_DIL_W || k == PM_KH || k == PM_KW;
+}
+
+static const ops_shape *eq_shape(eq_ctx *c, int32_t cls) { return &c->eg.cls[egraph_find(&c->eg, cls)].out[0]; }
+
+/* The whole-match checks on values and shapes (rm_finish's), then the match is recorded. */
+static void em_finish(eq_ms *s) {
+    eq_ctx *c = s->c;
+    const rules_rule *r = s->r;
+    for (int32_t i = 0; i < r->n_requires; i++) {
+        const rules_require *q = &r->requires[i];
+        if (s->var[q->var] < 0)
+            continue;
+        const ops_shape *sh = eq_shape(c, s->var[q->var]);
+        if (q->dim >= sh->rank || sh->dims[q->dim] != q->value)
+            return;
+    }
+    for (int32_t i = 0; i < r->n_constraints; i++) {
+        const rules_constraint *k = &r->constraints[i];
+        if (k->side != s->pside || k->n_eq == 0)
+            continue;
+        const egraph_node *nd = &c->eg.nodes[s->node[k->op]];
+        if (k->key == PM_LIST && (k->list_index < 0 || k->list_index >= nd->p.n_list))
+            return;
+        int64_t val = k->key == PM_LIST ? nd->p.list[k->list_index] : nd->p.v[k->key];
+        for (int32_t e = 0; e < k->n_eq; e++) {
+            if (s->var[k->eq[e].var] < 0)
+                return;
+            const ops_shape *sh = eq_shape(c, s->var[k->eq[e].var]);
+            if (k->eq[e].dim >= sh->rank || sh->dims[k->eq[e].dim] != val)
+                return;
+        }
+    }
+    int all_wo = 1;
+    for (int32_t i = 0; i < s->pat->n_ops; i++) {
+        int32_t n = s->node[i];
+        const egraph_node *nd = &c->eg.nodes[n];
+        all_wo &= c->eg.cls[egraph_find(&c->eg, nd->cls)].wo;
+        if (!rules_match_broadcasts((ops_type)nd->a))
+            continue;
+        for (int32_t k = 0; k < nd->n_ch; k++)
+            if (!ops_shape_eq(eq_shape(c, egraph_children(&c->eg, n)[k]), eq_shape(c, nd->cls)))
+                return;
+    }
+    if (all_wo)
+        return; /* as the backtracking search: a rewrite of weights alone cannot change the cost */
+    if (c->n_m >= c->max_matches) {
+        s->stop = c->match_cap_hit = 1;
+        return;
+    }
+    c->m = base_grow(c->m, &c->cap_m, c->n_m + 1, sizeof *c->m);
+    eq_match *m = &c->m[c->n_m];
+    m->src = s->src;
+    memcpy(m->node, s->node, sizeof m->node);
+    memcpy(m->var, s->var, sizeof m->var);
+    if (c->stats)
+        c->stats[s->src].found++;
+    c->n_found++;
+    c->n_m++; /* type-checked when applied (eq_apply_match): most rounds stop before the last */
+}
+
+static void em_op(eq_ms *s, int32_t i);
+
+/* Bind the inputs of pattern op i (its e-node set) from slot k on, then go on. */
+static void em_inputs(eq_ms *s, int32_t i, int32_t k) {
+    eq_ctx *c = s->c;
+    const rules_op *po = &s->pat->ops[i];
+    if (k == po->n_in) {
+        if (i == 0)
+            em_finish(s);
+        else
+            em_op(s, i - 1);
+        return;
+    }
+    rules_ref ref = po->in[k];
+    int32_t cc = egraph_find(&c->eg, egraph_children(&c->eg, s->node[i])[k]);
+    if (ref.kind == RULES_REF_VAR) {
+        int32_t *v = &s->var[ref.idx];
+        if (*v >= 0) {
+            if (*v == cc)
+                em_inputs(s, i, k + 1);
+            return;
+        }
+        const egraph_class *cl = &c->eg.cls[cc];
+        if (cl->n_out != 1 || cl->dtype != GRAPH_DT_F32 || cl->out[0].rank != s->r->vars[ref.idx].shape.rank)
+            return;
+        *v = cc;
+        em_inputs(s, i, k + 1);
+        *v = -1;
+        return;
+    }
+    int32_t *f = &s->fixed[ref.idx];
+    if (s->pat->ops[ref.idx].n_out == 1) {
+        if (*f < 0) {
+            *f = cc;
+            em_inputs(s, i, k + 1);
+            *f = -1;
+        } else if (*f == cc) {
+            em_inputs(s, i, k + 1);
+        }
+        return;
+    }
+    const egraph_class *cl = &c->eg.cls[cc]; /* a split's output: through a projection */
+    for (int32_t u = 0; u < cl->n_nodes && !s->stop; u++) {
+        const egraph_node *pn = &c->eg.nodes[cl->nodes[u]];
+        if (pn->kind != EGRAPH_PROJ || pn->a != ref.out)
+            continue;
+        int32_t tc = egraph_find(&c->eg, egraph_children(&c->eg, cl->nodes[u])[0]);
+        if (*f < 0) {
+            *f = tc;
+            em_inputs(s, i, k + 1);
+            *f = -1;
+        } else if (*f == tc) {
+            em_inputs(s, i, k + 1);
+        }
+    }
+}
+
+/* Try e-node n for pattern op i. */
+static void em_try(eq_ms *s, int32_t i, int32_t n) {
+    eq_ctx *c = s->c;
+    const rules_op *po = &s->pat->ops[i];
+    const egraph_node *nd = &c->eg.nodes[n];
+    if (nd->kind != EGRAPH_OP || nd->a != (int32_t)po->op || nd->n_ch != po->n_in ||
+        c->eg.cls[egraph_find(&c->eg, nd->cls)].n_out != po->n_out)
+        return;
+    for (int32_t q = 0; q < s->n_quick[i]; q++)
+        if (nd->p.v[s->quick[i][q]] != po->p.v[s->quick[i][q]])
+            return;
+    for (int32_t j = 0; j < s->pat->n_ops; j++)
+        if (s->node[j] == n)
+            return; /* matched nodes are distinct, as on a graph */
+    ops_shape in[RULES_MAX_IN]; /* only the windowed ops and split look at their input shapes */
+    if (ops_table[po->op].window != OPS_WIN_NONE || po->op == OP_SPLIT)
+        for (int32_t k = 0; k < nd->n_ch && k < RULES_MAX_IN; k++)
+            in[k] = *eq_shape(c, egraph_children(&c->eg, n)[k]);
+    if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_ch, in, s->skip_key[i], s->skip_list[i]))
+        return;
+    s->node[i] = n;
+    em_inputs(s, i, 0);
+    s->node[i] = -1;
+}
+
+static void em_op(eq_ms *s, int32_t i) {
+    eq_ctx *c = s->c;
+    if (s->stop)
+        return;
+    const rules_op *po = &s->pat->ops[i];
+    if (s->fixed[i] >= 0) {
+        const egraph_class *cl = &c->eg.cls[s->fixed[i]];
+        for (int32_t u = 0; u < cl->n_nodes && !s->stop; u++)
+            em_try(s, i, cl->nodes[u]);
+        return;
+    }
+    if (s->consumed[i])
+        return;
+    for (int32_t k = 0; k < po->n_in; k++) {
+        if (po->in[k].kind != RULES_REF_VAR || s->var[po->in[k].idx] < 0)
+            continue;
+        const egraph_class *cl = &c->eg.cls[s->var[po->in[k].idx]];
+        for (int32_t u = 0; u < cl->n_parents && !s->stop; u++)
+            em_try(s, i, cl->parents[u]);
+        return;
+    }
+    for (int32_t u = c->op_start[po->op]; u < c->op_start[po->op + 1] && !s->stop; u++)
+        em_try(s, i, c->op_node[u]);
+}
+
+/* egg's backoff scheduling: a source finding more than EQ_MATCH_LIMIT << (times banned) matches
+ * in a round has them dropped and sits out EQ_BAN_ROUNDS << (times banned) rounds, so that a few
+ * rules that grow the e-graph fast (concat/split regroupings) do not crowd out the rest. */
+#define EQ_MATCH_LIMIT 1000
+#define EQ_BAN_ROUNDS 2
+
+/* Every match of source src (rule src/2 in direction src%2) into c->m. */
+static void eq_match_source(eq_ctx *c, int32_t src) {
+    if (c->banned_until[src] > c->round)
+        return;
+    int32_t before = c->n_m;
+    int64_t found = c->n_found;
+    eq_ms *s = base_xcalloc(1, sizeof *s);
+    rules_dir dir = (rules_dir)(src % 2);
+    s->c = c;
+    s->src = src;
+    s->r = &c->rs->rules[src / 2];
+    s->pat = dir == RULES_DIR_FWD ? &s->r->src : &s->r->dst;
+    s->pside = dir == RULES_DIR_FWD ? RULES_SIDE_SRC : RULES_SIDE_DST;
+    for (int32_t i = 0; i < RULES_MAX_OPS; i++)
+        s->node[i] = s->fixed[i] = -1;
+    for (int32_t v = 0; v < RULES_MAX_VARS; v++)
+        s->var[v] = -1;
+    for (int32_t i = 0; i < s->r->n_constraints; i++) {
+        const rules_constraint *k = &s->r->constraints[i];
+        if (k->side != s->pside || k->n_eq == 0 || k->op < 0 || k->op >= s->pat->n_ops)
+            continue;
+        if (k->key != PM_LIST)
+            s->skip_key[k->op][k->key] = 1;
+        else if (k->list_index >= 0 && k->list_index < OPS_MAX_LIST)
+            s->skip_list[k->op][k->list_index] = 1;
+    }
+    for (int32_t i = 0; i < s->pat->n_ops; i++) {
+        const rules_op *po = &s->pat->ops[i];
+        const ops_desc *d = &ops_table[po->op];
+        for (int32_t k = 0; k < po->n_in; k++)
+            if (po->in[k].kind == RULES_REF_OP)
+                s->consumed[po->in[k].idx] = 1;
+        for (int32_t k = 0; k < d->n_params; k++) {
+            ops_param_key key = d->params[k].key;
+            if (key != PM_LIST && !s->skip_key[i][key] && !(d->window != OPS_WIN_NONE && eq_window_key(key)))
+                s->quick[i][s->n_quick[i]++] = key;
+        }
+    }
+    double t0 = c->stats ? base_now() : 0.0;
+    em_op(s, s->pat->n_ops - 1);
+    if (c->stats)
+        c->stats[src].seconds += base_now() - t0;
+    int32_t shift = c->times_banned[src] < 16 ? c->times_banned[src] : 16;
+    if (c->n_found - found > (int64_t)EQ_MATCH_LIMIT << shift) {
+        c->n_m = before;
+        c->banned_until[src] = c->round + 1 + (EQ_BAN_ROUNDS << shift);
+        c->times_banned[src]++;
+    }
+    free(s);
+}
+
+/* --- applying a match ------------------------------------------------------------------------ */
+
+/* The target side of match m typed on its bound shapes: parameters (constrained ones from the
+ * variables' dims), output shapes; 0, or -1 when it does not type-check (rules_apply_plan_rule's
+ * checks: constraints agree, shapes infer, no broadcasting, sizes within the limit). */
+static int eq_target(eq_ctx *c, const eq_match *m, ops_params *p, int32_t *n_out,
+                     ops_shape out[][OPS_MAX_OUTPUTS]) {
+    const rules_rule *r = &c->rs->rules[m->src / 2];
+    int fwd = m->src % 2 == RULES_DIR_FWD;
+    const rules_graph *tgt = fwd ? &r->dst : &r->src;
+    rules_side tside = fwd ? RULES_SIDE_DST : RULES_SIDE_SRC;
+    for (int32_t j = 0; j < tgt->n_ops; j++)
+        p[j] = tgt->ops[j].p;
+    for (int32_t i = 0; i < r->n_constraints; i++) {
+        const rules_constraint *k = &r->constraints[i];
+        if (k->side != tside || k->n_eq == 0)
+            continue;
+        int64_t val = -1;
+        for (int32_t e = 0; e < k->n_eq; e++) {
+            if (m->var[k->eq[e].var] < 0)
+                return -1;
+            const ops_shape *sh = eq_shape(c, m->var[k->eq[e].var]);
+            if (k->eq[e].dim >= sh->rank || (e > 0 && sh->dims[k->eq[e].dim] != val))
+                return -1;
+            val = sh->dims[k->eq[e].dim];
+        }
+        if (k->key == PM_LIST && (k->list_index < 0 || k->list_index >= p[k->op].n_list))
+            return -1;
+        if (k->key == PM_LIST)
+            p[k->op].list[k->list_index] = val;
+        else
+            p[k->op].v[k->key] = val;
+    }
+    for (int32_t j = 0; j < tgt->n_ops; j++) {
+        const rules_op *ro = &tgt->ops[j];
+        ops_shape in[RULES_MAX_IN];
+        for (int32_t k = 0; k < ro->n_in; k++) {
+            rules_ref ref = ro->in[k];
+            if (ref.kind == RULES_REF_VAR && m->var[ref.idx] < 0)
+                return -1;
+            in[k] = ref.kind == RULES_REF_VAR ? *eq_shape(c, m->var[ref.idx]) : out[ref.idx][ref.out];
+        }
+        if (ops_infer(ro->op, &p[j], ro->n_in, in, &n_out[j], out[j], NULL, 0) < 0)
+            return -1;
+        for (int32_t o = 0; o < n_out[j]; o++)
+            if (ops_shape_numel(&out[j][o]) > c->max_elements)
+                return -1;
+        for (int32_t k = 0; k < ro->n_in && rules_match_broadcasts(ro->op); k++)
+            if (!ops_shape_eq(&in[k], &out[j][0]))
+                return -1;
+    }
+    return 0;
+}
+
+/* 1 if match m's target type-checks and its mapped outputs keep their shapes. */
+static int eq_typechecks(eq_ctx *c, const eq_match *m) {
+    const rules_rule *r = &c->rs->rules[m->src / 2];
+    int fwd = m->src % 2 == RULES_DIR_FWD;
+    ops_params p[RULES_MAX_OPS];
+    int32_t n_out[RULES_MAX_OPS];
+    ops_shape out[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    int ok = eq_target(c, m, p, n_out, out) == 0;
+    for (int32_t i = 0; i < r->n_outputs && ok; i++) {
+        rules_ref ps = fwd ? r->outputs[i].src : r->outputs[i].dst, ts = fwd ? r->outputs[i].dst : r->outputs[i].src;
+        const ops_shape *a = ps.kind == RULES_REF_VAR ? eq_shape(c, m->var[ps.idx])
+                                                      : &c->eg.cls[egraph_find(&c->eg, c->eg.nodes[m->node[ps.idx]].cls)].out[ps.out];
+        const ops_shape *b = ts.kind == RULES_REF_VAR ? eq_shape(c, m->var[ts.idx]) : &out[ts.idx][ts.out];
+        ok = ops_shape_eq(a, b);
+    }
+    return ok;
+}
+
+/* The class a rule reference names on the pattern side of match m. */
+static int32_t eq_pattern_class(eq_ctx *c, const eq_match *m, const rules_graph *pat, rules_ref ref) {
+    if (ref.kind == RULES_REF_VAR)
+        return m->var[ref.idx];
+    int32_t cls = egraph_find(&c->eg, c->eg.nodes[m->node[ref.idx]].cls);
+    return pat->ops[ref.idx].n_out == 1 ? cls : eq_output_class(c, cls, ref.out);
+}
+
+static void eq_move_add(eq_move *mv, int32_t node) {
+    if (mv->n < EQ_MOVE_MAX)
+        mv->node[mv->n] = node;
+    mv->n++; /* past EQ_MOVE_MAX: not kept as a move (eq_record_move) */
+}
+
+static void eq_record_move(eq_ctx *c, const eq_move *mv) {
+    if (mv->n == 0 || mv->n > EQ_MOVE_MAX)
+        return;
+    c->mv = base_grow(c->mv, &c->cap_mv, c->n_mv + 1, sizeof *c->mv);
+    c->mv[c->n_mv++] = *mv;
+}
+
+/* Add the e-nodes of an op (and its outputs' projections) to the move; its class. */
+static int32_t eq_add_op(eq_ctx *c, ops_type op, const ops_params *p, int32_t n_in, const int32_t *ch, int32_t n_out,
+                         const ops_shape *out, eq_move *mv) {
+    int32_t n = eq_add_node(c, EGRAPH_OP, op, 0.0f, p, n_in, ch, n_out, out, GRAPH_DT_F32);
+    eq_move_add(mv, n);
+    int32_t tc = egraph_find(&c->eg, c->eg.nodes[n].cls);
+    for (int32_t k = 0; k < n_out && n_out > 1; k++)
+        eq_move_add(mv, eq_add_node(c, EGRAPH_PROJ, k, 0.0f, NULL, 1, &tc, 1, &out[k], GRAPH_DT_F32));
+    return tc;
+}
+
+/* Match m's target side added and each mapped output unioned with the pattern's. */
+static void eq_apply_match(eq_ctx *c, const eq_match *m) {
+    const rules_rule *r = &c->rs->rules[m->src / 2];
+    int fwd = m->src % 2 == RULES_DIR_FWD;
+    const rules_graph *tgt = fwd ? &r->dst : &r->src, *pat = fwd ? &r->src : &r->dst;
+    ops_params p[RULES_MAX_OPS];
+    int32_t n_out[RULES_MAX_OPS], tc[RULES_MAX_OPS];
+    ops_shape out[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    c->res->candidates++;
+    if (!eq_typechecks(c, m) || eq_target(c, m, p, n_out, out) < 0) {
+        c->res->rejected++;
+        return;
+    }
+    if (c->stats)
+        c->stats[m->src].typechecked++;
+    c->cur_src = m->src;
+    c->cur_serial = c->n_serial++;
+    eq_move mv = {0};
+    for (int32_t j = 0; j < tgt->n_ops; j++) {
+        const rules_op *ro = &tgt->ops[j];
+        int32_t ch[RULES_MAX_IN];
+        for (int32_t k = 0; k < ro->n_in; k++)
+            ch[k] = ro->in[k].kind == RULES_REF_VAR ? m->var[ro->in[k].idx] : eq_output_class(c, tc[ro->in[k].idx], ro->in[k].out);
+        tc[j] = eq_add_op(c, ro->op, &p[j], ro->n_in, ch, n_out[j], out[j], &mv);
+    }
+    int changed = 0;
+    for (int32_t i = 0; i < r->n_outputs; i++) {
+        rules_ref ps = fwd ? r->outputs[i].src : r->outputs[i].dst, ts = fwd ? r->outputs[i].dst : r->outputs[i].src;
+        int32_t a = eq_pattern_class(c, m, pat, ps);
+        int32_t b = ts.kind == RULES_REF_VAR ? m->var[ts.idx] : eq_output_class(c, tc[ts.idx], ts.out);
+        changed |= egraph_union(&c->eg, a, b);
+    }
+    if (changed) {
+        c->res->queued++;
+        if (c->stats)
+            c->stats[m->src].queued++;
+        eq_record_move(c, &mv);
+    }
+}
+
+/* --- built-in rewrites, found on the graph currently extracted ------------------------------- */
+
+typedef struct {
+    eq_ctx *c;
+    const int32_t *tmap;   /* class of each tensor of the extracted graph */
+    const graph *rep;
+    int32_t src;
+} eq_bi;
+
+static int32_t eq_const_class(eq_ctx *c, const rules_apply_weight *w) {
+    int32_t a = 0;
+    while (a < c->n_shapes && !ops_shape_eq(&c->shapes[a], &w->shape))
+        a++;
+    if (a == c->n_shapes) {
+        c->shapes = base_grow(c->shapes, &c->cap_shapes, c->n_shapes + 1, sizeof *c->shapes);
+        c->shapes[c->n_shapes++] = w->shape;
+    }
+    return eq_add(c, EGRAPH_CONST, a, w->value, NULL, 0, NULL, 1, &w->shape, GRAPH_DT_F32);
+}
+
+static int eq_on_plan(rules_apply_plan *pl, void *user) {
+    eq_bi *b = user;
+    eq_ctx *c = b->c;
+    int32_t wc[RULES_APPLY_MAX_WEIGHTS], tc[RULES_APPLY_MAX_NODES];
+    if (c->stats)
+        c->stats[b->src].found++, c->stats[b->src].typechecked++;
+    c->res->candidates++;
+    for (int32_t i = 0; i < pl->n_map; i++) {
+        rules_aref r = pl->new_t[i];
+        const ops_shape *s = r.kind == RULES_AREF_TENSOR ? &b->rep->tensors[r.idx].shape
+                             : r.kind == RULES_AREF_NODE ? &pl->nodes[r.idx].out[r.out] : &pl->weights[r.idx].shape;
+        if (!ops_shape_eq(s, &b->rep->tensors[pl->old_t[i]].shape)) {
+            c->res->rejected++;
+            return 0;
+        }
+    }
+    c->cur_src = b->src;
+    c->cur_serial = c->n_serial++;
+    for (int32_t i = 0; i < pl->n_weights; i++)
+        wc[i] = eq_const_class(c, &pl->weights[i]);
+    eq_move mv = {0};
+    for (int32_t j = 0; j < pl->n_nodes; j++) {
+        const rules_apply_node *nd = &pl->nodes[j];
+        int32_t ch[RULES_APPLY_MAX_IN];
+        for (int32_t k = 0; k < nd->n_in; k++) {
+            rules_aref r = nd->in[k];
+            ch[k] = r.kind == RULES_AREF_TENSOR ? b->tmap[r.idx] : r.kind == RULES_AREF_NODE ? eq_output_class(c, tc[r.idx], r.out) : wc[r.idx];
+        }
+        tc[j] = eq_add_op(c, nd->op, &nd->p, nd->n_in, ch, nd->n_out, nd->out, &mv);
+    }
+    int changed = 0;
+    for (int32_t i = 0; i < pl->n_map; i++) {
+        rules_aref r = pl->new_t[i];
+        int32_t nc = r.kind == RULES_AREF_TENSOR ? b->tmap[r.idx] : r.kind == RULES_AREF_NODE ? eq_output_class(c, tc[r.idx], r.out) : wc[r.idx];
+        changed |= egraph_union(&c->eg, b->tmap[pl->old_t[i]], nc);
+    }
+    if (changed) {
+        c->res->queued++;
+        if (c->stats)
+            c->stats[b->src].queued++;
+        eq_record_move(c, &mv);
+    }
+    return eq_out_of_time(c);
+}
+
+/* The built-in moves (search_opts.moves) on the graph the e-graph gives now. */
+static int eq_builtins(eq_ctx *c) {
+    int any = 0;
+    for (int32_t k = 0; k < REWRITE_COUNT; k++)
+        any |= c->o->moves[k];
+    if (!any)
+        return 0;
+    int32_t *choice = base_xmalloc(sizeof(int32_t) * (size_t)c->eg.n_cls), *tmap = NULL;
+    graph *rep = NULL;
+    int64_t counter = c->counter0;
+    int rc = -1;
+    rules_match_index ix;
+    memset(&ix, 0, sizeof ix);
+    if (eq_greedy(c, choice) < 0 || eq_to_graph(c, choice, &counter, &rep, &tmap) < 0)
+        goto done;
+    if (rules_match_index_build(&ix, rep, c->err, c->errlen) < 0)
+        goto done;
+    uint8_t *wo = base_xcalloc(1, (size_t)rep->n_tensors + 1);
+    cost_weight_only(rep, wo);
+    for (int32_t k = 0; k < REWRITE_COUNT; k++) {
+        eq_bi b = {c, tmap, rep, c->n_rule_src + k};
+        double t0 = c->stats ? base_now() : 0.0;
+        if (c->o->moves[k])
+            rewrite_find((rewrite_kind)k, &ix, wo, eq_on_plan, &b);
+        if (c->stats)
+            c->stats[b.src].seconds += base_now() - t0;
+    }
+    free(wo);
+    rc = 0;
+done:
+    rules_match_index_free(&ix);
+    graph_free(rep);
+    free(tmap);
+    free(choice);
+    return rc;
+}
+
+/* --- the driver ------------------------------------------------------------------------------ */
+
+int eq_out_of_time(eq_ctx *c) {
+    if (c->deadline <= 0.0)
+        return 0;
+    if (!c->res->time_limited && base_now() > c->deadline)
+        c->res->time_limited = 1;
+    return c->res->time_limited;
+}
+
+/* One round: match every usable rule direction, apply the matches, the built-in moves, rebuild.
+ * Returns 1 if the e-graph changed, 0 if saturated, -1 on error. */
+static int eq_round(eq_ctx *c) {
+    int32_t nodes_before = c->eg.n_nodes;
+    eq_index(c);
+    c->n_m = 0;
+    for (int32_t src = 0; src < c->n_rule_src && !eq_out_of_time(c); src++)
+        if (c->src_ok[src] && eq_possible(c, &c->needs[src]))
+            eq_match_source(c, src);
+    int32_t limit = c->o->eqsat_nodes > 0 ? 2 * c->o->eqsat_nodes : INT32_MAX;
+    for (int32_t i = 0; i < c->n_m && c->eg.n_live < limit; i++)
+        eq_apply_match(c, &c->m[i]);
+    int changed = c->eg.n_unions > 0;
+    if (c->eg.n_live < limit && !eq_out_of_time(c)) {
+        egraph_rebuild(&c->eg); /* the extraction the built-ins run on needs canonical classes */
+        if (eq_builtins(c) < 0)
+            return -1;
+    }
+    changed |= c->eg.n_nodes > nodes_before || c->eg.n_unions > 0;
+    egraph_rebuild(&c->eg);
+    return changed;
+}
+
+/* The rewrites the result uses: the sources of the applications whose e-nodes it holds. */
+static void eq_tally(eq_ctx *c, const int32_t *choice, const uint8_t *reached) {
+    search_result *res = c->res;
+    int32_t n_src = c->n_rule_src + REWRITE_COUNT;
+    int32_t *count = base_xcalloc((size_t)n_src + 1, sizeof *count);
+    uint8_t *seen = base_xcalloc((size_t)c->n_serial + 1, 1);
+    for (int32_t k = 0; k < c->eg.n_cls; k++) {
+        int32_t n = reached[k] ? choice[k] : -1;
+        if (n < 0 || c->meta[n].src < 0 || seen[c->meta[n].serial])
+            continue;
+        seen[c->meta[n].serial] = 1;
+        count[c->meta[n].src]++;
+    }
+    free(res->applied);
+    res->applied = base_xcalloc((size_t)n_src + 1, sizeof *res->applied);
+    res->n_applied = 0;
+    for (int32_t i = 0; i < n_src; i++) {
+        if (c->stats)
+            c->stats[i].applied = count[i];
+        if (!count[i])
+            continue;
+        search_applied *a = &res->applied[res->n_applied++];
+        a->name = i < c->n_rule_src ? c->rs->rules[i / 2].id : rewrite_names[i - c->n_rule_src];
+        a->reverse = i < c->n_rule_src ? i % 2 : 0;
+        a->count = count[i];
+    }
+    for (int32_t i = 1; i < res->n_applied; i++) { /* most used first, then by name and direction */
+        search_applied t = res->applied[i];
+        int32_t j = i;
+        while (j > 0 && (res->applied[j - 1].count < t.count ||
+                         (res->applied[j - 1].count == t.count &&
+                          (strcmp(res->applied[j - 1].name, t.name) > 0 ||
+                           (!strcmp(res->applied[j - 1].name, t.name) && res->applied[j - 1].reverse > t.reverse))))) {
+            res->applied[j] = res->applied[j - 1];
+            j--;
+        }
+        res->applied[j] = t;
+    }
+    free(count);
+    free(seen);
+}
+
+/* The context's rule sources and their needs. */
+static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o,
+                        search_result *res) {
+    static const rules_set empty;
+    memset(c, 0, sizeof *c);
+    egraph_init(&c->eg);
+    c->g = g;
+    c->rs = rs ? rs : &empty;
+    c->cm = cm;
+    c->o = o;
+    c->res = res;
+    c->n_rule_src = 2 * c->rs->n_rules;
+    c->src_ok = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    c->needs = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->needs);
+    uint8_t comm[OP_COUNT];
+    search_rule_sources(c->rs, c->src_ok, comm);
+    for (int32_t s = 0; s < c->n_rule_src; s++)
+        if (c->src_ok[s])
+            rules_match_needs_of(&c->rs->rules[s / 2], (rules_dir)(s % 2), &c->needs[s]);
+    c->edges = base_xcalloc(RULES_EDGE_WORDS, sizeof *c->edges);
+    c->banned_until = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->banned_until);
+    c->times_banned = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    c->max_elements = g->max_elements > 0 ? g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
+    c->max_matches = o->eqsat_nodes > 0 ? 2 * o->eqsat_nodes : 80000; /* a round adds at most that many */
+    c->cur_src = -1;
+    res->n_rules = c->rs->n_rules;
+    if (o->stats) {
+        free(res->stats);
+        res->n_stats = c->n_rule_src + REWRITE_COUNT;
+        res->stats = c->stats = base_xcalloc((size_t)res->n_stats, sizeof *res->stats);
+    }
+}
+
+static void eq_ctx_free(eq_ctx *c) {
+    egraph_free(&c->eg);
+    free(c->src_ok);
+    free(c->needs);
+    free(c->t_cls);
+    free(c->meta);
+    free(c->shapes);
+    free(c->op_node);
+    free(c->edges);
+    free(c->m);
+    free(c->mv);
+    free(c->banned_until);
+    free(c->times_banned);
+}
+
+/* Rounds until saturation or a limit. */
+static int eq_saturate(eq_ctx *c) {
+    const search_opts *o = c->o;
+    double t0 = base_now();
+    clock_t c0 = clock(); /* the progress lines' CPU time: wall time means little on a loaded machine */
+    for (int32_t it = 0; it < o->eqsat_iters; it++) {
+        if (eq_out_of_time(c) || (o->eqsat_nodes > 0 && c->eg.n_live >= o->eqsat_nodes))
+            break;
+        c->round = it;
+        int rc = eq_round(c);
+        if (rc < 0)
+            return -1;
+        c->res->eq_iters++;
+        c->res->expanded++;
+        if (o->progress) {
+            fprintf(o->progress, "eqsat: round %d: %d e-nodes, %d matches, %.2f s (%.2f s cpu)\n", (int)it + 1,
+                    (int)c->eg.n_live, (int)c->n_m, base_now() - t0, (double)(clock() - c0) / CLOCKS_PER_SEC);
+            fflush(o->progress);
+        }
+        if (!rc) {
+            c->res->eq_saturated = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The source graph's own choice: in each class its earliest e-node made from the graph (ids
+ * follow a topological order, so the choice is acyclic), improved by the local search too. It
+ * keeps the result from costing more than the input where greedy's tree cost misleads it. */
+static int eq_from_input(eq_ctx *c, int32_t *choice, double *cost, double beat) {
+    for (int32_t k = 0; k < c->eg.n_cls; k++)
+        choice[k] = -1;
+    for (int32_t n = 0; n < c->n_init; n++) {
+        int32_t m = egraph_live(&c->eg, n), k = egraph_find(&c->eg, c->eg.nodes[m].cls);
+        if (choice[k] < 0 || m < choice[k])
+            choice[k] = m;
+    }
+    if (eq_eval(c, choice, cost) < 0)
+        return -1;
+    return *cost < beat && eq_local(c, choice, cost) < 0 ? -1 : 0; /* searched only from a better start */
+}
+
+/* The extraction: greedy, improved by local search, the input's choice improved the same way, and
+ * the exact one where it runs; the cheapest into choice (*cost as eq_eval gives it). */
+static int eq_extract(eq_ctx *c, int32_t *choice, double *cost) {
+    if (eq_greedy(c, choice) < 0 || eq_eval(c, choice, cost) < 0)
+        return -1;
+    c->res->eq_extraction = "greedy";
+    double greedy = *cost;
+    if (eq_local(c, choice, cost) < 0)
+        return -1;
+    if (*cost < greedy)
+        c->res->eq_extraction = "greedy+local";
+    int32_t *alt = base_xmalloc(sizeof(int32_t) * (size_t)c->eg.n_cls);
+    double ac;
+    if (eq_from_input(c, alt, &ac, *cost) < 0) {
+        free(alt);
+        return -1;
+    }
+    if (ac < *cost) {
+        memcpy(choice, alt, sizeof(int32_t) * (size_t)c->eg.n_cls);
+        *cost = ac;
+        c->res->eq_extraction = "input+local";
+    }
+    free(alt);
+    int32_t *exact = base_xmalloc(sizeof(int32_t) * (size_t)c->eg.n_cls);
+    memcpy(exact, choice, sizeof(int32_t) * (size_t)c->eg.n_cls);
+    double ec = *cost;
+    clock_t t0 = clock();
+    int rc = eq_exact(c, exact, &ec);
+    if (c->o->progress) {
+        char ex[64];
+        snprintf(ex, sizeof ex, rc > 0 ? "%.2f us" : "none (too large, or no answer within its limit)", ec);
+        fprintf(c->o->progress, "eqsat: extraction: greedy %.2f us, local search %.2f us (best start), exact %s (%.2f s cpu)\n",
+                greedy, *cost, ex, (double)(clock() - t0) / CLOCKS_PER_SEC);
+        fflush(c->o->progress);
+    }
+    if (rc > 0 && ec <= *cost) {
+        memcpy(choice, exact, sizeof(int32_t) * (size_t)c->eg.n_cls);
+        *cost = ec;
+        c->res->eq_extraction = "exact (z3)";
+    }
+    free(exact);
+    return rc < 0 ? -1 : 0;
+}
+
+int eqsat_run(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
+              int64_t *counter, graph **best, search_result *res, char *err, size_t errlen) {
+    eq_ctx c;
+    double t0 = base_now();
+    clock_t c0 = clock();
+    eq_ctx_init(&c, g, rs, cm, o, res);
+    c.prefix = prefix;
+    c.counter0 = *counter;
+    c.err = err;
+    c.errlen = errlen;
+    c.deadline = o->time_limit_s > 0 ? t0 + o->time_limit_s : 0.0;
+    *best = NULL;
+    int rc = -1;
+    int32_t *choice = NULL;
+    if (eq_graph_cost(&c, g, &res->cost_before) < 0 || eq_from_graph(&c) < 0)
+        goto done;
+    res->nodes_before = g->n_nodes;
+    c.n_init = c.eg.n_nodes;
+    egraph_rebuild(&c.eg);
+    if (eq_saturate(&c) < 0)
+        goto done;
+    choice = base_xmalloc(sizeof(int32_t) * (size_t)c.eg.n_cls);
+    double est;
+    if (eq_extract(&c, choice, &est) < 0 || eq_to_graph(&c, choice, counter, best, NULL) < 0)
+        goto done;
+    if (eq_graph_cost(&c, *best, &res->cost_after) < 0)
+        goto done;
+    res->nodes_after = (*best)->n_nodes;
+    res->eq_nodes = c.eg.n_live;
+    for (int32_t k = 0; k < c.eg.n_cls; k++)
+        res->eq_classes += egraph_find(&c.eg, k) == k;
+    uint8_t *reached = base_xcalloc((size_t)c.eg.n_cls + 1, 1);
+    eq_reached(&c, choice, reached);
+    eq_tally(&c, choice, reached);
+    free(reached);
+    rc = 0;
+done:
+    if (rc < 0) {
+        graph_free(*best);
+        *best = NULL;
+    }
+    free(choice);
+    eq_ctx_free(&c);
+    res->seconds = res->search_seconds = base_now() - t0;
+    if (o->progress && rc == 0) {
+        fprintf(o->progress, "eqsat: search %.2f s (%.2f s cpu): %.2f us -> %.2f us\n", res->search_seconds,
+                (double)(clock() - c0) / CLOCKS_PER_SEC, res->cost_before, res->cost_after);
+        fflush(o->progress);
+    }
+    return rc;
+}

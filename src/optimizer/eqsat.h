@@ -1,0 +1,33 @@
+/* eqsat.h: the equality-saturation search (Tensat, MLSys 2021), `tasc optimize --search eqsat`,
+ * beside the backtracking search of search.h.
+ *
+ * The graph becomes an e-graph (egraph.h); each round e-matches every rule direction the
+ * backtracking search uses (search_rule_sources) against the e-classes -- with the checks a match
+ * on a graph must pass: op and parameters, variable ranks and dtype, the rule's requirements and
+ * constraints, no broadcasting, and a target that type-checks on the bound shapes -- and, when
+ * search_opts.moves enables built-in rewrites, runs their finders on the graph currently extracted;
+ * then adds every match's target side and unions it with the matched outputs (a multi-output rule
+ * is a multi-pattern: all its outputs matched, each unioned with its replacement). Rounds stop at
+ * saturation, search_opts.eqsat_iters, eqsat_nodes, or the time limit.
+ * Extraction picks one e-node per reachable class, never a cycle, under the search's cost model
+ * (lowering-aware with search_opts.lower_cost): greedy bottom-up first, improved by a local search
+ * whose moves are the rewrites recorded in the e-graph (one at a time, and pairs where the second
+ * reads what the first made) and single-class switches; the same local search from the input's own
+ * choice, so that the result never costs more than the input; and an exact extraction with Z3's
+ * optimizer (acyclicity by topological-order variables inside cycles of the e-graph) when the
+ * reachable e-graph is small enough (eqsat_exact). The cheapest is the result
+ * (search_result.eq_extraction says which).
+ * Deterministic unless the time limit ends it (search_result.time_limited).
+ */
+#ifndef TASC_EQSAT_H
+#define TASC_EQSAT_H
+
+#include "search.h"
+
+/* Search from g (valid) with rs (may be NULL) under o; *best: the extracted graph (caller owns),
+ * new nodes named "<prefix>.<N>.<op>" from *counter on. res: costs (as the search sees them),
+ * counts, the rewrites used by the result, the e-graph's figures. 0, or -1 with a message. */
+int eqsat_run(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
+              int64_t *counter, graph **best, search_result *res, char *err, size_t errlen);
+
+#endif

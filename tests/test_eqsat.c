@@ -1,0 +1,256 @@
+/* test_eqsat.c: the e-graph (src/optimizer/egraph.h) and the equality-saturation search
+ * (eqsat.h, search_opts.eqsat): hash-consing, union-find and congruence after a rebuild; eqsat
+ * agrees with the backtracking search where the optimum is known (two sibling matmuls merged by
+ * the verified pairwise rule, convs fused with their relus, n-way merges), gives the input back
+ * where no rule applies, never extracts a cycle although the e-graph holds one
+ * (transpose(transpose(x)) = x), passes the numerical check, and is deterministic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "egraph.h"
+#include "exec.h"
+#include "search.h"
+#include "test.h"
+
+static rules_set *load(const char *path) {
+    char err[512];
+    rules_set *rs = rules_load(path, err, sizeof err);
+    if (!rs)
+        fprintf(stderr, "%s\n", err);
+    return rs;
+}
+
+static int32_t count_op(const graph *g, ops_type op) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].op == op;
+    return n;
+}
+
+static void test_egraph_basics(void) {
+    egraph eg;
+    egraph_init(&eg);
+    const int64_t d[2] = {4, 8};
+    ops_shape s = ops_shape_make(2, d);
+    ops_params p;
+    ops_params_default(OP_RELU, &p);
+    int32_t a = egraph_add(&eg, EGRAPH_INPUT, 0, 0.0f, NULL, 0, NULL, 1, &s, GRAPH_DT_F32);
+    int32_t b = egraph_add(&eg, EGRAPH_INPUT, 1, 0.0f, NULL, 0, NULL, 1, &s, GRAPH_DT_F32);
+    CHECK(a != b);
+    CHECK_EQ_INT(egraph_add(&eg, EGRAPH_INPUT, 0, 0.0f, NULL, 0, NULL, 1, &s, GRAPH_DT_F32), a); /* hash-consed */
+    int32_t fa = egraph_add(&eg, EGRAPH_OP, OP_RELU, 0.0f, &p, 1, &a, 1, &s, GRAPH_DT_F32);
+    int32_t fb = egraph_add(&eg, EGRAPH_OP, OP_RELU, 0.0f, &p, 1, &b, 1, &s, GRAPH_DT_F32);
+    int32_t ab[2] = {fa, fb};
+    ops_params_default(OP_EWADD, &p);
+    int32_t sum = egraph_add(&eg, EGRAPH_OP, OP_EWADD, 0.0f, &p, 2, ab, 1, &s, GRAPH_DT_F32);
+    CHECK(fa != fb);
+    CHECK_EQ_INT(eg.n_live, 5);
+    /* union-find: the smaller id represents the class */
+    CHECK_EQ_INT(egraph_union(&eg, b, a), 1);
+    CHECK_EQ_INT(egraph_union(&eg, a, b), 0);
+    CHECK_EQ_INT(egraph_find(&eg, b), a < b ? a : b);
+    /* congruence: relu(a) and relu(b) are one class only after the rebuild */
+    CHECK(egraph_find(&eg, fa) != egraph_find(&eg, fb));
+    egraph_rebuild(&eg);
+    CHECK_EQ_INT(egraph_find(&eg, fa), egraph_find(&eg, fb));
+    CHECK_EQ_INT(eg.n_live, 4); /* relu(b) is now a duplicate of relu(a) */
+    const egraph_class *ca = &eg.cls[egraph_find(&eg, a)];
+    CHECK_EQ_INT(ca->n_nodes, 2);
+    CHECK_EQ_INT(ca->n_parents, 1); /* relu(a), read once */
+    const egraph_class *cs = &eg.cls[egraph_find(&eg, sum)];
+    CHECK_EQ_INT(cs->n_nodes, 1);
+    const int32_t *ch = egraph_children(&eg, cs->nodes[0]);
+    CHECK_EQ_INT(ch[0], ch[1]); /* ewadd(relu(a), relu(b)) now reads one class twice */
+    CHECK_EQ_INT(egraph_lookup(&eg, EGRAPH_OP, OP_EWADD, 0.0f, &p, 2, ab), cs->nodes[0]);
+    /* a weight makes its readers weight-only */
+    ops_params_default(OP_RELU, &p);
+    int32_t w = egraph_add(&eg, EGRAPH_WEIGHT, 7, 0.0f, NULL, 0, NULL, 1, &s, GRAPH_DT_F32);
+    int32_t fw = egraph_add(&eg, EGRAPH_OP, OP_RELU, 0.0f, &p, 1, &w, 1, &s, GRAPH_DT_F32);
+    egraph_rebuild(&eg);
+    CHECK(eg.cls[egraph_find(&eg, fw)].wo && !eg.cls[egraph_find(&eg, fa)].wo);
+    egraph_free(&eg);
+}
+
+/* One optimize run each way; *bt, *eq: the results (caller frees). */
+static void both(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *base, graph **bt, graph **eq,
+                 search_result *rb, search_result *re) {
+    search_opts o = *base;
+    char err[512];
+    o.eqsat = 0;
+    CHECK(search_optimize(g, rs, cm, &o, bt, rb, err, sizeof err) == 0);
+    o.eqsat = 1;
+    if (search_optimize(g, rs, cm, &o, eq, re, err, sizeof err) != 0) {
+        fprintf(stderr, "eqsat: %s\n", err);
+        CHECK(0);
+    }
+}
+
+/* Search options: rules only, no folding, no wall-clock limit. */
+static void rules_only(search_opts *o) {
+    search_opts_default(o);
+    memset(o->moves, 0, sizeof o->moves);
+    memset(o->greedy, 0, sizeof o->greedy);
+    o->fold = 0;
+    o->time_limit_s = 0;
+}
+
+/* n siblings reading x: matmuls x(64,256) @ w_i(256,256), or 3x3 convs; each result to its own
+ * tanh or sigmoid (as tests/test_search.c's). */
+static graph *siblings(int conv, int32_t n) {
+    graph *g = graph_new(conv ? "n_convs" : "n_matmuls");
+    const int64_t xd[2] = {64, 256}, wd[2] = {256, 256}, cxd[4] = {1, 16, 28, 28}, cwd[4] = {32, 16, 3, 3};
+    int32_t x = conv ? graph_input(g, "x", 4, cxd) : graph_input(g, "x", 2, xd);
+    for (int32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", (int)i);
+        int32_t w = conv ? graph_weight_he(g, name, 4, cwd) : graph_weight_he(g, name, 2, wd);
+        int32_t y = conv ? graph_conv2d(g, x, w, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE) : graph_matmul(g, x, w, OPS_ACT_NONE);
+        graph_mark_output(g, graph_unary(g, i % 2 ? OP_SIGMOID : OP_TANH, y));
+    }
+    return g;
+}
+
+/* Sibling matmuls and convs with the verified pairwise merge rules under --builtins minimal: the
+ * same cost as backtracking (n = 2: one op, the known optimum), the check passes, and the bytes
+ * are the same run to run. */
+static void test_merges(cost_model *cm) {
+    rules_set *rm = load("tests/data/opt/rules_merge.json");
+    CHECK(rm != NULL);
+    for (int32_t t = 0; rm && t < 4; t++) {
+        int32_t conv = t % 2, n = t < 2 ? 2 : 4;
+        graph *g = siblings(conv, n), *bt = NULL, *eq = NULL, *again = NULL;
+        search_opts o;
+        search_opts_default(&o);
+        o.time_limit_s = 0;
+        search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+        search_result rb, re, r2;
+        both(g, rm, cm, &o, &bt, &eq, &rb, &re);
+        if (bt && eq) {
+            fprintf(stderr, "%s %d: backtrack %.3f us, eqsat %.3f us (%s)\n", g->name, (int)n, rb.cost_after,
+                    re.cost_after, re.eq_extraction ? re.eq_extraction : "?");
+            CHECK(re.cost_after <= rb.cost_after * 1.0001);
+            CHECK(re.cost_after < re.cost_before);
+            if (n == 2)
+                CHECK_EQ_INT(count_op(eq, conv ? OP_CONV2D : OP_MATMUL), 1);
+            char err[512];
+            exec_diff worst[4];
+            CHECK_EQ_INT(exec_check(g, eq, 2, 1e-5, worst, err, sizeof err), 0);
+            o.eqsat = 1;
+            CHECK(search_optimize(g, rm, cm, &o, &again, &r2, err, sizeof err) == 0);
+            /* the same graph, node for node and name for name (DATA weights have no JSON text) */
+            CHECK(again && graph_hash(again) == graph_hash(eq) && again->n_nodes == eq->n_nodes);
+            for (int32_t i = 0; again && i < eq->n_nodes && i < again->n_nodes; i++)
+                CHECK(!strcmp(eq->nodes[i].name, again->nodes[i].name));
+            search_result_free(&r2);
+        }
+        graph_free(again);
+        graph_free(bt);
+        graph_free(eq);
+        search_result_free(&rb);
+        search_result_free(&re);
+        graph_free(g);
+    }
+    rules_set_free(rm);
+}
+
+/* conv -> relu -> conv -> relu with the relu-fusion rule: both relus fused, as backtracking. */
+static void test_relu_fusion(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("conv_relu");
+    const int64_t xd[4] = {1, 16, 28, 28}, kd[4] = {16, 16, 3, 3};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t k1 = graph_weight_he(g, "k1", 4, kd), k2 = graph_weight_he(g, "k2", 4, kd);
+    int32_t t = graph_unary(g, OP_RELU, graph_conv2d(g, x, k1, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE));
+    graph_mark_output(g, graph_unary(g, OP_RELU, graph_conv2d(g, t, k2, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)));
+    CHECK(graph_ok(g));
+    search_opts o;
+    rules_only(&o);
+    graph *bt = NULL, *eq = NULL;
+    search_result rb, re;
+    both(g, rs, cm, &o, &bt, &eq, &rb, &re);
+    if (bt && eq) {
+        CHECK_EQ_INT(eq->n_nodes, 2);
+        CHECK_EQ_INT(count_op(eq, OP_RELU), 0);
+        CHECK_NEAR(re.cost_after, rb.cost_after, 1e-9);
+        CHECK(re.n_applied == 1 && !strcmp(re.applied[0].name, "fuse_relu_conv") && re.applied[0].count == 2);
+        char err[512];
+        exec_diff worst[1];
+        CHECK_EQ_INT(exec_check(g, eq, 3, 1e-6, worst, err, sizeof err), 0);
+    }
+    graph_free(bt);
+    graph_free(eq);
+    search_result_free(&rb);
+    search_result_free(&re);
+    graph_free(g);
+}
+
+/* Nothing applies: the input comes back, cost and graph unchanged. */
+static void test_nothing_applies(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("tanh_sigmoid");
+    const int64_t xd[2] = {16, 32};
+    int32_t x = graph_input(g, "x", 2, xd);
+    graph_mark_output(g, graph_unary(g, OP_SIGMOID, graph_unary(g, OP_TANH, x)));
+    search_opts o;
+    rules_only(&o);
+    graph *bt = NULL, *eq = NULL;
+    search_result rb, re;
+    both(g, rs, cm, &o, &bt, &eq, &rb, &re);
+    if (eq) {
+        CHECK_EQ_INT(re.n_applied, 0);
+        CHECK_NEAR(re.cost_after, re.cost_before, 1e-12);
+        CHECK(graph_hash(eq) == graph_hash(g));
+        CHECK_EQ_INT(re.eq_saturated, 1);
+    }
+    graph_free(bt);
+    graph_free(eq);
+    search_result_free(&rb);
+    search_result_free(&re);
+    graph_free(g);
+}
+
+/* transpose(transpose(x)) = x puts x's class inside its own subgraph (x = t(t(x)) reads x): a
+ * cycle the extraction must not take. The result reads x directly and is a valid graph. */
+static void test_no_cycle(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("tt");
+    const int64_t xd[2] = {16, 32};
+    const int32_t perm[2] = {1, 0};
+    int32_t x = graph_input(g, "x", 2, xd);
+    int32_t y = graph_unary(g, OP_RELU, graph_transpose(g, graph_transpose(g, x, 2, perm), 2, perm));
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_ewadd(g, y, x)));
+    CHECK(graph_ok(g));
+    search_opts o;
+    rules_only(&o);
+    o.eqsat = 1;
+    graph *eq = NULL;
+    search_result re;
+    char err[512];
+    CHECK(search_optimize(g, rs, cm, &o, &eq, &re, err, sizeof err) == 0);
+    if (eq) {
+        char verr[256];
+        CHECK(graph_validate(eq, verr, sizeof verr) == 0); /* acyclic among the rest */
+        CHECK_EQ_INT(count_op(eq, OP_TRANSPOSE), 0);
+        CHECK_EQ_INT(eq->n_nodes, 3);
+        CHECK(re.eq_nodes > 0 && re.eq_classes < re.eq_nodes); /* the union put two nodes in x's class */
+        exec_diff worst[1];
+        CHECK_EQ_INT(exec_check(g, eq, 2, 1e-6, worst, err, sizeof err), 0);
+    }
+    graph_free(eq);
+    search_result_free(&re);
+    graph_free(g);
+}
+
+int main(void) {
+    rules_set *rs = load("tests/data/opt/rules_small.json");
+    CHECK(rs != NULL);
+    if (!rs)
+        return TEST_REPORT();
+    cost_model *cm = cost_analytic_new(NULL);
+    test_egraph_basics();
+    test_merges(cm);
+    test_relu_fusion(rs, cm);
+    test_nothing_applies(rs, cm);
+    test_no_cycle(rs, cm);
+    cost_model_free(cm);
+    rules_set_free(rs);
+    return TEST_REPORT();
+}

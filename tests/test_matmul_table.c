@@ -1,0 +1,298 @@
+/* test_matmul_table.c: the matmul tuning table and its device keys (ops/cuda/matmul_table.c), on
+ * the CPU: key format and file names, load/save round trips with the same bytes, exact keys
+ * before name-only lines (the format before device keys), lines of another key not used,
+ * malformed files named by file and line, the locked merge of the per-device cache (also with
+ * processes writing at once), the cache, user and shipped table paths, and the refusal of
+ * first-use tuning by TASC_NO_AUTOTUNE.
+ * matmul_table.c is plain C but lives in the CUDA layer, which a build without CUDA does not
+ * compile: it is compiled into this test directly (its symbols are this test's own, so the CUDA
+ * build's copy in the kernels archive is never pulled in). Files go to a fresh folder under /tmp.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../ops/cuda/matmul_table.c"
+#include "test.h"
+
+/* A configuration list of three names (the build's list needs the CUDA layer). */
+static const char *const cfg_list[] = {"128x128x16_w64x32_t8x8_h2_u16_b2", "64x64x16_w64x16_t8x4_h2_u16_b3_g",
+                                       "32x64x32_w16x32_t4x4_h2_u32_b4_c"};
+static int32_t cfg_find(const char *name) {
+    for (int32_t i = 0; i < 3; i++)
+        if (name && !strcmp(name, cfg_list[i]))
+            return i;
+    return -1;
+}
+static const char *cfg_name(int32_t i, char *buf, size_t len) {
+    snprintf(buf, len, "%s", i >= 0 && i < 3 ? cfg_list[i] : "?");
+    return buf;
+}
+static const mm_cfg_names names = {cfg_find, cfg_name};
+
+static char dir[256];
+static const char *H200 = "NVIDIA H200|cc 9.0|132 SMs|1980 MHz";
+
+static const char *path_of(const char *name) {
+    static char p[4][512];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+    return p[i];
+}
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static mm_table_key key(int64_t m, int64_t n, int64_t k, int64_t b, int32_t epi) {
+    mm_table_key x = {m, n, k, b, epi};
+    return x;
+}
+
+static void test_keys(void) {
+    char buf[MM_DEVKEY_LEN], file[MM_DEVKEY_LEN];
+    CHECK(!strcmp(mm_devkey_make(buf, sizeof buf, "NVIDIA H200", 9, 0, 132, 1980), H200));
+    CHECK(!strcmp(mm_devkey_file(buf, file, sizeof file), "NVIDIA_H200_cc_9.0_132_SMs_1980_MHz"));
+    CHECK(!strcmp(mm_devkey_file("a/b|c", file, 4), "a_b")); /* truncated, still terminated */
+    for (int32_t e = 0; e < MM_EPI_COUNT; e++)
+        CHECK_EQ_INT(mm_epi_find(mm_epi_name(e)), e);
+    CHECK_EQ_INT(mm_epi_find("bias_gelu"), 5);
+    CHECK_EQ_INT(mm_epi_find("tanh"), -1);
+    CHECK(!strcmp(mm_epi_name(6), "?"));
+}
+
+static void test_lookup(void) {
+    mm_table *t = mm_table_new_names(&names);
+    mm_choice c0 = {0, 1, 8}, c1 = {1, 4, 16}, c2 = {2, 6, 1}, got;
+    mm_table_key k = key(128, 768, 768, 1, 3);
+    double us = 0;
+    mm_table_set(t, "NVIDIA H200", &k, &c0, 10.0);                                /* old format: name only */
+    CHECK_EQ_INT(mm_table_find(t, H200, &k, &got, &us), 1);                       /* matches by name */
+    CHECK_EQ_INT(got.cfg, 0);
+    CHECK_EQ_INT(mm_table_find(t, "NVIDIA H100 80GB HBM3|cc 9.0|132 SMs|1980 MHz", &k, &got, NULL), 0);
+    mm_table_set(t, "NVIDIA H200|cc 9.0|132 SMs|1755 MHz", &k, &c1, 9.0); /* another clock: not ours */
+    CHECK_EQ_INT(mm_table_find(t, H200, &k, &got, &us), 1);
+    CHECK_EQ_INT(got.cfg, 0);
+    mm_table_set(t, H200, &k, &c2, 8.0); /* the exact key wins over the name-only line */
+    CHECK_EQ_INT(mm_table_find(t, H200, &k, &got, &us), 1);
+    CHECK_EQ_INT(got.cfg, 2);
+    CHECK_EQ_INT(got.split_k, 6);
+    CHECK_NEAR(us, 8.0, 0);
+    mm_table_key other = key(128, 768, 768, 1, 0); /* another epilogue */
+    CHECK_EQ_INT(mm_table_find(t, H200, &other, &got, NULL), 0);
+    CHECK_EQ_INT(mm_table_size(t), 3);
+    mm_table_free(t);
+    /* exact before name-only whatever the order of the lines */
+    t = mm_table_new_names(&names);
+    mm_table_set(t, H200, &k, &c2, 8.0);
+    mm_table_set(t, "NVIDIA H200", &k, &c0, 10.0);
+    CHECK_EQ_INT(mm_table_find(t, H200, &k, &got, NULL), 1);
+    CHECK_EQ_INT(got.cfg, 2);
+    mm_table_free(t);
+}
+
+static void test_files(void) {
+    char err[4300];
+    const char *p1 = path_of("sub/t1.txt"), *p2 = path_of("t2.txt");
+    mm_table *t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p1, 1, err, sizeof err), 0); /* missing, allowed */
+    CHECK_EQ_INT(mm_table_load(t, p1, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "cannot open");
+    mm_choice c0 = {0, 1, 8}, c1 = {1, 4, 16};
+    mm_table_key k1 = key(4096, 4096, 4096, 1, 0), k2 = key(128, 3072, 768, 1, 5);
+    mm_table_set(t, H200, &k2, &c1, 25.5);
+    mm_table_set(t, "NVIDIA H100 80GB HBM3", &k1, &c0, 2946.14);
+    mm_table_set(t, H200, &k1, &c0, 2714.5);
+    CHECK_EQ_INT(mm_table_save(t, p1, err, sizeof err), 0); /* the parent folder is made */
+    mm_table_free(t);
+    t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p1, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), 3);
+    CHECK_EQ_INT(mm_table_save(t, p2, err, sizeof err), 0);
+    mm_table_free(t);
+    char *a = read_all(p1), *b = read_all(p2);
+    CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
+    CHECK_STR_CONTAINS(a, "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t3072\t768\t1\tbias_gelu\t"
+                          "64x64x16_w64x16_t8x4_h2_u16_b3_g\t4\t16\t25.50\n");
+    CHECK(strstr(a, "NVIDIA H100 80GB HBM3\t4096") < strstr(a, "NVIDIA H200|")); /* sorted by device */
+    free(a);
+    free(b);
+    /* a table of the format before device keys (bench/runtime/matmul_tune.txt) loads as it is */
+    write_file(p2, "# old\nNVIDIA H200\t1024\t1024\t1024\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t2\t1\t59.33\n");
+    t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p2, 0, err, sizeof err), 0);
+    mm_choice got;
+    mm_table_key k3 = key(1024, 1024, 1024, 1, 0);
+    CHECK_EQ_INT(mm_table_find(t, H200, &k3, &got, NULL), 1);
+    CHECK_EQ_INT(got.cfg, 2);
+    mm_table_free(t);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"Dev\t1\t2\t3\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\n", ":1: expected 10 TAB-separated fields, found 9"},
+        {"#\nDev\t1\t2\t3\t1\ttanh\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n", ":2: unknown epilogue 'tanh'"},
+        {"Dev\t1\t2\t3\t1\tnone\tnope\t1\t8\t1.0\n", ":1: unknown tile configuration 'nope'"},
+        {"Dev\t0\t2\t3\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n", ":1: bad m '0'"},
+        {"Dev\t1\t2\t3\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t65\t8\t1.0\n", ":1: bad split_k '65'"},
+        {"Dev\t1\t2\t3\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\tx\n", ":1: bad time 'x'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(p2, bad[i].text);
+        t = mm_table_new_names(&names);
+        CHECK_EQ_INT(mm_table_load(t, p2, 1, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, p2);
+        CHECK_STR_CONTAINS(err, bad[i].want);
+        CHECK_EQ_INT(mm_table_size(t), 0); /* nothing added from a bad file */
+        mm_table_free(t);
+    }
+}
+
+/* A table of one entry (m = i) for the update tests. */
+static mm_table *one(int64_t i, const char *dev) {
+    mm_table *t = mm_table_new_names(&names);
+    mm_choice c = {(int32_t)(i % 3), 1, 8};
+    mm_table_key k = key(i, 64, 64, 1, (int32_t)(i % MM_EPI_COUNT));
+    mm_table_set(t, dev, &k, &c, (double)i);
+    return t;
+}
+
+static void test_update(void) {
+    char err[4300];
+    const char *pa = path_of("cache/a.txt"), *pb = path_of("cache/b.txt");
+    for (int order = 0; order < 2; order++) { /* the same updates in either order: the same bytes */
+        const char *p = order ? pb : pa;
+        mm_table *x = one(1, H200), *y = one(2, "NVIDIA H100 80GB HBM3");
+        CHECK_EQ_INT(mm_table_update(p, order ? y : x, err, sizeof err), 0);
+        CHECK_EQ_INT(mm_table_update(p, order ? x : y, err, sizeof err), 0);
+        mm_table_free(x);
+        mm_table_free(y);
+    }
+    char *a = read_all(pa), *b = read_all(pb);
+    CHECK(a && b && !strcmp(a, b));
+    free(a);
+    free(b);
+    mm_table *t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, pa, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), 2); /* merged, not replaced */
+    mm_table_free(t);
+    /* a malformed cache is left as it is */
+    write_file(pb, "garbage\n");
+    mm_table *x = one(3, H200);
+    CHECK_EQ_INT(mm_table_update(pb, x, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, ":1: expected 10 TAB-separated fields");
+    mm_table_free(x);
+    char *g = read_all(pb);
+    CHECK(g && !strcmp(g, "garbage\n"));
+    free(g);
+}
+
+/* Processes updating one cache at once: every entry arrives, the file stays well-formed. */
+static void test_concurrent(void) {
+    enum { PROCS = 8, EACH = 6 };
+    char err[4300];
+    const char *p = path_of("cache/shared.txt");
+    pid_t kids[PROCS];
+    for (int i = 0; i < PROCS; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            int bad = 0;
+            for (int j = 0; j < EACH; j++) {
+                mm_table *t = one(1 + i * EACH + j, H200);
+                bad |= mm_table_update(p, t, err, sizeof err) != 0;
+                mm_table_free(t);
+            }
+            _exit(bad);
+        }
+    }
+    int all_ok = 1;
+    for (int i = 0; i < PROCS; i++) {
+        int st = 0;
+        waitpid(kids[i], &st, 0);
+        all_ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    CHECK(all_ok);
+    mm_table *t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), PROCS * EACH);
+    mm_table_free(t);
+}
+
+static void test_paths(void) {
+    char buf[4096], want[4200];
+    setenv("TASC_CACHE_DIR", dir, 1);
+    snprintf(want, sizeof want, "%s/matmul-NVIDIA_H200_cc_9.0_132_SMs_1980_MHz.txt", dir);
+    CHECK(!strcmp(mm_table_cache_path(H200, buf, sizeof buf), want));
+    unsetenv("TASC_CACHE_DIR");
+    setenv("HOME", "/home/u", 1);
+    CHECK(!strcmp(mm_table_cache_path("X", buf, sizeof buf), "/home/u/.cache/tasc/matmul-X.txt"));
+    CHECK(!strcmp(mm_table_user_path(buf, sizeof buf), "/home/u/.cache/tasc/matmul_tune.txt"));
+    setenv("TASC_TUNE_TABLE", "/t/x.txt", 1);
+    CHECK(!strcmp(mm_table_user_path(buf, sizeof buf), "/t/x.txt"));
+    unsetenv("TASC_TUNE_TABLE");
+    /* shipped: matmul_tune*.txt of TASC_TUNE_DIR, sorted */
+    write_file(path_of("matmul_tune_h200.txt"), "");
+    write_file(path_of("matmul_tune.txt"), "");
+    write_file(path_of("other.txt"), "");
+    setenv("TASC_TUNE_DIR", dir, 1);
+    char paths[4][4096];
+    CHECK_EQ_INT(mm_table_shipped(paths, 4), 2);
+    CHECK(!strcmp(paths[0], path_of("matmul_tune.txt")));
+    CHECK(!strcmp(paths[1], path_of("matmul_tune_h200.txt")));
+    CHECK_EQ_INT(mm_table_shipped(paths, 1), 1);
+    unsetenv("TASC_TUNE_DIR");
+    /* the repository's own (this build's source tree): the H100 and H200 tables */
+    int n = mm_table_shipped(paths, 4);
+    CHECK(n >= 1);
+    CHECK(n >= 1 && strstr(paths[0], "bench/runtime/matmul_tune") != NULL);
+}
+
+static void test_refusal(void) {
+    unsetenv("TASC_NO_AUTOTUNE");
+    CHECK_EQ_INT(mm_autotune_refused(), 0);
+    setenv("TASC_NO_AUTOTUNE", "1", 1);
+    CHECK_EQ_INT(mm_autotune_refused(), 1);
+    setenv("TASC_NO_AUTOTUNE", "0", 1);
+    CHECK_EQ_INT(mm_autotune_refused(), 0);
+    setenv("TASC_NO_AUTOTUNE", "", 1);
+    CHECK_EQ_INT(mm_autotune_refused(), 0);
+    setenv("TASC_NO_AUTOTUNE", "yes", 1);
+    CHECK_EQ_INT(mm_autotune_refused(), 1);
+    unsetenv("TASC_NO_AUTOTUNE");
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/tasc_test_mmtable_XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_keys();
+    test_lookup();
+    test_files();
+    test_update();
+    test_concurrent();
+    test_paths();
+    test_refusal();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return TEST_REPORT();
+}
