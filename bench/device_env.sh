@@ -1,7 +1,9 @@
 # bench/device_env.sh: sourced by the GPU-machine scripts of bench/ (the caller sets ROOT, the
 # repository root, and GPU, the CUDA build of tasc). Strict FP32 (TF32 off); the libraries carried
 # in .device/rt/lib first, then the toolkit's, then cuDNN and cuBLAS from the PyTorch wheels where
-# the toolkit lacks them; the runtime's matmul tuning table.
+# the toolkit lacks them; the shipped matmul tuning tables (bench/runtime/matmul_tune*.txt, keyed
+# by device: bench/runtime/README.md) and a first-use tuning cache of this run (TASC_CACHE_DIR,
+# default a fresh folder, so every run starts as a user's first one on that GPU).
 export NVIDIA_TF32_OVERRIDE=0
 export LD_LIBRARY_PATH="$ROOT/.device/rt/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 for lib in cudnn cublas; do
@@ -10,4 +12,6 @@ for lib in cudnn cublas; do
         [ -n "$d" ] && [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
     fi
 done
-export TASC_TUNE_TABLE="$ROOT/bench/runtime/matmul_tune.txt"
+export TASC_TUNE_DIR="$ROOT/bench/runtime"
+export TASC_TUNE_TABLE="${TASC_TUNE_TABLE:-$(mktemp -d)/none.txt}" # no user table: not ~/.cache
+export TASC_CACHE_DIR="${TASC_CACHE_DIR:-$(mktemp -d)}"

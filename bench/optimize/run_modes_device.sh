@@ -2,7 +2,8 @@
 # run_modes_device.sh OUT: on the GPU machine, from the repository root -- issue 15's three
 # optimizer modes on every zoo model, optimized on the machine's CPU and timed in one call on its
 # GPU: built-ins only (`--rules none`), rules only (`--builtins minimal`, rules/verified-4.json) and
-# the default (`--builtins all`, rules/verified-4.json). For each: the predicted speedup and the
+# the default (`--builtins all`, rules/verified-4.json), and equality saturation (`--search eqsat`,
+# rules/verified-4.json). For each: the predicted speedup and the
 # search time printed by `tasc optimize`, and `tasc bench ORIGINAL OPTIMIZED` (median of 200 CUDA
 # graph replays, alternating the two graphs). Binary: .device/new/bin/tasc, libraries .device/lib.
 # Writes OUT/env.txt, OUT/optimize.log, OUT/bench.log and OUT/modes.md (one row per model).
@@ -25,11 +26,12 @@ RULES=$ROOT/rules/verified-4.json
 } >"$OUT/modes.md"
 for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
     "$GPU" model "$m" --out "$TMP/$m.json" || continue
-    for mode in none minimal default; do
+    for mode in ${TASC_MODES:-none minimal default eqsat}; do
         case $mode in
         none) args=(--rules none) ;;
         minimal) args=(--rules "$RULES" --builtins minimal) ;;
         default) args=(--rules "$RULES") ;;
+        eqsat) args=(--rules "$RULES" --search eqsat) ;;
         esac
         echo "== $m $mode" >>"$OUT/optimize.log"
         "$GPU" optimize "$TMP/$m.json" "${args[@]}" --out "$TMP/$m.$mode.json" --no-check >"$TMP/o.txt" 2>&1

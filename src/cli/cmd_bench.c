@@ -22,7 +22,7 @@
 #define BENCH_ERR_LEN 1024
 
 typedef struct {
-    const char *rules, *cost, *json;
+    const char *rules, *cost, *json, *precision;
     double time_limit, tol, check;
     int optimize, no_graph, no_fold, no_cpu, verbose, profile, no_autotune;
     int64_t reps, warmup, seed;
@@ -45,6 +45,9 @@ static const cmd_opt bench_opts[] = {
             "inputs as `tasc run --seed S` generates them (default %D)"),
     CMD_F64("--tol", "T", offsetof(bench_args, tol), 0.0, HUGE_VAL,
             "largest relative L2 error accepted between the results (default %D)"),
+    CMD_CHOICE("--precision", "P", offsetof(bench_args, precision), "fp32|3xtf32",
+               "matmuls and the convolutions' GEMM path in strict FP32 (default) or 3xTF32: three TF32 "
+               "tensor-core products per FP32 product, FP32-accurate"),
     CMD_FLAG("--no-graph", offsetof(bench_args, no_graph), "launch the nodes one by one instead of replaying a CUDA graph"),
     CMD_FLAG("--no-fold", offsetof(bench_args, no_fold), "run weight-only nodes in every run instead of once at setup"),
     CMD_FLAG("--no-cpu", offsetof(bench_args, no_cpu), "skip the CPU executor (no agreement with it is reported)"),
@@ -66,6 +69,7 @@ static const cmd_opt bench_opts[] = {
 static void bench_defaults(bench_args *a) {
     memset(a, 0, sizeof *a);
     a->cost = "analytic";
+    a->precision = "fp32";
     a->time_limit = -1.0;
     a->tol = 1e-3;
     a->reps = 200;
@@ -74,16 +78,17 @@ static void bench_defaults(bench_args *a) {
 
 static void bench_usage(const bench_args *defaults) {
     printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
-           "                  [--reps N] [--warmup N] [--seed S] [--tol T]\n"
+           "                  [--reps N] [--warmup N] [--seed S] [--tol T] [--precision fp32|3xtf32]\n"
            "                  [--no-graph] [--no-fold] [--no-cpu] [--no-autotune] [--check-nodes T] [--json FILE]\n"
            "                  [--profile] [--verbose] [ONNX options]\n"
            "\n"
            "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`; with --optimize,\n"
            "MODEL as the optimizer leaves it, made here without writing files), on the GPU:\n"
            "memory planned once, weight-only nodes computed once, every run one CUDA graph replay,\n"
-           "FP32 with TF32 off. Prints per graph the median latency of the timed runs, the device\n"
-           "memory the runtime holds, the speedup of OPTIMIZED over MODEL, and for every output the\n"
-           "relative L2 error between the two GPU results and against the CPU executor on MODEL.\n"
+           "FP32 with TF32 off (--precision 3xtf32: FP32-accurate tensor-core matmuls). Prints per\n"
+           "graph the median latency of the timed runs, the device memory the runtime holds, the\n"
+           "speedup of OPTIMIZED over MODEL, and for every output the relative L2 error between the\n"
+           "two GPU results and against the CPU executor on MODEL.\n"
            "Timed runs alternate between the two graphs; each is timed alone with CUDA events.\n"
            "\n"
            "options:\n");
@@ -378,6 +383,7 @@ static int bench_setup(bench_run *r) {
     o.check_tol = r->a->check;
     o.verbose = r->a->verbose;
     o.autotune = r->a->no_autotune ? RT_AUTOTUNE_REFUSED : RT_AUTOTUNE_ON;
+    o.precision = strcmp(r->a->precision, "3xtf32") ? RT_PRECISION_FP32 : RT_PRECISION_3XTF32;
     for (int k = 0; k < r->n; k++) {
         bench_graph *b = &r->b[k];
         if (!(b->ctx = rt_ctx_new(b->g, &o, err, sizeof err))) {
@@ -478,7 +484,9 @@ static void bench_table(const bench_run *r) {
 /* The header, the table, the notes and the speedup. */
 static void bench_report(const bench_run *r) {
     const bench_args *a = r->a;
-    printf("tasc bench: %s (%s), FP32 (TF32 off), seed %lld\n", rt_device_name(), rt_versions(), (long long)a->seed);
+    printf("tasc bench: %s (%s), %s, seed %lld\n", rt_device_name(), rt_versions(),
+           strcmp(a->precision, "3xtf32") ? "FP32 (TF32 off)" : "3xTF32 matmuls (FP32-accurate; TF32 off elsewhere)",
+           (long long)a->seed);
     printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs\n",
            a->no_graph ? "node-by-node launches (--no-graph)" : "one CUDA graph replay each", (long long)a->reps,
            (long long)a->warmup);
@@ -526,8 +534,8 @@ static void bench_json(const bench_run *r, FILE *f) {
     const int two = r->n == 2;
     fprintf(f, "{\n  \"device\": ");
     bench_json_str(f, rt_device_name());
-    fprintf(f, ",\n  \"reps\": %lld, \"warmup\": %lld, \"seed\": %lld, \"cuda_graph_requested\": %s,\n",
-            (long long)a->reps, (long long)a->warmup, (long long)a->seed, a->no_graph ? "false" : "true");
+    fprintf(f, ",\n  \"precision\": \"%s\", \"reps\": %lld, \"warmup\": %lld, \"seed\": %lld, \"cuda_graph_requested\": %s,\n",
+            a->precision, (long long)a->reps, (long long)a->warmup, (long long)a->seed, a->no_graph ? "false" : "true");
     fprintf(f, "  \"graphs\": [\n");
     for (int k = 0; k < r->n; k++) {
         bench_json_graph(f, k ? "optimized" : "original", &r->b[k], (int32_t)a->reps);

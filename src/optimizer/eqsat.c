@@ -1,16 +1,12 @@
 /* eqsat.c: the equality-saturation search (eqsat.h): the model graph as an e-graph, rounds of
  * e-matching and rewriting, the built-in moves, and the driver eqsat_run (extraction:
- * eqsat_extract.c and eqsat_exact.c).
- *
- * Matching follows rules/match.c on e-classes: pattern ops from the last to the first; an op read
- * by a later pattern op must have an e-node in the class that reader reads (through a projection
- * for a split's outputs), the others (sinks) are searched among the readers of a variable's class
- * already bound, else among all e-nodes of their op. Nothing is removed from an e-graph, so the
- * graph-only conditions (no variable bound to a matched node's output, unmapped outputs read only
- * inside the match) do not apply; every check on values and shapes does. Matches of a round are
- * collected first and applied after, in rule order, so a round's result does not depend on the
- * order its own additions would be seen in.
- */
+ * eqsat_extract.c, eqsat_exact.c). Matching follows rules/match.c on e-classes: pattern ops from
+ * the last to the first; an op a later pattern op reads must have an e-node in the class that
+ * reader reads (through a projection for a split's outputs), sinks are searched among the readers
+ * of a bound variable's class, else among all e-nodes of their op. Nothing is removed from an
+ * e-graph, so the graph-only conditions of a match (no variable bound to a matched node's output,
+ * unmapped outputs read only inside) do not apply; every check on values and shapes does. A
+ * round's matches are collected first and applied after, in rule order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

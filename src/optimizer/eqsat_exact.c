@@ -1,16 +1,12 @@
 /* eqsat_exact.c: exact extraction for the equality-saturation search (eqsat.h) with Z3's
- * optimizer, as Tensat's ILP: a Boolean x_n per e-node of the classes the outputs reach (at most
- * one per class), each output class and each child class of a chosen node holding a chosen node,
- * and an integer order o_k per class with o_k > o_d whenever a chosen node of k reads d, which
- * rules out cycles. The objective is the true cost of the chosen DAG: each chosen node's cost
- * once (weight-only nodes free) and, with search_opts.lower_cost, a Boolean f_n per node that
- * lowering could absorb -- true only if its producer's chosen node is one lowering fuses into (or,
- * for an activation, a bias add that is itself absorbed) and no other chosen node reads that
- * producer -- taking its cost off. Costs are whole nanoseconds.
- * Run only when the reachable e-graph has at most search_opts.eqsat_exact e-nodes, under Z3's
- * deterministic resource limit (rlimit): an answer that is not proved optimal is still used when
- * it is cheaper, as any valid choice may be.
- */
+ * optimizer, as Tensat's ILP: a Boolean per e-node of the classes the outputs reach (at most one
+ * per class; output classes and the children of chosen nodes hold one), an integer order per class
+ * with parent > child for the edges inside a cycle of the e-graph (Tarjan's components; no other
+ * edge can close one), and as objective the chosen DAG's true cost in whole nanoseconds: each node
+ * once, weight-only ones free, and with search_opts.lower_cost a Boolean per node lowering could
+ * absorb (its producer's chosen node fuses it, nothing else reads that producer) taking its cost
+ * off. Run when the reachable e-graph has at most search_opts.eqsat_exact e-nodes, under Z3's
+ * deterministic resource limit; an answer not proved optimal is still used when it is cheaper. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,17 +1,12 @@
 /* eqsat_extract.c: extraction for the equality-saturation search (eqsat.h): one e-node per class
- * the outputs reach, never a cycle, under the backtracking search's cost model.
- *
- * Greedy (eq_greedy) is Knuth's generalisation of Dijkstra: a class is settled at its cheapest
- * e-node all of whose children are settled, costing the node plus its distinct children (tree
- * cost), so the choices form a DAG by construction. A choice's true cost (eq_eval) counts each
- * chosen node once, weight-only ones as free and, with search_opts.lower_cost, the ones lowering
- * absorbs (rewrite_lowered_free's test on the chosen DAG) as free. Tree cost counts a shared node
- * once per reader, so a merge (one matmul feeding two outputs through a split) never wins under
- * greedy alone; the local search (eq_local) then tries the recorded rewrites as moves (all the
- * e-nodes one application added, chosen together; and pairs of them where the second reads a class
- * the first chose for) and every single-class switch, keeping what lowers the true cost. Every
- * search is bounded in evaluations, not time. The exact extraction is in eqsat_exact.c.
- */
+ * the outputs reach, never a cycle, under the backtracking search's cost model. Greedy (eq_greedy)
+ * is Knuth's generalisation of Dijkstra: a class is settled at its cheapest e-node whose children
+ * are settled (tree cost), so the choice is a DAG by construction. The true cost of a choice
+ * (eq_eval) counts each node once, weight-only ones and (lower_cost) the ones lowering absorbs as
+ * free. Tree cost counts a shared node once per reader, so greedy never takes a merge; the local
+ * search (eq_local) tries the recorded rewrites as moves (all the e-nodes one application added,
+ * and pairs where the second reads what the first chose), and single-class switches, keeping what
+ * lowers the true cost; bounded in evaluations, not time. Also: the graph of a choice. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

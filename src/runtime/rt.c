@@ -529,6 +529,9 @@ done:
 }
 
 static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
+    /* the kernels read the precision process-wide (mm_precision_get): set it per node, so that
+     * contexts of different precisions can run side by side (a captured graph keeps its kernels) */
+    mm_precision_set(c->opts.precision == RT_PRECISION_3XTF32 ? MM_PREC_3XTF32 : MM_PREC_FP32);
     const graph_node *nd = &c->g->nodes[rn->id];
     c->err[0] = '\0';
     ops_cuda_env env = {.stream = c->stream, .cudnn = c->cudnn, .setup = c->phase == RT_PHASE_SETUP,
@@ -692,6 +695,11 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
     }
     if (o)
         c->opts = *o;
+    if (c->opts.precision != RT_PRECISION_FP32 && c->opts.precision != RT_PRECISION_3XTF32) {
+        base_fail(err, errlen, "unknown precision %d (0: fp32, 1: 3xtf32)", c->opts.precision);
+        free(c);
+        return NULL;
+    }
     int64_t lim = c->opts.workspace_limit;
     if (lim <= 0) {
         const char *env = getenv("TASC_RT_WORKSPACE_MB");

@@ -50,8 +50,14 @@ typedef struct {
                                  (ops/cuda/matmul.h), unless TASC_NO_AUTOTUNE=1; RT_AUTOTUNE_REFUSED
                                  (or ON under TASC_NO_AUTOTUNE): the heuristic, with a one-line
                                  notice of how many there were */
+    int precision;            /* the hand-written matmul's arithmetic, for matmul nodes and the
+                                 convolutions' GEMM path: RT_PRECISION_FP32 (0: strict FP32 on the
+                                 CUDA cores) or RT_PRECISION_3XTF32 (three TF32 tensor-core products
+                                 per FP32 product: FP32-accurate, ops/cuda/matmul.h). cuDNN and
+                                 cuBLAS calls stay strict FP32 either way */
 } rt_opts;
 
+enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };
 enum { RT_AUTOTUNE_OFF = 0, RT_AUTOTUNE_ON = 1, RT_AUTOTUNE_REFUSED = 2 };
 
 typedef struct {
