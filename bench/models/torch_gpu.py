@@ -15,7 +15,6 @@ on. Needs torch, torchvision, transformers and a GPU; no weights are downloaded.
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -23,23 +22,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import corpus  # noqa: E402
 
+sys.path.insert(0, os.path.join(HERE, "..", "peers"))
+from torch_peer import time_it  # noqa: E402  (one timing loop for every PyTorch peer)
+
 MODES = ("eager", "compile", "cudagraphs")
-
-
-def time_it(fn, args, reps, torch):
-    for _ in range(10):
-        fn(*args)
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn(*args)
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
 
 
 def measure(name, mode, reps, attn, torch):

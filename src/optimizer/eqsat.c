@@ -699,18 +699,7 @@ static void eq_tally(eq_ctx *c, const int32_t *choice, const uint8_t *reached) {
         a->reverse = i < c->n_rule_src ? i % 2 : 0;
         a->count = count[i];
     }
-    for (int32_t i = 1; i < res->n_applied; i++) { /* most used first, then by name and direction */
-        search_applied t = res->applied[i];
-        int32_t j = i;
-        while (j > 0 && (res->applied[j - 1].count < t.count ||
-                         (res->applied[j - 1].count == t.count &&
-                          (strcmp(res->applied[j - 1].name, t.name) > 0 ||
-                           (!strcmp(res->applied[j - 1].name, t.name) && res->applied[j - 1].reverse > t.reverse))))) {
-            res->applied[j] = res->applied[j - 1];
-            j--;
-        }
-        res->applied[j] = t;
-    }
+    search_sort_applied(res); /* the order backtracking reports in */
     free(count);
     free(seen);
 }

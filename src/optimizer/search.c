@@ -765,7 +765,12 @@ static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
         }
         a->count = count[i];
     }
-    /* most used first, then by name: insertion sort (short lists) */
+    search_sort_applied(res);
+    free(count);
+}
+
+void search_sort_applied(search_result *res) {
+    /* most used first, then by name and direction: insertion sort (short lists) */
     for (int32_t i = 1; i < res->n_applied; i++) {
         search_applied t = res->applied[i];
         int32_t j = i;
@@ -778,7 +783,6 @@ static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
         }
         res->applied[j] = t;
     }
-    free(count);
 }
 
 /* The search proper, on names from prefix and *counter (advanced to the best path's end). */

@@ -127,6 +127,9 @@ void search_result_free(search_result *r);
  * for hashing), cannot be applied that way (rules_match_usable) or its pattern is not one piece.
  * ok has room for 2 * n_rules, comm for OP_COUNT. */
 void search_rule_sources(const rules_set *rs, uint8_t *ok, uint8_t *comm);
+/* Sort res->applied as the summary lists it: most used first, then by name, forward before
+ * reverse (both searches report in this order). */
+void search_sort_applied(search_result *res);
 
 /* Search from g with rs (may be NULL: built-in moves only) and cost model cm. *best: the cheapest
  * graph found (caller owns; a copy of g if nothing beats it). 0, or -1 with a message (a model
