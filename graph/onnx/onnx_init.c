@@ -220,7 +220,9 @@ static ox_val *ox_branch_kernel(ox_ctx *c, const Onnx__GraphProto *gp, ox_prod *
         if (!n || n->n_input < 1)
             return NULL;
         if (ox_is_op(n, kernels)) {
-            for (size_t i = 0; i < 2 && i < n->n_input; i++) {
+            for (size_t i = 0; i < 2; i++) { /* the weight slot (input 1) first, then input 0 */
+                if (1 - i >= n->n_input)      /* a kernel node with one input: no slot 1 */
+                    continue;
                 const char *w = n->input[1 - i];
                 const Onnx__NodeProto *t = ox_producer(gp, prods, w); /* a Transpose of the weight */
                 if (t && t->n_input >= 1 && t->op_type && !strcmp(t->op_type, "Transpose"))
