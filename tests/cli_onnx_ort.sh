@@ -37,7 +37,7 @@ check() {
     fi
 }
 
-for m in conv_ops mlp_ops typed ext_data reduce_ops opset18; do
+for m in conv_ops mlp_ops typed ext_data reduce_ops opset18 hardsigmoid; do
     echo "== $m"
     check import "$D/$m.onnx"
     check sidecar "$D/$m.onnx"

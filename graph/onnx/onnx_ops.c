@@ -1528,6 +1528,35 @@ static int cv_clip(ox_ctx *c) {
     return emit1(c, OP_CLIP, &p, 1, &t, 0);
 }
 
+/* HardSigmoid, max(0, min(1, alpha * x + beta)) (ONNX defaults alpha 0.2, beta 0.5; torch's
+ * hardsigmoid exports alpha 1/6): smul by alpha, ewadd of a one-element beta, clip to [0, 1].
+ * Three existing ops rather than one of its own, so their kernels, fusions and rules apply. */
+static int cv_hardsigmoid(ox_ctx *c) {
+    ox_val *x;
+    float alpha, beta;
+    if (need_in(c, 0, &x) != OX_OK || ox_attr_float(c, "alpha", 0.2f, &alpha) != OX_OK ||
+        ox_attr_float(c, "beta", 0.5f, &beta) != OX_OK)
+        return OX_ERR;
+    if (!isfinite(alpha) || !isfinite(beta))
+        return ox_fail(c, "alpha %g and beta %g must be finite numbers", (double)alpha, (double)beta);
+    if (refuse_int(c, x) != OX_OK)
+        return OX_UNSUP;
+    if (is_const(x))
+        return ox_unsup(c, "HardSigmoid of a constant tensor (only run-time inputs)");
+    int32_t in[2] = {ox_tensor(c, x), scalar_weight(c, "alpha", alpha)}, scaled = -1, shifted = -1;
+    if (in[0] < 0 || in[1] < 0 || ox_helper(c, OP_SMUL, NULL, 2, in, &scaled) != OX_OK)
+        return OX_ERR;
+    in[0] = scaled;
+    in[1] = scalar_weight(c, "beta", beta);
+    if (in[1] < 0 || ox_helper(c, OP_EWADD, NULL, 2, in, &shifted) != OX_OK)
+        return OX_ERR;
+    ops_params p;
+    ops_params_default(OP_CLIP, &p);
+    p.v[PM_LO] = ops_f2p(0.0f);
+    p.v[PM_HI] = ops_f2p(1.0f);
+    return emit1(c, OP_CLIP, &p, 1, &shifted, 0);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * convolution and pooling
  */
@@ -2163,6 +2192,7 @@ static const ox_converter ox_converters[] = {
     {"GlobalMaxPool", cv_global_pool, ""},
     {"Greater", cv_compare, ""},
     {"GreaterOrEqual", cv_compare, ""},
+    {"HardSigmoid", cv_hardsigmoid, "alpha,beta"},
     {"HardSwish", cv_unary, ""},
     {"Identity", cv_identity, ""},
     {"LayerNormalization", cv_layernorm, "axis,epsilon,stash_type"},

@@ -486,6 +486,20 @@ def deep_residual(blocks=40, ch=16, hw=8):
                  [value_info(x, FLOAT, [1, ch, hw, hw])])
 
 
+def hardsigmoid():
+    """mobilenet_v3's squeeze-excitation gate as torch exports it: HardSigmoid(alpha 1/6) times the
+    features, and one with ONNX's default alpha 0.2 and a custom beta."""
+    b = Builder(5)
+    b.n("Conv", ["x", b.w("w", [8, 4, 3, 3]), b.w("bias", [8], 0.1)], ["c"], pads=[1, 1, 1, 1])
+    b.n("GlobalAveragePool", ["c"], ["g"])
+    b.n("HardSigmoid", ["g"], ["gate"], alpha=1.0 / 6.0, beta=0.5)
+    b.n("Mul", ["c", "gate"], ["se"])
+    b.n("HardSigmoid", ["se"], ["y"], beta=0.25)
+    inputs = [value_info("x", FLOAT, [1, 4, 6, 7])]
+    outputs = [value_info("y", FLOAT, [1, 8, 6, 7])]
+    return model("hardsigmoid", b.nodes, b.inits, inputs, outputs)
+
+
 def unsupported():
     nodes = [node("Relu", ["x"], ["r"], "relu"),
              node("NonMaxSuppression", ["r", "r"], ["n1"], "nms_1"),
@@ -529,6 +543,7 @@ def main():
     write("ext_missing.onnx", ext_missing())
     write("deep_missing.onnx", deep_missing())
     write("deep_residual.onnx", deep_residual())
+    write("hardsigmoid.onnx", hardsigmoid())
     write("unsupported.onnx", unsupported())
     write("pad_relu.onnx", pad_relu())
     write("opset12.onnx", small("opset12", opset=12))
