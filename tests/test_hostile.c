@@ -594,9 +594,12 @@ static void test_messages(void) {
 /* Fuzzer findings, replayed as the harness runs them (random weights, no folder): each once
  * crashed; now a graph or a one-line error. tests/data/onnx/fuzz/branch-kernel-one-input.onnx: a
  * MatMul with one input at the end of a residual branch made the random-weights-by-role pass
- * read the node's missing second input (heap-buffer-overflow, onnx_init.c). */
+ * read the node's missing second input (heap-buffer-overflow, onnx_init.c);
+ * empty-string-attribute.onnx: an empty string attribute was copied from a NULL pointer
+ * (UBSan, onnx_util.c ox_attr_str). */
 static void test_fuzz_findings(void) {
-    static const char *const files[] = {"tests/data/onnx/fuzz/branch-kernel-one-input.onnx", NULL};
+    static const char *const files[] = {"tests/data/onnx/fuzz/branch-kernel-one-input.onnx",
+                                        "tests/data/onnx/fuzz/empty-string-attribute.onnx", NULL};
     for (int k = 0; files[k]; k++) {
         FILE *f = fopen(files[k], "rb");
         CHECK(f != NULL);

@@ -437,7 +437,8 @@ int ox_attr_str(ox_ctx *c, const char *name, const char *def, char *buf, size_t 
     if (ox_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
         return ox_fail(c, "attribute '%s' should be a string", name);
     size_t n = a->s.len < len - 1 ? a->s.len : len - 1;
-    memcpy(buf, a->s.data, n);
+    if (n) /* an empty string attribute has no data pointer: memcpy's source must not be NULL */
+        memcpy(buf, a->s.data, n);
     buf[n] = '\0';
     for (size_t k = 0; k < n; k++)
         if ((unsigned char)buf[k] < 0x20)
