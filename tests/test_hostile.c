@@ -596,10 +596,12 @@ static void test_messages(void) {
  * MatMul with one input at the end of a residual branch made the random-weights-by-role pass
  * read the node's missing second input (heap-buffer-overflow, onnx_init.c);
  * empty-string-attribute.onnx: an empty string attribute was copied from a NULL pointer
- * (UBSan, onnx_util.c ox_attr_str). */
+ * (UBSan, onnx_util.c ox_attr_str); unnamed-value-info.onnx: a shape looked up by a NULL name
+ * (UBSan, ox_recorded_shape). */
 static void test_fuzz_findings(void) {
     static const char *const files[] = {"tests/data/onnx/fuzz/branch-kernel-one-input.onnx",
-                                        "tests/data/onnx/fuzz/empty-string-attribute.onnx", NULL};
+                                        "tests/data/onnx/fuzz/empty-string-attribute.onnx",
+                                        "tests/data/onnx/fuzz/unnamed-value-info.onnx", NULL};
     for (int k = 0; files[k]; k++) {
         FILE *f = fopen(files[k], "rb");
         CHECK(f != NULL);

@@ -195,6 +195,8 @@ const ops_shape *ox_shape(ox_ctx *c, const ox_val *v) {
 
 const ops_shape *ox_recorded_shape(ox_ctx *c, const char *name) {
     ox_shape_info *e = NULL;
+    if (!name) /* a value without a name (a malformed file): HASH_FIND_STR would strlen(NULL) */
+        return NULL;
     HASH_FIND_STR(c->shapes, name, e);
     return e ? &e->shape : NULL;
 }
