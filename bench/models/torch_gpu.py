@@ -16,32 +16,20 @@ import argparse
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import corpus  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "peers"))
-from torch_peer import time_it  # noqa: E402  (one timing loop for every PyTorch peer)
+from torch_peer import time_model  # noqa: E402  (one timing loop for every PyTorch peer)
 
 MODES = ("eager", "compile", "cudagraphs")
 
 
 def measure(name, mode, reps, attn, torch):
     model, args, _, _ = corpus.build(name, attn=attn)
-    model = model.cuda().eval()
-    args = tuple(a.cuda() for a in args)
-    t0 = time.time()
-    if mode == "eager":
-        fn = model
-    elif mode == "compile":
-        fn = torch.compile(model)
-    else:
-        fn = torch.compile(model, mode="reduce-overhead")
-    with torch.inference_mode():
-        ms = time_it(fn, args, reps, torch)
-    return ms, time.time() - t0
+    return time_model(model, args, mode, reps, torch)
 
 
 def main():

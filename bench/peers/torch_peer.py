@@ -59,6 +59,11 @@ def time_it(fn, args, reps, torch):
 
 def measure(name, batch, mode, reps, torch):
     model, args = build(name, batch, torch)
+    return time_model(model, args, mode, reps, torch)
+
+
+def time_model(model, args, mode, reps, torch):
+    """(median ms, setup s) of model(*args) on the GPU in one of MODES."""
     model = model.cuda().eval()
     args = tuple(a.cuda() for a in args)
     t0 = time.time()
