@@ -25,7 +25,9 @@ const ops_param_info ops_param_table[PM_COUNT] = {
 #undef PM
 };
 
-const char *const ops_act_names[OPS_ACT_COUNT] = {"none", "relu", "sigmoid", "tanh", "gelu"};
+/* Each name but relu6 is also the name of the standalone op (ops_desc.act); relu6 is clip 0..6. */
+const char *const ops_act_names[OPS_ACT_COUNT] = {"none", "relu",      "sigmoid", "tanh",     "gelu",
+                                                  "silu", "gelu_tanh", "relu6",   "hardswish"};
 const char *const ops_padmode_names[OPS_PAD_COUNT] = {"explicit", "same", "valid"};
 
 ops_cuda_fn ops_cuda[OP_COUNT];
@@ -124,10 +126,48 @@ float ops_act_apply(ops_act act, float x) {
         return (float)tanh((double)x);
     case OPS_ACT_GELU:
         return (float)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)));
+    case OPS_ACT_SILU: /* x * sigmoid(x): -inf gives NaN (-inf * 0), as the formula does */
+        return (float)((double)x * (1.0 / (1.0 + exp(-(double)x))));
+    case OPS_ACT_GELU_TANH: {
+        const double d = (double)x;
+        return (float)(0.5 * d * (1.0 + tanh(0.79788456080286535588 * (d + 0.044715 * d * d * d))));
+    }
+    case OPS_ACT_RELU6: /* clip's comparisons: NaN passes through */
+        x = x < 0.0f ? 0.0f : x;
+        return x > 6.0f ? 6.0f : x;
+    case OPS_ACT_HARDSWISH: { /* NaN stays NaN (the comparisons are false); -inf gives NaN (-inf * 0) */
+        double t = (double)x / 6.0 + 0.5;
+        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+        return (float)((double)x * t);
+    }
     case OPS_ACT_COUNT:
         break;
     }
     return x;
+}
+
+ops_act ops_act_of(ops_type op, const ops_params *p) {
+    if ((int)op < 0 || op >= OP_COUNT)
+        return OPS_ACT_NONE;
+    if (op == OP_CLIP)
+        return p && ops_p2f(p->v[PM_LO]) == 0.0f && ops_p2f(p->v[PM_HI]) == 6.0f ? OPS_ACT_RELU6 : OPS_ACT_NONE;
+    return ops_table[op].act;
+}
+
+/* E[act(x)^2] for x ~ N(0,1) by numerical integration: tanh 0.3943, silu 0.3558, hardswish
+ * 0.3316. The others keep He's gain 2 (exact for relu; gelu's 2.35 and relu6's about 2 are close
+ * enough, and keep the values --random-weights has always made for them). */
+double ops_act_gain(ops_act act) {
+    switch (act) {
+    case OPS_ACT_TANH:
+        return 1.0 / 0.3943;
+    case OPS_ACT_SILU:
+        return 1.0 / 0.3558;
+    case OPS_ACT_HARDSWISH:
+        return 1.0 / 0.3316;
+    default:
+        return 2.0;
+    }
 }
 
 /* --- window geometry (conv2d and the pools) ------------------------------------------------- */
@@ -698,10 +738,12 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     Z3_FN("smul", 2), ONNX("Mul")
 #define OPS_ENTRY_RELU \
     ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, Z3_FN("relu", 1), \
-    ONNX("Relu")
-#define OPS_ENTRY_SIGMOID ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Sigmoid")
-#define OPS_ENTRY_TANH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Tanh")
-#define OPS_ENTRY_GELU ROLES("x"), .shape = shape_same, .flops = flops_elementwise /* ONNX: its erf form */
+    ONNX("Relu"), .act = OPS_ACT_RELU
+#define OPS_ENTRY_SIGMOID \
+    ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Sigmoid"), .act = OPS_ACT_SIGMOID
+#define OPS_ENTRY_TANH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Tanh"), .act = OPS_ACT_TANH
+#define OPS_ENTRY_GELU \
+    ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .act = OPS_ACT_GELU /* ONNX: its erf form */
 #define OPS_ENTRY_ERF ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Erf")
 #define OPS_ENTRY_SQRT ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("Sqrt")
 #define OPS_ENTRY_POW ROLES("x", "exponent"), .shape = shape_pow, .flops = flops_elementwise, ONNX("Pow")
@@ -764,7 +806,12 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
 #define OPS_ENTRY_GATHER \
     PARAMS(P_INT(AXIS, 0, 0, 0)), ROLES("table", "ids"), .shape = shape_gather, .flops = flops_zero, \
     .weight_input_mask = 0x1, ONNX("Gather")
-#define OPS_ENTRY_HARDSWISH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("HardSwish")
+#define OPS_ENTRY_HARDSWISH \
+    ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("HardSwish"), .act = OPS_ACT_HARDSWISH
+/* ONNX has no SiLU before opset 24 and Gelu only from opset 20: the exporter writes their
+ * patterns (onnx_export.c), the importer finds them (onnx_pattern.c). */
+#define OPS_ENTRY_SILU ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .act = OPS_ACT_SILU
+#define OPS_ENTRY_GELU_TANH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .act = OPS_ACT_GELU_TANH
 
 const ops_desc ops_table[OP_COUNT] = {
 #define OP(id, nm, mi, ma, no, dc) \
@@ -1044,6 +1091,11 @@ int ops_table_check(int verbose) {
                     OPS_PROBLEM("generator value %lld of '%s' outside its domain", (long long)pd->gen[k], pn);
         }
         problems += ops_check_window_z3((ops_type)op, nm) + ops_check_onnx((ops_type)op, nm);
+        /* an activation op is unary, named as its activation (rewrite.c finds it by the name) */
+        if ((int)d->act < 0 || d->act >= OPS_ACT_COUNT ||
+            (d->act != OPS_ACT_NONE && (d->min_in != 1 || d->max_in != 1 || d->n_out != 1 || d->n_params ||
+                                        !d->name || strcmp(d->name, ops_act_names[d->act]))))
+            OPS_PROBLEM("activation %d does not fit the op", (int)d->act);
         if (verbose) {
             if (!ops_cuda[op])
                 fprintf(stderr, "ops: %s: no CUDA kernel registered (optional)\n", nm);

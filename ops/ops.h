@@ -35,7 +35,20 @@ typedef enum {
 
 typedef enum { OPS_PK_INT, OPS_PK_FLOAT, OPS_PK_ACT, OPS_PK_PADMODE, OPS_PK_LIST } ops_param_kind;
 
-typedef enum { OPS_ACT_NONE, OPS_ACT_RELU, OPS_ACT_SIGMOID, OPS_ACT_TANH, OPS_ACT_GELU, OPS_ACT_COUNT } ops_act;
+/* Activations a conv2d or matmul applies in its epilogue, and the standalone ops they stand for
+ * (ops_act_op): new kinds are appended, so stored values keep their meaning. */
+typedef enum {
+    OPS_ACT_NONE,
+    OPS_ACT_RELU,
+    OPS_ACT_SIGMOID,
+    OPS_ACT_TANH,
+    OPS_ACT_GELU,      /* the erf form */
+    OPS_ACT_SILU,      /* x * sigmoid(x) */
+    OPS_ACT_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    OPS_ACT_RELU6,     /* min(max(x, 0), 6): clip with lo 0, hi 6 */
+    OPS_ACT_HARDSWISH, /* x * max(0, min(1, x/6 + 1/2)) */
+    OPS_ACT_COUNT
+} ops_act;
 typedef enum { OPS_PAD_EXPLICIT, OPS_PAD_SAME, OPS_PAD_VALID, OPS_PAD_COUNT } ops_padmode;
 
 /* A tensor shape; dims[i] for i >= rank are unused and kept 0. Rank 0 is a scalar. */
@@ -186,6 +199,7 @@ typedef struct {
     int kernel_input_mask;    /* bit i: input i is a conv kernel (F,C,KH,KW): its dims 2, 3 are window sizes */
     ops_window_kind window;   /* a 2-D sliding-window op, and where its window size comes from */
     ops_onnx onnx;
+    ops_act act;              /* the activation the op is, as a conv2d or matmul epilogue (ops_act_of) */
 } ops_desc;
 
 extern const ops_desc ops_table[OP_COUNT];
@@ -242,6 +256,13 @@ int ops_window2d(ops_type op, const ops_params *p, const ops_shape *x, const ops
 
 /* Activation applied by fused epilogues (conv2d, matmul) and by the standalone ops. */
 float ops_act_apply(ops_act act, float x);
+/* The activation a standalone node computes (relu, sigmoid, tanh, gelu, silu, gelu_tanh,
+ * hardswish, and clip with lo 0 and hi 6 as relu6), or OPS_ACT_NONE for any other node. */
+ops_act ops_act_of(ops_type op, const ops_params *p);
+/* 1 / E[act(x)^2] for x ~ N(0,1): the gain that keeps the second moment of a layer's output
+ * through the activation after it (variance-preserving random weights); He's 2 for relu and for
+ * none. */
+double ops_act_gain(ops_act act);
 
 /* Start-up self-check of the table: every op has a name, shape, cpu and flops, and its facts agree
  * (window, Z3 signature, ONNX attributes name declared parameters); returns the number of

@@ -271,12 +271,10 @@ CPU_UNARY(sqrt, sqrtf(v))
 
 /* ONNX HardSwish, x * max(0, min(1, x/6 + 1/2)), in double, rounded once; NaN stays NaN (the
  * comparisons are false), -inf gives NaN (-inf * 0) as the formula does. */
-static float cpu_hardswish(float x) {
-    double t = (double)x / 6.0 + 0.5;
-    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
-    return (float)((double)x * t);
-}
-CPU_UNARY(hardswish, cpu_hardswish(v))
+CPU_UNARY(hardswish, ops_act_apply(OPS_ACT_HARDSWISH, v))
+/* x * sigmoid(x) and the tanh form of GELU, in double, rounded once (ops_act_apply). */
+CPU_UNARY(silu, ops_act_apply(OPS_ACT_SILU, v))
+CPU_UNARY(gelu_tanh, ops_act_apply(OPS_ACT_GELU_TANH, v))
 
 /* min(max(x, lo), hi); NaN stays NaN. */
 void ops_cpu_clip(const ops_sig *s, const float *const *in, float *const *out) {

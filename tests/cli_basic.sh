@@ -143,7 +143,7 @@ n_ops=$(grep -c '^OP(' ops/ops.def)
 check "ops: one entry per ops.def line ($n_ops)" test "$(grep -cE '^[a-z_0-9]+$' "$TMP/ops.txt")" = "$n_ops"
 check "ops: self-check ok" has "$TMP/ops.txt" "^$n_ops operators; op table self-check: ok$"
 check "ops: conv2d's stride domain" has "$TMP/ops.txt" '^    stride_h +int \[1, 16\] default 1$'
-check "ops: act enum" has "$TMP/ops.txt" 'act +\{none\|relu\|sigmoid\|tanh\|gelu\} default none'
+check "ops: act enum" has "$TMP/ops.txt" 'act +\{none\|relu\|sigmoid\|tanh\|gelu\|silu\|gelu_tanh\|relu6\|hardswish\} default none'
 check "ops: concat fan-in" has "$TMP/ops.txt" '^    inputs 1\.\.64, outputs 1'
 "$TASC" ops matmul --verbose > "$TMP/ops_mm.txt"
 check "ops matmul --verbose: one op" test "$(grep -cE '^[a-z_0-9]+$' "$TMP/ops_mm.txt")" = 1

@@ -132,6 +132,15 @@ expect 0 "$TASC" info "$T/vit.json" && grep -q "layernorm *5" "$T/out" && ok || 
 expect 0 "$TASC" run "$T/vit.json" --input "x=$D/vit_tiny.in.x.npy" --out-dir "$T/v1"
 expect 0 "$TASC" run "$D/vit_tiny.onnx" --dim batch=2 --input "x=$D/vit_tiny.in.x.npy" --out-dir "$T/v2"
 cmp -s "$T/v1/y.npy" "$T/v2/y.npy" && ok || bad "vit_tiny JSON and .onnx runs differ"
+# the tiny Swin transformer (gen_swin.py) likewise; malformed ScatterND is one line naming the node
+expect 0 "$TASC" import "$D/swin_tiny.onnx" --dim batch=2 --out "$T/swin.json"
+expect 0 "$TASC" run "$T/swin.json" --input "x=$D/swin_tiny.in.x.npy" --out-dir "$T/s1"
+expect 0 "$TASC" run "$D/swin_tiny.onnx" --dim batch=2 --input "x=$D/swin_tiny.in.x.npy" --out-dir "$T/s2"
+cmp -s "$T/s1/y.npy" "$T/s2/y.npy" && ok || bad "swin_tiny JSON and .onnx runs differ"
+expect 1 "$TASC" info "$D/scatter/err_scatter_range.onnx" --dim N=2 &&
+    err_has "node 'bad' (ScatterND): index 4 (update 1, axis 0) is out of range for a dimension of 4"
+expect 1 "$TASC" run "$D/scatter/err_scatter_updates.onnx" --dim N=2 &&
+    err_has "node 'bad' (ScatterND): updates of shape (3) do not fit data (4,6) and indices (2,2)"
 
 # --- export: a file that imports again and computes the same --------------------------------------
 expect 0 "$TASC" export "$D/all_ops.json" --out "$T/all.onnx"
@@ -143,7 +152,7 @@ for f in "$T"/c/*.npy; do
     n=$((n + 1))
     [ -f "$T/d/$(basename "$f")" ] && ok || bad "exported model lacks output $(basename "$f")"
 done
-[ "$n" -eq 10 ] && ok || bad "all_ops.json should have 10 outputs, ran $n"
+[ "$n" -eq 13 ] && ok || bad "all_ops.json should have 13 outputs, ran $n"
 expect 0 "$TASC" export "$T/mlp.json" --out "$T/mlp.onnx"
 expect 0 "$TASC" run "$T/mlp.onnx" --out-dir "$T/e"
 for f in "$T"/a/*.npy; do

@@ -3,7 +3,9 @@
 #   - import: onnxruntime on each crafted model and on the real models gives what `tasc run` gives,
 #     and the real models match their reference outputs (relative L2 error <= 1e-4); so do the
 #     shape-subgraph models (tests/data/onnx/shapes) and the tiny ViTs of both torch exporters
-#     (tests/data/onnx/vit_tiny*.onnx, also against torch's output), with --dim;
+#     (tests/data/onnx/vit_tiny*.onnx, also against torch's output), with --dim; so do the
+#     ScatterND and strided-slice models (tests/data/onnx/scatter) and the tiny Swin transformer
+#     (tests/data/onnx/swin_tiny.onnx, also against torch's output);
 #   - sidecar: the same through `tasc import` (JSON + weights file);
 #   - export: `tasc export` output passes onnx.checker and onnxruntime agrees with `tasc run`, for
 #     every operator of the table (all_ops.json), the crafted and real models, and resnet50 with
@@ -37,7 +39,7 @@ check() {
     fi
 }
 
-for m in conv_ops mlp_ops typed ext_data reduce_ops opset18 hardsigmoid; do
+for m in conv_ops mlp_ops typed ext_data reduce_ops opset18 hardsigmoid act_patterns; do
     echo "== $m"
     check import "$D/$m.onnx"
     check sidecar "$D/$m.onnx"
@@ -59,6 +61,19 @@ for m in vit_tiny vit_tiny_dynamo; do
         echo "== $m ($mode)"
         check $mode "$D/$m.onnx" "${VIT[@]}"
     done
+done
+# ScatterND folded at import and Slice steps at run time (gen_scatter.py), batch N = 2
+for m in scatter slice_step; do
+    echo "== scatter/$m"
+    for mode in import sidecar export; do
+        check $mode "$D/scatter/$m.onnx" --dim N=2
+    done
+done
+# a tiny torchvision Swin transformer (gen_swin.py), also against torch's output
+SWIN=(--dim batch=2 --input "x=$D/swin_tiny.in.x.npy" --ref "y=$D/swin_tiny.out.y.npy")
+for mode in import sidecar export; do
+    echo "== swin_tiny ($mode)"
+    check $mode "$D/swin_tiny.onnx" "${SWIN[@]}"
 done
 
 if [ -f "$M/squeezenet1_1.onnx" ]; then

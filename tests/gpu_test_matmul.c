@@ -59,12 +59,19 @@ static void test_problem_check(void) {
 }
 
 static void test_names(void) {
-    const char *epis[] = {"none", "bias", "relu", "gelu", "bias_relu", "bias_gelu"};
-    for (int i = 0; i < 6; i++) {
+    const char *epis[] = {"none", "bias", "relu", "gelu", "bias_relu", "bias_gelu", "silu", "bias_gelu_tanh",
+                          "relu6", "bias_hardswish"};
+    for (int i = 0; i < (int)(sizeof epis / sizeof epis[0]); i++) {
         int32_t b = -1;
         mm_act a = MM_ACT_COUNT;
         CHECK_EQ_INT(mm_epilogue_parse(epis[i], &b, &a), 0);
         CHECK(!strcmp(mm_epilogue_name(b, a), epis[i]));
+    }
+    for (int32_t e = 0; e < MM_EPI_COUNT; e++) { /* every name parses back to its index */
+        int32_t b = -1;
+        mm_act a = MM_ACT_COUNT;
+        CHECK_EQ_INT(mm_epilogue_parse(mm_epi_name(e), &b, &a), 0);
+        CHECK(!strcmp(mm_epilogue_name(b, a), mm_epi_name(e)));
     }
     int32_t b;
     mm_act a;
@@ -273,6 +280,10 @@ static const mcase fixed_cases[] = {
     {1, 1000, 1000, 1, "bias", 0},  {129, 131, 257, 3, "bias_gelu", 0}, {128, 128, 128, 2, "relu", 0},
     {64, 260, 96, 1, "gelu", 0},    {200, 68, 300, 1, "bias", 0},       {33, 48, 40, 4, "none", 2},
     {48, 36, 20, 3, "bias_relu", 1}, {256, 256, 8, 1, "none", 0},       {130, 4, 7, 2, "relu", 0},
+    /* the later activations */
+    {65, 70, 33, 1, "bias_silu", 0}, {40, 100, 64, 2, "gelu_tanh", 0},  {31, 17, 50, 1, "bias_relu6", 2},
+    {90, 64, 48, 2, "hardswish", 1}, {128, 96, 80, 1, "bias_gelu_tanh", 0}, {7, 33, 9, 1, "silu", 0},
+    {20, 24, 16, 1, "relu6", 0},     {16, 40, 24, 1, "bias_hardswish", 0},
 };
 
 static void test_versions(void) {

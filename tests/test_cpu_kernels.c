@@ -186,6 +186,17 @@ static void test_conv_large(void) {
     conv_case(1, 128, 14, 14, 128, 32, 3, 3, &p, 0, 14, "grouped 3x3, 32 groups of 4");
     p.v[PM_GROUPS] = 96;
     conv_case(1, 96, 42, 42, 96, 96, 5, 5, &p, 1, 15, "depthwise 5x5 on 96x42x42");
+    p.v[PM_ACT] = OPS_ACT_HARDSWISH; /* MobileNetV3's depthwise layers */
+    p.v[PM_GROUPS] = 72;
+    conv_case(1, 72, 28, 28, 72, 72, 3, 3, &p, 1, 17, "depthwise 3x3 on 72x28x28, hardswish");
+    p.v[PM_ACT] = OPS_ACT_SILU; /* EfficientNet's */
+    p.v[PM_GROUPS] = 40;
+    conv_case(1, 40, 14, 14, 40, 40, 5, 5, &p, 0, 18, "depthwise 5x5 on 40x14x14, silu");
+    p.v[PM_ACT] = OPS_ACT_RELU6;
+    p.v[PM_GROUPS] = 1;
+    conv_case(1, 32, 14, 14, 48, 1, 1, 1, &p, 1, 19, "1x1 conv 32->48 on 14x14, relu6");
+    p.v[PM_ACT] = OPS_ACT_RELU;
+    p.v[PM_GROUPS] = 96;
     p.v[PM_GROUPS] = 1;
     conv_case(1, 1, 1, 600, 1, 1, 1, 1, &p, 1, 16, "1x600 row, one channel");
 }
@@ -277,6 +288,8 @@ static void test_matmul_random(void) {
     }
     matmul_case(1, 1, 1, 128, 768, 300, 1, OPS_ACT_GELU, 1); /* a BERT-like layer: K chunks, N blocks */
     matmul_case(12, 12, 12, 37, 64, 37, 0, OPS_ACT_NONE, 2); /* attention-like batches */
+    matmul_case(1, 1, 1, 128, 96, 300, 1, OPS_ACT_GELU_TANH, 3); /* GPT-2's MLP, smaller */
+    matmul_case(1, 1, 1, 49, 64, 40, 1, OPS_ACT_SILU, 4);
 }
 
 /* --- pools ---------------------------------------------------------------------------------- */

@@ -411,12 +411,12 @@ static const bad_case bad_cases[] = {
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"stride_h\": 0}}")
      OUTS("\"c\""), {"bad.json: node 'c': ", "'stride_h'", "out of range"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": \"swish\"}}")
-     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act': unknown value 'swish' (one of: none, relu, sigmoid, tanh, gelu)"}},
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act': unknown value 'swish' (one of: none, relu, sigmoid, tanh, gelu, silu, gelu_tanh, relu6, hardswish)"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"pad\": 1}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'pad' must be a name, got an integer (one of: explicit, same, valid)"}},
     /* integer codes are not part of the format: names only */
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": 3}}")
-     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got an integer (one of: none, relu, sigmoid, tanh, gelu)"}},
+     OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got an integer (one of: none, relu, sigmoid, tanh, gelu, silu, gelu_tanh, relu6, hardswish)"}},
     {HEAD XIN WCONV NODES("{\"name\": \"c\", \"op\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"params\": {\"act\": true}}")
      OUTS("\"c\""), {"bad.json: node 'c': parameter 'act' must be a name, got a boolean"}},
     {HEAD XIN NODES("{\"name\": \"c\", \"op\": \"clip\", \"inputs\": [\"x\"], \"params\": {\"lo\": \"0\"}}") OUTS("\"c\""),

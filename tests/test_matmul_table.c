@@ -75,7 +75,19 @@ static void test_keys(void) {
         CHECK_EQ_INT(mm_epi_find(mm_epi_name(e)), e);
     CHECK_EQ_INT(mm_epi_find("bias_gelu"), 5);
     CHECK_EQ_INT(mm_epi_find("tanh"), -1);
-    CHECK(!strcmp(mm_epi_name(6), "?"));
+    CHECK(!strcmp(mm_epi_name(MM_EPI_COUNT), "?"));
+    /* the index of (bias, act) and back: the first six keep their old indices */
+    CHECK_EQ_INT(mm_epi_index(1, 2), 5);
+    CHECK_EQ_INT(mm_epi_index(0, 3), 6);
+    CHECK(!strcmp(mm_epi_name(mm_epi_index(1, 4)), "bias_gelu_tanh"));
+    CHECK(!strcmp(mm_epi_name(mm_epi_index(0, MM_EPI_ACTS - 1)), "hardswish"));
+    CHECK_EQ_INT(mm_epi_index(0, MM_EPI_ACTS), -1);
+    for (int32_t e = 0; e < MM_EPI_COUNT; e++) {
+        int32_t b = -1, a = -1;
+        mm_epi_split(e, &b, &a);
+        CHECK_EQ_INT(mm_epi_index(b, a), e);
+        CHECK_EQ_INT(b, strncmp(mm_epi_name(e), "bias", 4) == 0);
+    }
 }
 
 static void test_lookup(void) {

@@ -12,7 +12,9 @@
  * graph_save_json (exact reload, alignment, determinism, no partial output), and export round trips
  * (import(export(g)) computes what g computes, for every op of the table via all_ops.json).
  * Shape subgraphs (tests/data/onnx/shapes, gen_shapes.py) fold to exactly the real tensor work,
- * and a tiny torchvision ViT of both torch exporters (gen_vit.py) matches torch's output.
+ * and a tiny torchvision ViT of both torch exporters (gen_vit.py) matches torch's output; so does
+ * a tiny Swin transformer (gen_swin.py), whose ScatterND masks fold at import and whose strided
+ * slices run as splits and reshapes (tests/data/onnx/scatter, gen_scatter.py: values and errors).
  * Run from the repository root (CTest does).
  */
 #include <dirent.h>
@@ -730,6 +732,81 @@ static void test_hardswish(void) {
     graph_free(g);
 }
 
+/* GPT-2's tanh-GELU over x (1,16) with the constant 0.5 as half; the tanh's output also a graph
+ * output when tanh_out. */
+static graph *gelu_tanh_graph(float half, int tanh_out) {
+    graph *g = graph_new("gelu_pattern");
+    int64_t d[2] = {1, 16};
+    int32_t x = graph_input(g, "x", 2, d);
+    int32_t h = graph_weight_const(g, "half", 0, NULL, half), c3 = graph_weight_const(g, "three", 0, NULL, 3.0f);
+    int32_t k = graph_weight_const(g, "k", 0, NULL, 0.044715f), one = graph_weight_const(g, "one", 0, NULL, 1.0f);
+    int32_t r = graph_weight_const(g, "r", 0, NULL, 0.7978845608f), p, t;
+    graph_add(g, NULL, OP_POW, NULL, 2, (int32_t[]){x, c3}, &p);
+    int32_t a = graph_ewadd(g, graph_ewmul(g, k, p), x);
+    graph_add(g, NULL, OP_TANH, NULL, 1, (int32_t[]){graph_ewmul(g, r, a)}, &t);
+    graph_mark_output(g, graph_ewmul(g, graph_ewadd(g, t, one), graph_ewmul(g, x, h)));
+    if (tanh_out)
+        graph_mark_output(g, t);
+    return g;
+}
+
+/* The graph g through ONNX (exported, imported again); NULL after a message. */
+static graph *through_onnx(const graph *g, const char *what) {
+    char err[1024];
+    size_t len = 0;
+    uint8_t *buf = onnx_export_buffer(g, &len, err, sizeof err);
+    graph *r = buf ? onnx_import_buffer(buf, len, what, NULL, NULL, err, sizeof err) : NULL;
+    if (!r)
+        fprintf(stderr, "%s: %s\n", what, err);
+    free(buf);
+    return r;
+}
+
+/* Activation subgraphs become one op at import (onnx_pattern.c): SiLU and GELU's tanh form, the
+ * latter moved before the reshape that follows its matmul; exported again, they come back. A
+ * squeeze-excitation gate, a wrong constant or an inner value read elsewhere keep the nodes. */
+static void test_act_patterns(void) {
+    char err[1024];
+    graph *g = imp(DATA "act_patterns.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    for (int pass = 0; pass < 2 && g; pass++) {
+        CHECK_EQ_INT(count_op(g, OP_SILU), 2);
+        CHECK_EQ_INT(count_op(g, OP_GELU_TANH), 1);
+        CHECK_EQ_INT(count_op(g, OP_SIGMOID), 1); /* the gate */
+        CHECK_EQ_INT(count_op(g, OP_EWMUL), 1);
+        CHECK_EQ_INT(count_op(g, OP_TANH) + count_op(g, OP_POW), 0);
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == OP_GELU_TANH) /* reads the matmul, before the reshape */
+                CHECK_EQ_INT(g->nodes[g->tensors[g->nodes[i].in[0]].producer].op, OP_MATMUL);
+        CHECK_EQ_INT(g->nodes[g->tensors[g->outputs[0]].producer].op, OP_RESHAPE);
+        if (pass == 0)
+            check_roundtrip(g, "act_patterns.onnx");
+        graph *r = pass == 0 ? through_onnx(g, "act_patterns export") : NULL;
+        graph_free(g);
+        g = r;
+    }
+    graph_free(g);
+    const struct {
+        float half;
+        int tanh_out, want;
+    } cases[] = {{0.5f, 0, 1}, {0.6f, 0, 0}, {0.5f, 1, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        graph *p = gelu_tanh_graph(cases[c].half, cases[c].tanh_out);
+        CHECK(graph_ok(p));
+        graph *r = through_onnx(p, "gelu pattern");
+        CHECK(r != NULL);
+        if (r) {
+            CHECK_EQ_INT(count_op(r, OP_GELU_TANH), cases[c].want);
+            CHECK_EQ_INT(count_op(r, OP_TANH), 1 - cases[c].want);
+            check_roundtrip(p, "gelu pattern");
+        }
+        graph_free(r);
+        graph_free(p);
+    }
+}
+
 static void test_export(void) {
     char err[1024];
     const char *crafted[] = {DATA "conv_ops.onnx", DATA "mlp_ops.onnx", DATA "typed.onnx", DATA "reduce_ops.onnx",
@@ -895,9 +972,102 @@ static void test_vit(void) {
     }
 }
 
+/* What swin_t's export asks beyond the shape subgraphs (tests/data/onnx/scatter, gen_scatter.py):
+ * ScatterND masks folded at import to the values onnxruntime gives (also checked by
+ * cli_onnx_ort.sh), Slice with steps at run time as splits and reshapes, and malformed ScatterND
+ * as one line naming the node. */
+static void test_scatter(void) {
+    char err[1024];
+    graph *g = imp_dim(DATA "scatter/scatter.onnx", "N", 2, err, sizeof err);
+    if (!g)
+        fprintf(stderr, "scatter.onnx: %s\n", err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->n_nodes, 1); /* x + the folded mask */
+        CHECK_EQ_INT(count_op(g, OP_EWADD), 1);
+        static const float zero[2 * 4 * 6];
+        const float *in[1] = {zero};
+        float **out = run(g, in);
+        CHECK(out != NULL);
+        static const float want[24] = {10.5f, -104, -3, -2, -1, 0, 3,    -2.5f, 2, 1.5f, 1, 0.5f,
+                                       1.5f,  5,    0,  5.25f, 6.5f, 7.75f, 0, 1,     1, 9,    1, 9};
+        for (int j = 0; out && j < 48; j++)
+            CHECK_NEAR(out[0][j], want[j % 24], 0);
+        free_outs(g, out);
+        graph_free(g);
+    }
+    g = imp_dim(DATA "scatter/slice_step.onnx", "N", 2, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_SPLIT), 9);
+        CHECK_EQ_INT(count_op(g, OP_RESHAPE), 14);
+        CHECK_EQ_INT(g->n_nodes, 24);
+        graph_free(g);
+    }
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {DATA "scatter/err_scatter_range.onnx",
+         "node 'bad' (ScatterND): index 4 (update 1, axis 0) is out of range for a dimension of 4"},
+        {DATA "scatter/err_scatter_neg.onnx",
+         "node 'bad' (ScatterND): index -7 (update 0, axis 1) is out of range for a dimension of 6"},
+        {DATA "scatter/err_scatter_updates.onnx",
+         "node 'bad' (ScatterND): updates of shape (3) do not fit data (4,6) and indices (2,2)"},
+        {DATA "scatter/err_scatter_rank.onnx",
+         "node 'bad' (ScatterND): index tuples of 3 values do not fit data of rank 2"},
+        {DATA "scatter/err_scatter_scalar.onnx", "node 'bad' (ScatterND): the indices are 0-d"},
+        {DATA "scatter/err_scatter_reduction.onnx",
+         "node 'bad' (ScatterND): reduction 'sum' is not one of none, add, mul, max, min"},
+        {DATA "scatter/err_scatter_runtime.onnx",
+         "unsupported operators: ScatterND (x1, first 'bad': ScatterND needs constant inputs (no such operator at "
+         "run time; 'x' is computed))"},
+        {DATA "scatter/err_slice_step.onnx",
+         "unsupported operators: Slice (x1, first 'y': a step of 3 over 7 of 7 elements at run time (the run of "
+         "3 x 3 does not fit))"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        g = imp_dim(bad[k].file, "N", 2, err, sizeof err);
+        CHECK(g == NULL);
+        graph_free(g);
+        CHECK_STR_CONTAINS(err, bad[k].msg);
+        CHECK(strncmp(err, bad[k].file, strlen(bad[k].file)) == 0 && strchr(err, '\n') == NULL);
+    }
+}
+
+/* A tiny torchvision Swin transformer (gen_swin.py) imports with --dim batch=2 into the tensor
+ * work of its two stages (the shifted-window mask folded, torch.roll as splits and concats,
+ * patch merging's strided slices, 6-D window partitions) and computes torch's output. */
+static void test_swin(void) {
+    char err[1024];
+    const char *in[1] = {DATA "swin_tiny.in.x.npy"};
+    graph *g = imp_dim(DATA "swin_tiny.onnx", "batch", 2, err, sizeof err);
+    if (!g)
+        fprintf(stderr, "swin_tiny.onnx: %s\n", err);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_EQ_INT(count_op(g, OP_CONV2D), 1);
+    CHECK_EQ_INT(count_op(g, OP_MATMUL), 26);
+    CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 11);
+    CHECK_EQ_INT(count_op(g, OP_SOFTMAX), 4);
+    CHECK_EQ_INT(count_op(g, OP_CONCAT), 5);
+    CHECK_EQ_INT(count_op(g, OP_SPLIT), 14);
+    CHECK_EQ_INT(count_op(g, OP_TRANSPOSE), 22);
+    CHECK_EQ_INT(count_op(g, OP_RESHAPE), 39);
+    CHECK_EQ_INT(g->n_nodes, 188);
+    int rank6 = 0; /* the window partition: (B, H/w, w, W/w, w, C) */
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        rank6 += g->nodes[i].op == OP_TRANSPOSE && g->tensors[g->nodes[i].out[0]].shape.rank == 6;
+    CHECK(rank6 >= 4);
+    CHECK(ref_err(g, in, DATA "swin_tiny.out.y.npy") < 1e-4);
+    graph_free(g);
+}
+
 int main(void) {
     test_shapes();
     test_vit();
+    test_scatter();
+    test_swin();
     test_errors();
     test_corruption();
     test_data_kinds();
@@ -905,6 +1075,7 @@ int main(void) {
     test_sidecar();
     test_export();
     test_hardswish();
+    test_act_patterns();
     test_real_models();
     return TEST_REPORT();
 }

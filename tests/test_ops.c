@@ -125,6 +125,14 @@ static double act_d(int act, double v) {
         return tanh(v);
     case OPS_ACT_GELU:
         return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case OPS_ACT_SILU:
+        return v / (1.0 + exp(-v));
+    case OPS_ACT_GELU_TANH:
+        return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+    case OPS_ACT_RELU6:
+        return v < 0 ? 0 : v > 6 ? 6 : v;
+    case OPS_ACT_HARDSWISH:
+        return v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5));
     default:
         return v;
     }
@@ -214,6 +222,30 @@ static void test_table(void) {
     CHECK(ops_act_apply(OPS_ACT_NONE, -3.0f) == -3.0f);
     CHECK_NEAR(ops_act_apply(OPS_ACT_SIGMOID, 0.0f), 0.5, 0);
     CHECK_NEAR(ops_act_apply(OPS_ACT_GELU, 1.0f), 0.841344746, 1e-7);
+    CHECK(ops_act_apply(OPS_ACT_RELU6, 7.5f) == 6.0f && ops_act_apply(OPS_ACT_RELU6, -1.0f) == 0.0f);
+    CHECK(ops_act_apply(OPS_ACT_RELU6, 2.5f) == 2.5f && isnan(ops_act_apply(OPS_ACT_RELU6, NAN)));
+    CHECK(ops_act_apply(OPS_ACT_HARDSWISH, 3.0f) == 3.0f && ops_act_apply(OPS_ACT_HARDSWISH, -3.0f) == 0.0f);
+    CHECK_NEAR(ops_act_apply(OPS_ACT_SILU, 1.0f), 0.7310585786300049, 1e-7);
+    CHECK_NEAR(ops_act_apply(OPS_ACT_GELU_TANH, 1.0f), 0.8411919906082768, 1e-7);
+    /* every activation but relu6 is an op of the same name; relu6 is clip 0..6 */
+    for (int a = OPS_ACT_RELU; a < OPS_ACT_COUNT; a++) {
+        int op = ops_find(ops_act_names[a]);
+        if (a == OPS_ACT_RELU6) {
+            CHECK(op < 0);
+            continue;
+        }
+        CHECK(op >= 0 && (int)ops_table[op].act == a && (int)ops_act_of((ops_type)op, NULL) == a);
+    }
+    ops_params cp = defaults(OP_CLIP);
+    CHECK(ops_act_of(OP_CLIP, &cp) == OPS_ACT_NONE);
+    cp.v[PM_LO] = ops_f2p(0.0f);
+    cp.v[PM_HI] = ops_f2p(6.0f);
+    CHECK(ops_act_of(OP_CLIP, &cp) == OPS_ACT_RELU6);
+    cp.v[PM_HI] = ops_f2p(1.0f); /* hardsigmoid's clip */
+    CHECK(ops_act_of(OP_CLIP, &cp) == OPS_ACT_NONE && ops_act_of(OP_EWADD, NULL) == OPS_ACT_NONE);
+    CHECK_NEAR(ops_act_gain(OPS_ACT_RELU), 2.0, 0);
+    CHECK_NEAR(ops_act_gain(OPS_ACT_NONE), 2.0, 0);
+    CHECK_NEAR(ops_act_gain(OPS_ACT_SILU), 1.0 / 0.3558, 1e-12);
 }
 
 /* The facts other modules read from the table instead of lists of their own. */
@@ -228,8 +260,9 @@ static void test_table_facts(void) {
         /* the axioms cover the generation set */
         CHECK_EQ_INT(d->z3 != NULL, d->gen);
         CHECK(!d->z3 || !strcmp(d->z3, d->name));
-        /* every op reaches ONNX: its own op type, gelu through erf, generators as initializers */
-        CHECK(d->onnx.op != NULL || op == OP_GELU || d->max_in == 0);
+        /* every op reaches ONNX: its own op type, gelu through erf, silu and gelu_tanh as their
+         * patterns, generators as initializers */
+        CHECK(d->onnx.op != NULL || op == OP_GELU || op == OP_SILU || op == OP_GELU_TANH || d->max_in == 0);
     }
     ops_params p = defaults(OP_RELU);
     ops_shape x = SHAPE(1, 1, 4, 4);
@@ -288,7 +321,7 @@ static void test_params(void) {
     EXPECT_ERR(OP_CONV2D, &p, 2, in, "conv2d: parameter 'stride_h' = 17 out of range 1..16");
     p = defaults(OP_CONV2D);
     p.v[PM_ACT] = 9;
-    EXPECT_ERR(OP_CONV2D, &p, 2, in, "conv2d: parameter 'act' = 9 is not one of none|relu|sigmoid|tanh|gelu");
+    EXPECT_ERR(OP_CONV2D, &p, 2, in, "conv2d: parameter 'act' = 9 is not one of none|relu|sigmoid|tanh|gelu|silu|gelu_tanh|relu6|hardswish");
     p = defaults(OP_CONV2D);
     p.v[PM_PAD] = -1;
     EXPECT_ERR(OP_CONV2D, &p, 2, in, "conv2d: parameter 'pad' = -1 is not one of explicit|same|valid");
@@ -624,6 +657,10 @@ static void test_conv2d(void) {
         {1, 2, 5, 300, 9, 3, 3, 2, 2, 1, 1, 1, OPS_PAD_SAME, 0, 0, 0, 0, 0, OPS_ACT_NONE},       /* OW > tile */
         {1, 3, 6, 7, 4, 7, 7, 1, 1, 1, 1, 1, OPS_PAD_SAME, 0, 0, 0, 0, 1, OPS_ACT_NONE},         /* kernel > input */
         {2, 4, 7, 7, 8, 3, 3, 2, 2, 1, 1, 2, OPS_PAD_EXPLICIT, 3, 0, 2, 1, 0, OPS_ACT_RELU},
+        {1, 5, 9, 8, 7, 3, 3, 1, 1, 1, 1, 1, OPS_PAD_SAME, 0, 0, 0, 0, 1, OPS_ACT_SILU},
+        {1, 6, 8, 9, 6, 3, 3, 1, 1, 1, 1, 6, OPS_PAD_SAME, 0, 0, 0, 0, 1, OPS_ACT_HARDSWISH}, /* depthwise */
+        {1, 4, 7, 7, 8, 1, 1, 1, 1, 1, 1, 1, OPS_PAD_EXPLICIT, 0, 0, 0, 0, 0, OPS_ACT_RELU6},
+        {1, 3, 6, 6, 5, 3, 3, 2, 2, 1, 1, 1, OPS_PAD_VALID, 0, 0, 0, 0, 1, OPS_ACT_GELU_TANH},
     };
     for (int i = 0; i < NELEM(cases); i++)
         conv_random_case(&cases[i], 100 + (uint64_t)i);
@@ -771,6 +808,10 @@ static void test_matmul(void) {
     matmul_random_case(SHAPE(1, 64), SHAPE(64, 10), SHAPE(1, 10), 1, OPS_ACT_GELU, 4);
     matmul_random_case(SHAPE(2, 1, 16, 8), SHAPE(1, 3, 8, 5), SHAPE(2, 3, 16, 5), 0, OPS_ACT_TANH, 5);
     matmul_random_case(SHAPE(4, 24, 16), SHAPE(16, 8), SHAPE(4, 24, 8), 1, OPS_ACT_SIGMOID, 6);
+    matmul_random_case(SHAPE(7, 40), SHAPE(40, 33), SHAPE(7, 33), 1, OPS_ACT_SILU, 7);
+    matmul_random_case(SHAPE(2, 9, 12), SHAPE(12, 20), SHAPE(2, 9, 20), 1, OPS_ACT_GELU_TANH, 8);
+    matmul_random_case(SHAPE(6, 300), SHAPE(300, 5), SHAPE(6, 5), 0, OPS_ACT_RELU6, 9);
+    matmul_random_case(SHAPE(3, 16), SHAPE(16, 70), SHAPE(3, 70), 1, OPS_ACT_HARDSWISH, 10);
     /* shape errors */
     ops_params e = defaults(OP_MATMUL);
     ops_shape e1[2] = {SHAPE(3), SHAPE(3, 2)};
@@ -998,6 +1039,30 @@ static void test_unary(void) {
         CHECK(isnan(r.y[0][4]) && r.y[0][5] == 0.0f);
         result_free(&r);
     }
+    if (run(OP_SILU, &p, 1, &in, xs, &r) == 0) { /* x * sigmoid(x) */
+        CHECK_NEAR(r.y[0][1], 0.0, 0);
+        CHECK_NEAR(r.y[0][0], -0.2689414213699951, 1e-7);
+        CHECK_NEAR(r.y[0][2], 1.7615941559557649, 1e-7);
+        result_free(&r);
+    }
+    if (run(OP_GELU_TANH, &p, 1, &in, xs, &r) == 0) { /* torch gelu(approximate="tanh") in double */
+        CHECK_NEAR(r.y[0][1], 0.0, 0);
+        CHECK_NEAR(r.y[0][3], 0.8411919906082768, 1e-7);
+        CHECK_NEAR(r.y[0][0], -0.15880800939172324, 1e-7);
+        result_free(&r);
+    }
+    float sx[5] = {-INFINITY, INFINITY, NAN, -100.0f, 100.0f}; /* the far ends and NaN */
+    const float *sxs[1] = {sx};
+    if (run(OP_SILU, &p, 1, &in, sxs, &r) == 0) {
+        CHECK(isnan(r.y[0][0]) && r.y[0][1] == INFINITY && isnan(r.y[0][2]));
+        CHECK(r.y[0][3] > -1e-40f && r.y[0][3] <= 0.0f && r.y[0][4] == 100.0f);
+        result_free(&r);
+    }
+    if (run(OP_GELU_TANH, &p, 1, &in, sxs, &r) == 0) {
+        CHECK(isnan(r.y[0][0]) && r.y[0][1] == INFINITY && isnan(r.y[0][2]));
+        CHECK(r.y[0][3] == 0.0f && r.y[0][4] == 100.0f);
+        result_free(&r);
+    }
     if (run(OP_SQRT, &p, 1, &in, xs, &r) == 0) {
         CHECK(isnan(r.y[0][0]));
         CHECK(r.y[0][2] == sqrtf(2.0f) && r.y[0][4] == 2.0f && r.y[0][1] == 0.0f);
@@ -1008,7 +1073,7 @@ static void test_unary(void) {
     int64_t n = numel(&rin);
     float *xr = rand_buf(n, 11, -6, 6);
     const float *xrs[1] = {xr};
-    const ops_type un[] = {OP_RELU, OP_SIGMOID, OP_TANH, OP_GELU, OP_ERF, OP_HARDSWISH, OP_SQRT};
+    const ops_type un[] = {OP_RELU, OP_SIGMOID, OP_TANH, OP_GELU, OP_ERF, OP_HARDSWISH, OP_SQRT, OP_SILU, OP_GELU_TANH};
     for (int u = 0; u < NELEM(un); u++) {
         if (run(un[u], &p, 1, &rin, xrs, &r) < 0)
             continue;
@@ -1034,6 +1099,12 @@ static void test_unary(void) {
             case OP_HARDSWISH:
                 want[i] = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5));
                 break;
+            case OP_SILU:
+                want[i] = act_d(OPS_ACT_SILU, v);
+                break;
+            case OP_GELU_TANH:
+                want[i] = act_d(OPS_ACT_GELU_TANH, v);
+                break;
             default:
                 want[i] = v < 0 ? NAN : sqrt(v);
                 break;
@@ -1058,6 +1129,8 @@ static void test_unary(void) {
     EXPECT_ERR(OP_ERF, &p, 2, two, "erf: 2 inputs");
     EXPECT_ERR(OP_SQRT, &p, 2, two, "sqrt: 2 inputs");
     EXPECT_ERR(OP_HARDSWISH, &p, 2, two, "hardswish: 2 inputs, expected 1");
+    EXPECT_ERR(OP_SILU, &p, 2, two, "silu: 2 inputs, expected 1");
+    EXPECT_ERR(OP_GELU_TANH, &p, 0, two, "gelu_tanh: 0 inputs, expected 1");
     ops_shape zero = SHAPE(0);
     EXPECT_ERR(OP_RELU, &p, 1, &zero, "relu: input 0 (x) has dim 0 = 0");
 }

@@ -929,6 +929,87 @@ int ox_eval_binary(ox_ctx *c, int op, ox_const *a, ox_const *b, ox_const *out) {
     return OX_OK;
 }
 
+/* Every index of ScatterND's idx (m tuples of k) inside x's dims [-v, v-1]. */
+static int ox_scatter_check(ox_ctx *c, const ox_const *x, const ox_const *idx, int64_t k, int64_t m) {
+    for (int64_t j = 0; j < m * k; j++) {
+        int64_t v = x->shape.dims[j % k], at = idx->i[j];
+        if (at < -v || at >= v)
+            return ox_fail(c, "index %lld (update %lld, axis %d) is out of range for a dimension of %lld",
+                           (long long)at, (long long)(j / k), (int)(j % k), (long long)v);
+    }
+    return OX_OK;
+}
+
+/* ScatterND: a copy of x with slices replaced (or combined, by red) at the positions that the
+ * last axis of idx lists. Every index is checked before anything is written: a malformed model
+ * gets a message naming the index, never a write out of bounds. */
+int ox_eval_scatter_nd(ox_ctx *c, ox_const *x, ox_const *idx, ox_const *upd, int red, ox_const *out) {
+    if (ox_const_load(c, x) != OX_OK || ox_const_load(c, upd) != OX_OK)
+        return OX_ERR;
+    if (!idx->is_int)
+        return ox_fail(c, "the indices must be integers");
+    if (x->is_int != upd->is_int)
+        return ox_fail(c, "data and updates have different element types");
+    int32_t r = x->shape.rank, q = idx->shape.rank;
+    if (q < 1)
+        return ox_fail(c, "the indices are 0-d (index tuples along a last axis are needed)");
+    int64_t k = idx->shape.dims[q - 1];
+    if (r < 1 || k < 1 || k > r)
+        return ox_fail(c, "index tuples of %lld values do not fit data of rank %d", (long long)k, (int)r);
+    /* updates: idx's dims without the last, then x's dims after the first k */
+    int32_t ur = q - 1 + r - (int32_t)k;
+    int ok = upd->shape.rank == ur;
+    for (int32_t d = 0; ok && d < ur; d++)
+        ok = upd->shape.dims[d] == (d < q - 1 ? idx->shape.dims[d] : x->shape.dims[k + d - (q - 1)]);
+    if (!ok) {
+        char b1[160], b2[160], b3[160];
+        return ox_fail(c, "updates of shape %s do not fit data %s and indices %s",
+                       ops_shape_str(&upd->shape, b1, sizeof b1), ops_shape_str(&x->shape, b2, sizeof b2),
+                       ops_shape_str(&idx->shape, b3, sizeof b3));
+    }
+    if (ox_check_fold(c, &x->shape, x->is_int) != OX_OK)
+        return OX_ERR;
+    int64_t xs[OPS_MAX_DIMS], inner = 1, m = ox_numel(&idx->shape) / k;
+    ox_strides(&x->shape, xs);
+    for (int32_t d = (int32_t)k; d < r; d++)
+        inner *= x->shape.dims[d];
+    if (ox_scatter_check(c, x, idx, k, m) != OX_OK)
+        return OX_ERR;
+    ox_const res;
+    ox_const_alloc(&res, &x->shape, x->is_int); /* in memory, whatever x's source */
+    size_t es = ox_esize(x);
+    memcpy(ox_wbytes(&res), ox_bytes(x), (size_t)ox_numel(&x->shape) * es);
+    for (int64_t j = 0; j < m; j++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < k; d++) {
+            int64_t at = idx->i[j * k + d];
+            off += (at < 0 ? at + x->shape.dims[d] : at) * xs[d];
+        }
+        for (int64_t e = 0; e < inner; e++) {
+            int64_t o = off + e, u = j * inner + e;
+            if (red == 0) {
+                memcpy(ox_wbytes(&res) + o * es, ox_bytes(upd) + u * es, es);
+                continue;
+            }
+            if (!res.is_int) {
+                float *dst = &res.f[o], y = upd->f[u];
+                *dst = red == '+' ? *dst + y : red == '*' ? *dst * y : red == 'M' ? fmaxf(*dst, y) : fminf(*dst, y);
+                continue;
+            }
+            int64_t *dst = &res.i[o], y = upd->i[u];
+            if (red == 'M' || red == 'm')
+                *dst = (red == 'M') == (y > *dst) ? y : *dst;
+            else if (ox_int_op(c, red, *dst, y, dst) != OX_OK) {
+                ox_const_free(&res);
+                return OX_ERR;
+            }
+        }
+    }
+    res.synthetic = x->synthetic || idx->synthetic || upd->synthetic;
+    *out = res;
+    return OX_OK;
+}
+
 int ox_eval_table(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, ox_const **in,
                   int32_t *n_out, ox_const *out) {
     ops_shape in_sh[OPS_MAX_INPUTS], out_sh[OPS_MAX_OUTPUTS];

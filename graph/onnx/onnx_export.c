@@ -3,7 +3,8 @@
  * Nodes are emitted in the graph's topological order, one or a few ONNX nodes per op-table node:
  * most ops by the op table's ONNX form (ops.h ops_onnx: op type, attributes, integer pass-through;
  * ex_plain), the others by a special case (ex_special): fused activations become Relu / Sigmoid /
- * Tanh nodes and GELU its Erf form, matmul biases an Add (or Gemm for matrices), enlarge a Pad
+ * Tanh / HardSwish / Clip nodes, GELU its Erf form, SiLU Sigmoid and Mul, GELU's tanh form the
+ * pattern GPT-2's export writes (the importer finds both again, onnx_pattern.c), matmul biases an Add (or Gemm for matrices), enlarge a Pad
  * of the kernel; pad modes become explicit pads from ops_window2d, and the constant generators
  * (const_imm, ...) initializers with their values. Every
  * weight is an initializer (float32, raw little-endian data); a weight read only as gather ids
@@ -231,6 +232,29 @@ static const char *ex_in(ex_ctx *x, int32_t t, int want_int) {
     return cache[t];
 }
 
+/* GELU's tanh form as transformers' GPT-2 export writes it (ONNX's Gelu with approximate "tanh"
+ * needs opset 20), the pattern the importer recognises:
+ * (x * 0.5) * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))). */
+static void ex_gelu_tanh(ex_ctx *x, const char *base, const char *in, const char *out) {
+    const char *half = ex_scalar(x, base, "half", 0.5f), *three = ex_scalar(x, base, "three", 3.0f);
+    const char *k = ex_scalar(x, base, "k", 0.044715f), *one = ex_scalar(x, base, "one", 1.0f);
+    const char *r = ex_scalar(x, base, "sqrt_2_over_pi", 0.79788456080286535588f);
+    const char *h = ex_fresh(x, base, "gelu_half"), *p = ex_fresh(x, base, "gelu_pow");
+    const char *pk = ex_fresh(x, base, "gelu_cube"), *a = ex_fresh(x, base, "gelu_inner");
+    const char *ar = ex_fresh(x, base, "gelu_scaled"), *t = ex_fresh(x, base, "gelu_tanh");
+    const char *t1 = ex_fresh(x, base, "gelu_one_plus");
+    const char *i1[2] = {in, half}, *i2[2] = {in, three}, *i3[2] = {p, k}, *i4[2] = {in, pk}, *i5[2] = {a, r};
+    const char *i6[2] = {t, one}, *i7[2] = {h, t1};
+    ex_node(x, "Mul", ex_fresh(x, base, "gelu_half_node"), 2, i1, 1, &h);
+    ex_node(x, "Pow", ex_fresh(x, base, "gelu_pow_node"), 2, i2, 1, &p);
+    ex_node(x, "Mul", ex_fresh(x, base, "gelu_cube_node"), 2, i3, 1, &pk);
+    ex_node(x, "Add", ex_fresh(x, base, "gelu_inner_node"), 2, i4, 1, &a);
+    ex_node(x, "Mul", ex_fresh(x, base, "gelu_scaled_node"), 2, i5, 1, &ar);
+    ex_node(x, "Tanh", ex_fresh(x, base, "gelu_tanh_node"), 1, &ar, 1, &t);
+    ex_node(x, "Add", ex_fresh(x, base, "gelu_one_plus_node"), 2, i6, 1, &t1);
+    ex_node(x, "Mul", ex_fresh(x, base, "gelu_out_node"), 2, i7, 1, &out);
+}
+
 /* Apply a fused activation to value 'in', writing value 'out'. */
 static void ex_act(ex_ctx *x, ops_act act, const char *base, const char *in, const char *out) {
     switch (act) {
@@ -258,6 +282,23 @@ static void ex_act(ex_ctx *x, ops_act act, const char *base, const char *in, con
         ex_node(x, "Mul", ex_fresh(x, base, "gelu_half_node"), 2, i5, 1, &out);
         break;
     }
+    case OPS_ACT_SILU: { /* x * sigmoid(x) (ONNX has no SiLU before opset 24) */
+        const char *sg = ex_fresh(x, base, "silu_sigmoid"), *i2[2] = {in, sg};
+        ex_node(x, "Sigmoid", ex_fresh(x, base, "silu_sigmoid_node"), 1, &in, 1, &sg);
+        ex_node(x, "Mul", ex_fresh(x, base, "silu_mul_node"), 2, i2, 1, &out);
+        break;
+    }
+    case OPS_ACT_GELU_TANH:
+        ex_gelu_tanh(x, base, in, out);
+        break;
+    case OPS_ACT_RELU6: {
+        const char *i3[3] = {in, ex_scalar(x, base, "zero", 0.0f), ex_scalar(x, base, "six", 6.0f)};
+        ex_node(x, "Clip", ex_fresh(x, base, "relu6"), 3, i3, 1, &out);
+        break;
+    }
+    case OPS_ACT_HARDSWISH:
+        ex_node(x, "HardSwish", ex_fresh(x, base, "hardswish"), 1, &in, 1, &out);
+        break;
     case OPS_ACT_COUNT:
         break;
     }
@@ -356,9 +397,9 @@ static void ex_conv_matmul(ex_ctx *x, const graph_node *nd) {
     x->isint[nd->out[0]] = 0;
 }
 
-/* gelu: ONNX (opset 17) has no Gelu; its erf form. */
-static void ex_gelu(ex_ctx *x, const graph_node *nd) {
-    ex_act(x, OPS_ACT_GELU, nd->name, ex_in(x, nd->in[0], 0), x->g->tensors[nd->out[0]].name);
+/* gelu, gelu_tanh, silu: ONNX (opset 17) has none of them; their patterns (ex_act). */
+static void ex_act_op(ex_ctx *x, const graph_node *nd) {
+    ex_act(x, ops_table[nd->op].act, nd->name, ex_in(x, nd->in[0], 0), x->g->tensors[nd->out[0]].name);
 }
 
 /* clip: the bounds are inputs in ONNX. */
@@ -448,7 +489,9 @@ static void ex_gather(ex_ctx *x, const graph_node *nd) {
 static const ex_special_fn ex_special[OP_COUNT] = {
     [OP_CONV2D] = ex_conv_matmul,
     [OP_MATMUL] = ex_conv_matmul,
-    [OP_GELU] = ex_gelu,
+    [OP_GELU] = ex_act_op,
+    [OP_GELU_TANH] = ex_act_op,
+    [OP_SILU] = ex_act_op,
     [OP_CLIP] = ex_clip,
     [OP_RESHAPE] = ex_reshape,
     [OP_SPLIT] = ex_split,

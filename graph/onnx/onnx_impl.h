@@ -2,7 +2,8 @@
  * initializers, the walk over the nodes, the report), onnx_util.c (messages, names, the value
  * table, weights, node helpers, attributes: the helpers every other file uses), onnx_const.c
  * (constant tensors and their evaluation at import), onnx_ops.c (one converter per ONNX operator),
- * onnx_wire.c (the nesting limit, checked on the wire format before protobuf-c unpacks).
+ * onnx_wire.c (the nesting limit, checked on the wire format before protobuf-c unpacks),
+ * onnx_pattern.c (activation subgraphs recognised after the walk: SiLU, tanh-GELU).
  *
  * Every ONNX value name maps to one ox_val: a runtime tensor of the graph, a constant held on
  * the host (folded at import), or poisoned (downstream of an unsupported node). Converters read
@@ -212,6 +213,9 @@ int ox_eval_slice(ox_ctx *c, ox_const *x, int32_t n_axes, const int64_t *starts,
                   const int64_t *axes, const int64_t *steps, ox_const *out);
 int ox_eval_expand(ox_ctx *c, ox_const *x, const ops_shape *to, ox_const *out);
 int ox_eval_where(ox_ctx *c, ox_const *cond, ox_const *x, ox_const *y, ox_const *out);
+/* ScatterND of x at idx (last axis: index tuples) with upd; red: 0 (replace), '+', '*', 'M' (max),
+ * 'm' (min). Out-of-range indices and misfitting shapes are OX_ERR naming them. */
+int ox_eval_scatter_nd(ox_ctx *c, ox_const *x, ox_const *idx, ox_const *upd, int red, ox_const *out);
 /* Elementwise binary ops with numpy broadcasting. op: '+', '-', '*', '/', '^' (pow), '%' (Mod,
  * fmod 0: the remainder has the divisor's sign; integers only), 'f' (Mod, fmod 1: the dividend's
  * sign), 'M' (Max), 'm' (Min), '=' (Equal), '<', '>', 'l' (<=), 'g' (>=), '&' (And), '|' (Or),
@@ -224,6 +228,13 @@ int ox_broadcast(ox_ctx *c, const ops_shape *a, const ops_shape *b, ops_shape *o
 /* Evaluate an op-table operator on constant inputs with its CPU reference (float32). */
 int ox_eval_table(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, ox_const **in,
                   int32_t *n_out, ox_const *out);
+
+/* --- activation patterns (onnx_pattern.c) ---------------------------------------------------- */
+/* Mul(x, Sigmoid(x)) becomes silu, transformers' tanh-GELU subgraph gelu_tanh, in the imported
+ * graph with its outputs marked; the nodes left unread are dropped (graph_compact: ids change),
+ * and such an act reading a reshape of a conv2d's or matmul's output moves before the reshape.
+ * The counts (may be NULL). */
+void ox_find_patterns(graph *g, int32_t *n_silu, int32_t *n_gelu_tanh);
 
 /* --- wire format (onnx_wire.c) -------------------------------------------------------------- */
 #define OX_MAX_NESTING 64 /* messages nested deeper than this are refused before protobuf-c unpacks */

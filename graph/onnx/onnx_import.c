@@ -694,6 +694,7 @@ graph *onnx_import_buffer(const void *data, size_t len, const char *where, const
             goto done;
         }
     }
+    ox_find_patterns(c.g, NULL, NULL); /* SiLU and tanh-GELU subgraphs: one op each */
     graph_compact(c.g);
     char verr[GRAPH_ERR_LEN];
     if (graph_validate(c.g, verr, sizeof verr) < 0) {

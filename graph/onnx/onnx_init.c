@@ -5,7 +5,7 @@
  *   a Conv / ConvTranspose kernel, a MatMul or Gemm operand: normal, std sqrt(gain / fan_in), fan_in
  *   the number of products summed per output (Gemm's transA/transB and a Transpose in between
  *   are followed), gain 2 (He: ReLU or none) or that of the SiLU / HardSwish / Tanh applied
- *   next; BatchNormalization scale 1, bias 0, mean 0, var 1; Layer/Instance/Group normalisation
+ *   next (the op table's ops_act_gain); BatchNormalization scale 1, bias 0, mean 0, var 1; Layer/Instance/Group normalisation
  *   scale 1, bias 0; a bias (Conv, Gemm C, Add, Sub) 0; a Mul/Div factor 1; an embedding table
  *   (Gather data) normal with std 1. Other weights keep the legacy values.
  * Residual networks: a branch added back onto its own input (x + f(x)) would double the variance
@@ -57,9 +57,19 @@ static int ox_is_initializer(const Onnx__GraphProto *gp, const char *name) {
     return 0;
 }
 
+/* The activation an ONNX op type is: the op-table op of that ONNX type (ops_desc.onnx) with an
+ * activation (ops_desc.act), or OPS_ACT_NONE. */
+static ops_act ox_onnx_act(const char *op_type) {
+    for (int op = 0; op < OP_COUNT; op++)
+        if (ops_table[op].act != OPS_ACT_NONE && ops_table[op].onnx.op && !strcmp(ops_table[op].onnx.op, op_type))
+            return ops_table[op].act;
+    return OPS_ACT_NONE;
+}
+
 /* 1 / E[act(x)^2] for x ~ N(0,1): the gain that keeps the second moment through the activation
  * applied to `name` (a kernel's output, looked at through a BatchNormalization or a constant
- * bias): SiLU (x * Sigmoid(x)) 1/0.3558, HardSwish 1/0.3316, Tanh 1/0.3943, else He's 2 (ReLU). */
+ * bias), the op table's ops_act_gain: an activation op by its ONNX type, SiLU as x * Sigmoid(x)
+ * (a Sigmoid alone is no activation here: a gate); else He's 2 (ReLU). */
 static double ox_act_gain(const Onnx__GraphProto *gp, const char *name, int depth) {
     for (size_t k = 0; name && depth < 3 && k < gp->n_node; k++) {
         const Onnx__NodeProto *m = gp->node[k];
@@ -72,18 +82,17 @@ static double ox_act_gain(const Onnx__GraphProto *gp, const char *name, int dept
                 at = (int)i;
         if (at < 0)
             continue;
-        if (!strcmp(op, "HardSwish"))
-            return 1.0 / 0.3316;
-        if (!strcmp(op, "Tanh"))
-            return 1.0 / 0.3943;
-        if (!strcmp(op, "Sigmoid")) { /* SiLU when a Mul takes both the value and its sigmoid */
+        ops_act act = ox_onnx_act(op);
+        if (act == OPS_ACT_SIGMOID) { /* SiLU when a Mul takes both the value and its sigmoid */
             for (size_t j = 0; j < gp->n_node; j++) {
                 const Onnx__NodeProto *u = gp->node[j];
                 if (u->op_type && !strcmp(u->op_type, "Mul") && u->n_input == 2 && u->input[0] && u->input[1] &&
                     ((!strcmp(u->input[0], name) && !strcmp(u->input[1], m->output[0])) ||
                      (!strcmp(u->input[1], name) && !strcmp(u->input[0], m->output[0]))))
-                    return 1.0 / 0.3558;
+                    return ops_act_gain(OPS_ACT_SILU);
             }
+        } else if (act != OPS_ACT_NONE) {
+            return ops_act_gain(act);
         }
         if ((!strcmp(op, "BatchNormalization") && at == 0) ||
             (!strcmp(op, "Add") && m->n_input == 2 && ox_is_initializer(gp, m->input[1 - at])))

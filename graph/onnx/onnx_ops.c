@@ -706,6 +706,30 @@ static int cv_gather_elements(ox_ctx *c) {
     return ox_set_const(c, 0, &r);
 }
 
+/* ScatterND builds masks from constants (swin's shifted-window attention mask): folded at
+ * import; there is no such operator at run time. */
+static int cv_scatter_nd(ox_ctx *c) {
+    ox_val *x, *idx, *upd;
+    if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &idx) != OX_OK || need_in(c, 2, &upd) != OX_OK)
+        return OX_ERR;
+    if (!is_const(x) || !is_const(idx) || !is_const(upd))
+        return ox_unsup(c, "ScatterND needs constant inputs (no such operator at run time; '%s' is computed)",
+                        !is_const(x) ? x->name : !is_const(idx) ? idx->name : upd->name);
+    char mode[16];
+    if (ox_attr_str(c, "reduction", "none", mode, sizeof mode) != OX_OK)
+        return OX_ERR;
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    static const int reds[] = {0, '+', '*', 'M', 'm'};
+    for (int k = 0; k < 5; k++)
+        if (!strcmp(mode, names[k])) {
+            ox_const r;
+            if (ox_eval_scatter_nd(c, &x->c, &idx->c, &upd->c, reds[k], &r) != OX_OK)
+                return OX_ERR;
+            return ox_set_const(c, 0, &r);
+        }
+    return ox_fail(c, "reduction '%s' is not one of none, add, mul, max, min", mode);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * reshaping and data movement
  */
@@ -1045,6 +1069,63 @@ static int cv_split(ox_ctx *c) {
     return rc;
 }
 
+/* Elements [lo, lo + len) of tensor t along axis a, as a split keeping that part (named name, or
+ * a helper name when NULL). */
+static int slice_split(ox_ctx *c, int32_t t, int32_t a, int64_t lo, int64_t len, const char *name, int32_t *out) {
+    int64_t dim = c->g->tensors[t].shape.dims[a];
+    ops_params p;
+    ops_params_default(OP_SPLIT, &p);
+    p.v[PM_AXIS] = a;
+    p.n_list = 0;
+    if (lo > 0)
+        p.list[p.n_list++] = lo;
+    int32_t keep = p.n_list;
+    p.list[p.n_list++] = len;
+    if (lo + len < dim)
+        p.list[p.n_list++] = dim - lo - len;
+    p.v[PM_PARTS] = p.n_list;
+    const char *names[OPS_MAX_OUTPUTS] = {0};
+    names[keep] = name;
+    int32_t outs[OPS_MAX_OUTPUTS];
+    int rc = ox_node(c, OP_SPLIT, &p, 1, &t, names, outs);
+    if (rc == OX_OK)
+        *out = outs[keep];
+    return rc;
+}
+
+/* Elements lo, lo + p, ... (below hi; at least two) of tensor t along axis a at run time: a run of
+ * n * p elements that holds them at one phase, reshaped to (n, p) there, the phase's column
+ * split off and the axis reshaped back (swin's patch merging: x[..., 0::2, 1::2, :]). */
+static int slice_strided(ox_ctx *c, int32_t t, int32_t a, int64_t lo, int64_t hi, int64_t p, const char *name,
+                         int32_t *out) {
+    ops_shape s = c->g->tensors[t].shape;
+    int64_t dim = s.dims[a], n = (hi - lo - 1) / p + 1; /* n >= 2: (n - 1) * p < dim, n * p < 2 * dim */
+    if (n * p > dim)
+        return ox_unsup(c, "a step of %lld over %lld of %lld elements at run time (the run of %lld x %lld does not "
+                           "fit)", (long long)p, (long long)(hi - lo), (long long)dim, (long long)n, (long long)p);
+    if (s.rank >= OPS_MAX_DIMS)
+        return ox_unsup(c, "a step of %lld at run time on a tensor of rank %d (at most %d)", (long long)p,
+                        (int)s.rank, OPS_MAX_DIMS - 1);
+    int64_t o = lo + n * p <= dim ? lo : dim - n * p; /* lo - p < o <= lo: lo is in the run's first row */
+    int rc = OX_OK;
+    if (n * p < dim)
+        rc = slice_split(c, t, a, o, n * p, NULL, &t);
+    ops_shape r = s;
+    r.rank = s.rank + 1;
+    for (int32_t d = s.rank; d > a; d--)
+        r.dims[d] = s.dims[d - 1];
+    r.dims[a] = n;
+    r.dims[a + 1] = p;
+    if (rc == OX_OK)
+        rc = ox_reshape(c, t, &r, NULL, &t);
+    if (rc == OX_OK)
+        rc = slice_split(c, t, a + 1, lo - o, 1, NULL, &t);
+    s.dims[a] = n;
+    if (rc == OX_OK)
+        rc = ox_reshape(c, t, &s, name, out);
+    return rc;
+}
+
 static int cv_slice(ox_ctx *c) {
     ox_val *x, *sv, *ev;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &sv) != OX_OK || need_in(c, 2, &ev) != OX_OK)
@@ -1087,14 +1168,17 @@ static int cv_slice(ox_ctx *c) {
     /* at run time: a split per sliced axis, keeping the middle part */
     int32_t cur = ox_tensor(c, x), last = -1;
     int32_t axes_n[OX_MAX_LIST];
-    int64_t b[OX_MAX_LIST], e[OX_MAX_LIST];
-    int32_t todo = 0;
+    int64_t b[OX_MAX_LIST], e[OX_MAX_LIST], stp[OX_MAX_LIST];
+    int32_t todo = 0, seen = 0;
     for (int32_t k = 0; k < n; k++) {
         int32_t a = 0;
         if (norm_axis(c, ax[k], xs->rank, &a) != OX_OK)
             return OX_ERR;
-        if (sp[k] != 1)
-            return ox_unsup(c, "a step of %lld at run time (step 1 only)", (long long)sp[k]);
+        if (seen & (1 << a)) /* each axis' split reads the dim as the input had it */
+            return ox_fail(c, "axis %lld appears twice in the axes", (long long)ax[k]);
+        seen |= 1 << a;
+        if (sp[k] < 1)
+            return ox_unsup(c, "a step of %lld at run time (positive steps only)", (long long)sp[k]);
         int64_t dim = xs->dims[a], lo = st[k], hi = en[k];
         if (lo < 0)
             lo += dim;
@@ -1104,37 +1188,25 @@ static int cv_slice(ox_ctx *c) {
         hi = hi < 0 ? 0 : hi > dim ? dim : hi;
         if (hi <= lo)
             return ox_unsup(c, "an empty slice at run time");
-        if (lo == 0 && hi == dim)
+        if (sp[k] > 1 && (hi - lo - 1) / sp[k] == 0) /* one element: a step-1 slice */
+            hi = lo + 1;
+        int64_t step = hi - lo == 1 ? 1 : sp[k];
+        if (lo == 0 && hi == dim && step == 1)
             continue;
         axes_n[todo] = a;
         b[todo] = lo;
         e[todo] = hi;
+        stp[todo] = step;
         last = todo++;
     }
     if (todo == 0)
         return ox_set_alias(c, 0, x);
     for (int32_t k = 0; k < todo; k++) {
-        int64_t dim = c->g->tensors[cur].shape.dims[axes_n[k]];
-        ops_params p;
-        ops_params_default(OP_SPLIT, &p);
-        p.v[PM_AXIS] = axes_n[k];
-        int32_t keep = 0;
-        p.n_list = 0;
-        if (b[k] > 0)
-            p.list[p.n_list++] = b[k];
-        keep = p.n_list;
-        p.list[p.n_list++] = e[k] - b[k];
-        if (e[k] < dim)
-            p.list[p.n_list++] = dim - e[k];
-        p.v[PM_PARTS] = p.n_list;
-        const char *names[OPS_MAX_OUTPUTS] = {0};
-        if (k == last)
-            names[keep] = out0(c);
-        int32_t outs[OPS_MAX_OUTPUTS];
-        rc = ox_node(c, OP_SPLIT, &p, 1, &cur, names, outs);
+        const char *name = k == last ? out0(c) : NULL;
+        rc = stp[k] == 1 ? slice_split(c, cur, axes_n[k], b[k], e[k] - b[k], name, &cur)
+                         : slice_strided(c, cur, axes_n[k], b[k], e[k], stp[k], name, &cur);
         if (rc != OX_OK)
             return rc;
-        cur = outs[keep];
     }
     return ox_set_runtime(c, 0, cur, x->is_int);
 }
@@ -2214,6 +2286,7 @@ static const ox_converter ox_converters[] = {
     {"ReduceSum", cv_reduce, "keepdims,noop_with_empty_axes"},
     {"Relu", cv_unary, ""},
     {"Reshape", cv_reshape, "allowzero"},
+    {"ScatterND", cv_scatter_nd, "reduction"},
     {"Shape", cv_shape, "start,end"},
     {"Sigmoid", cv_unary, ""},
     {"Size", cv_size, ""},

@@ -63,15 +63,15 @@ double mm_problem_flops(const mm_problem *p) {
 const char *mm_epilogue_name(int32_t has_bias, mm_act act) {
     if ((int)act < 0 || act >= MM_ACT_COUNT)
         return "?";
-    return mm_epi_name((has_bias ? 3 : 0) + (int)act);
+    return mm_epi_name(mm_epi_index(has_bias, (int32_t)act));
 }
 
 int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act) {
-    int32_t i = mm_epi_find(name);
+    int32_t i = mm_epi_find(name), a;
     if (i < 0)
         return -1;
-    *has_bias = i >= 3;
-    *act = (mm_act)(i % 3);
+    mm_epi_split(i, has_bias, &a);
+    *act = (mm_act)a;
     return 0;
 }
 

@@ -26,7 +26,19 @@ extern "C" {
 
 /* ---- problems ------------------------------------------------------------------------------ */
 
-typedef enum { MM_ACT_NONE, MM_ACT_RELU, MM_ACT_GELU, MM_ACT_COUNT } mm_act; /* gelu: erf form */
+/* gelu: the erf form; gelu_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); relu6: min(max(x, 0), 6);
+ * silu: x * sigmoid(x); hardswish: x * max(0, min(1, x/6 + 1/2)). */
+typedef enum {
+    MM_ACT_NONE,
+    MM_ACT_RELU,
+    MM_ACT_GELU,
+    MM_ACT_SILU,
+    MM_ACT_GELU_TANH,
+    MM_ACT_RELU6,
+    MM_ACT_HARDSWISH,
+    MM_ACT_COUNT
+} mm_act;
+typedef char mm_act_count_check[MM_ACT_COUNT == MM_EPI_ACTS ? 1 : -1]; /* the epilogue names cover them */
 
 typedef struct {
     int64_t m, n, k;                      /* C (m,n) = A (m,k) x B (k,n) */
@@ -46,8 +58,8 @@ int mm_problem_check(const mm_problem *p, char *err, size_t errlen);
 /* 2*m*n*k*batch */
 double mm_problem_flops(const mm_problem *p);
 
-/* Epilogues, as named in tuning tables and on the command line: none, bias, relu, gelu,
- * bias_relu, bias_gelu (MM_EPI_COUNT, matmul_table.h). */
+/* Epilogues, as named in tuning tables and on the command line: none, bias, an activation
+ * (relu, gelu, silu, gelu_tanh, relu6, hardswish), or bias_ and one (MM_EPI_COUNT, matmul_table.h). */
 const char *mm_epilogue_name(int32_t has_bias, mm_act act);
 /* Sets has_bias and act from a name; -1 if the name is unknown. */
 int mm_epilogue_parse(const char *name, int32_t *has_bias, mm_act *act);

@@ -22,7 +22,7 @@ static const mm_cfg_names mm_build_names = {mm_config_find, mm_config_name};
 mm_table *mm_table_new(void) { return mm_table_new_names(&mm_build_names); }
 
 static mm_table_key mm_key_of(const mm_problem *p) {
-    mm_table_key k = {p->m, p->n, p->k, p->batch, (p->has_bias ? 3 : 0) + (int32_t)p->act};
+    mm_table_key k = {p->m, p->n, p->k, p->batch, mm_epi_index(p->has_bias, (int32_t)p->act)};
     return k;
 }
 

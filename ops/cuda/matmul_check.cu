@@ -45,6 +45,28 @@ void mm_fill_normal(float *x, int64_t n, uint64_t seed, cudaStream_t s) {
 
 #define REF_T 16
 
+/* The activations of mm_act in double. */
+static __device__ double mm_act_f64(double v, int act) {
+    switch (act) {
+    case MM_ACT_RELU:
+        return v > 0.0 ? v : 0.0;
+    case MM_ACT_GELU:
+        return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
+    case MM_ACT_SILU:
+        return v / (1.0 + exp(-v));
+    case MM_ACT_GELU_TANH:
+        return 0.5 * v * (1.0 + tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+    case MM_ACT_RELU6:
+        return v < 0.0 ? 0.0 : v > 6.0 ? 6.0 : v;
+    case MM_ACT_HARDSWISH: {
+        double t = v / 6.0 + 0.5;
+        return v * (t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t);
+    }
+    default:
+        return v;
+    }
+}
+
 /* ref: (batch, M, N) packed; grid.x tiles of 16x16 outputs, grid.z batch items from batch0 */
 __global__ void __launch_bounds__(REF_T *REF_T) mm_ref_kernel(mm_args a, double *ref) {
     __shared__ double sA[REF_T][REF_T + 1]; /* (16 rows, 16 k) */
@@ -70,11 +92,7 @@ __global__ void __launch_bounds__(REF_T *REF_T) mm_ref_kernel(mm_args a, double 
         return;
     if (a.has_bias)
         acc += (double)a.bias[col];
-    if (a.act == MM_ACT_RELU)
-        acc = acc > 0.0 ? acc : 0.0;
-    else if (a.act == MM_ACT_GELU)
-        acc = 0.5 * acc * (1.0 + erf(acc * 0.70710678118654752440));
-    ref[(b * a.M + row) * a.N + col] = acc;
+    ref[(b * a.M + row) * a.N + col] = mm_act_f64(acc, a.act);
 }
 
 void mm_reference_f64(const mm_problem *p, const float *A, const float *B, const float *bias,
@@ -140,13 +158,7 @@ double mm_rel_error(const float *c, const double *ref, int64_t n, cudaStream_t s
 
 /* ---- separate bias + activation -------------------------------------------------------------- */
 
-static __device__ __forceinline__ float mm_act_apply(float v, int act) {
-    if (act == MM_ACT_RELU)
-        return fmaxf(v, 0.0f);
-    if (act == MM_ACT_GELU)
-        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    return v;
-}
+static __device__ __forceinline__ float mm_act_apply(float v, int act) { return mm_act_f(v, act); }
 
 /* x (rows, n): one float4 per step when n % 4 == 0 (x 16-byte aligned), else one float */
 __global__ void mm_bias_act_kernel(float *x, const float *bias, long long total, int n, int act, int vec) {

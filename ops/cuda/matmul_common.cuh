@@ -1,5 +1,5 @@
 /* matmul_common.cuh: device helpers shared by the kernels of the ladder: batch offsets, the
- * fused epilogue (bias, relu, gelu in registers before the store), guarded stores, and the
+ * fused epilogue (bias and an activation in registers before the store), guarded stores, and the
  * cp.async wrappers. Every helper is a static inline device function.
  */
 #ifndef TASC_MATMUL_COMMON_CUH
@@ -16,15 +16,32 @@ static __device__ __forceinline__ void mm_batch_offsets(const mm_args &a, const 
     C = a.C + b * a.sc;
 }
 
-/* act(v + bias[col]); gelu in the erf form 0.5 x (1 + erf(x / sqrt 2)). */
+/* The activation in float (mm_act, matmul.h); gelu in the erf form 0.5 x (1 + erf(x / sqrt 2)).
+ * Shared by the fused epilogue and the separate pass (matmul_check.cu). */
+static __device__ __forceinline__ float mm_act_f(float v, int act) {
+    switch (act) {
+    case MM_ACT_RELU:
+        return fmaxf(v, 0.0f);
+    case MM_ACT_GELU:
+        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    case MM_ACT_SILU:
+        return v / (1.0f + expf(-v));
+    case MM_ACT_GELU_TANH:
+        return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    case MM_ACT_RELU6:
+        return fminf(fmaxf(v, 0.0f), 6.0f);
+    case MM_ACT_HARDSWISH:
+        return v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
+    default:
+        return v;
+    }
+}
+
+/* act(v + bias[col]). */
 static __device__ __forceinline__ float mm_epi(float v, int col, const mm_args &a) {
     if (a.has_bias)
         v += __ldg(a.bias + col);
-    if (a.act == MM_ACT_RELU)
-        v = fmaxf(v, 0.0f);
-    else if (a.act == MM_ACT_GELU)
-        v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    return v;
+    return mm_act_f(v, a.act);
 }
 
 /* Four consecutive outputs of one row, (row, col .. col+3), row < M already checked: epilogue,

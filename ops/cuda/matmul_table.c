@@ -36,7 +36,25 @@ struct mm_table {
     int32_t n, cap;
 };
 
-static const char *const mm_epi_names[MM_EPI_COUNT] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};
+static const char *const mm_epi_names[MM_EPI_COUNT] = {
+    "none", "relu",      "gelu",  "bias",      "bias_relu", "bias_gelu",      "silu",
+    "gelu_tanh", "relu6", "hardswish", "bias_silu", "bias_gelu_tanh", "bias_relu6", "bias_hardswish"};
+
+int32_t mm_epi_index(int32_t has_bias, int32_t act) {
+    if (act < 0 || act >= MM_EPI_ACTS)
+        return -1;
+    return act < 3 ? (has_bias ? 3 : 0) + act : 6 + (has_bias ? MM_EPI_ACTS - 3 : 0) + act - 3;
+}
+
+void mm_epi_split(int32_t epi, int32_t *has_bias, int32_t *act) {
+    if (epi < 6) {
+        *has_bias = epi >= 3;
+        *act = epi % 3;
+    } else {
+        *has_bias = epi - 6 >= MM_EPI_ACTS - 3;
+        *act = 3 + (epi - 6) % (MM_EPI_ACTS - 3);
+    }
+}
 
 const char *mm_epi_name(int32_t epi) { return epi >= 0 && epi < MM_EPI_COUNT ? mm_epi_names[epi] : "?"; }
 
@@ -193,7 +211,8 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
         if (mm_parse_int(f[1 + i], 1, i < 3 ? MM_MAX_DIM_TABLE : INT32_MAX, dims[i]))
             return base_fail(why, whylen, "bad %s '%s'", names[i], f[1 + i]);
     if ((e->k.epi = mm_epi_find(f[5])) < 0)
-        return base_fail(why, whylen, "unknown epilogue '%s' (none, bias, relu, gelu, bias_relu, bias_gelu)", f[5]);
+        return base_fail(why, whylen, "unknown epilogue '%s' (none, bias, or an activation relu, gelu, silu, gelu_tanh, "
+                                  "relu6, hardswish, alone or after bias_)", f[5]);
     e->c.cfg = t->names->find(f[6]);
     if (e->c.cfg < 0)
         return base_fail(why, whylen, "unknown tile configuration '%s' (tasc kernels list shows this build's)", f[6]);

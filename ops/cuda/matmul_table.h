@@ -20,10 +20,16 @@
 extern "C" {
 #endif
 
-/* Epilogues: none, relu, gelu, bias, bias_relu, bias_gelu (index has_bias * 3 + act). */
-#define MM_EPI_COUNT 6
+/* Epilogues: an activation (mm_act: none, relu, gelu, silu, gelu_tanh, relu6, hardswish), alone
+ * or after a bias ("bias", "bias_relu", ...). Indices: the first six are none, relu, gelu, bias,
+ * bias_relu, bias_gelu (has_bias * 3 + act), as before the later activations were added; those
+ * follow (6 + has_bias * 4 + act - 3). Tables key entries by the name. */
+#define MM_EPI_ACTS 7
+#define MM_EPI_COUNT (2 * MM_EPI_ACTS)
 const char *mm_epi_name(int32_t epi);     /* "?" if out of range */
 int32_t mm_epi_find(const char *name);    /* -1 if unknown */
+int32_t mm_epi_index(int32_t has_bias, int32_t act);         /* -1 if act is not in 0..MM_EPI_ACTS-1 */
+void mm_epi_split(int32_t epi, int32_t *has_bias, int32_t *act); /* epi in 0..MM_EPI_COUNT-1 */
 
 /* How one problem is run by the tuned kernel. */
 typedef struct {

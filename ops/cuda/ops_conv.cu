@@ -10,7 +10,7 @@
  *           asymmetric padding ("same" with an odd total, ONNX ceil_mode) copies the input into a
  *           zero-padded buffer at the start of the workspace first;
  *   gemm    im2col into the workspace (nothing for a 1x1, stride-1, unpadded convolution) and the
- *           hand-written matmul (matmul.h) per image and group, relu/gelu in its epilogue;
+ *           hand-written matmul (matmul.h) per image and group, the activation in its epilogue;
  *   direct  four adjacent outputs of a row per thread (one where rows are narrower), each summed
  *           in the CPU reference's order, bias and activation inline, 32-bit indices where they
  *           fit: for short reductions (depthwise, small groups).
@@ -301,7 +301,8 @@ static int oc_conv_run_gemm(ops_cuda_env *env, oc_conv_state *st, const float *x
     mm_problem p;
     char msg[256];
     mm_problem_init(&p, st->FG, st->OHW, st->K, 1);
-    p.act = act == OPS_ACT_RELU ? MM_ACT_RELU : act == OPS_ACT_GELU ? MM_ACT_GELU : MM_ACT_NONE;
+    const int mact = oc_mm_act(act);
+    p.act = mact < 0 ? MM_ACT_NONE : (mm_act)mact;
     if (st->G == 1) { /* every image against the one weight matrix */
         p.batch = st->N;
         p.stride_a = 0;
@@ -591,9 +592,9 @@ OPS_CUDA_FN(conv2d) {
         return -1;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
-    /* the matmul's epilogue takes relu and gelu, not a bias per output row */
-    st->mm_act = st->path == OC_CONV_GEMM && !has_bias && (act == OPS_ACT_RELU || act == OPS_ACT_GELU) ? act
-                                                                                                       : OPS_ACT_NONE;
+    /* the matmul's epilogue takes the activations of oc_mm_act, not a bias per output row */
+    st->mm_act = st->path == OC_CONV_GEMM && !has_bias && act != OPS_ACT_NONE && oc_mm_act(act) > 0 ? act
+                                                                                                     : OPS_ACT_NONE;
     st->post = st->path != OC_CONV_DIRECT && (has_bias || (act != OPS_ACT_NONE && st->mm_act == OPS_ACT_NONE));
     if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;

@@ -90,6 +90,10 @@ static inline int oc_workspace_search(ops_cuda_env *env, void **ws, size_t *byte
 cudaError_t oc_launch_bias_act(float *y, const float *bias, int64_t n, int64_t channels, int64_t inner, ops_act act,
                                cudaStream_t s);
 
+/* The hand-written matmul's epilogue activation (an mm_act of matmul.h) for act, or -1 where that
+ * epilogue lacks it (sigmoid, tanh: a separate pass). In ops_matmul.c. */
+int oc_mm_act(ops_act act);
+
 /* --- the entry points, one per op of ops.def ------------------------------------------------- */
 
 #define OPS_CUDA_FN(nm) int ops_cuda_##nm(ops_cuda_env *env, const ops_sig *s, const float *const *in, float *const *out)
@@ -126,6 +130,20 @@ static __device__ __forceinline__ float oc_act(int act, float x) {
         return (float)tanh((double)x);
     case OPS_ACT_GELU:
         return (float)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)));
+    case OPS_ACT_SILU:
+        return (float)((double)x * (1.0 / (1.0 + exp(-(double)x))));
+    case OPS_ACT_GELU_TANH: {
+        const double d = (double)x;
+        return (float)(0.5 * d * (1.0 + tanh(0.79788456080286535588 * (d + 0.044715 * d * d * d))));
+    }
+    case OPS_ACT_RELU6:
+        x = x < 0.0f ? 0.0f : x;
+        return x > 6.0f ? 6.0f : x;
+    case OPS_ACT_HARDSWISH: {
+        double t = (double)x / 6.0 + 0.5;
+        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+        return (float)((double)x * t);
+    }
     default:
         return x;
     }

@@ -1,6 +1,6 @@
 /* ops_elementwise.cu: CUDA implementations of the elementwise ops -- ewadd, ewmul, ewsub, ewdiv,
  * pow (numpy broadcasting), smul, the activations relu, sigmoid, tanh, gelu, erf, sqrt, hardswish,
- * clip -- and the bias/activation epilogue other ops share (oc_launch_bias_act).
+ * silu, gelu_tanh, clip -- and the bias/activation epilogue other ops share (oc_launch_bias_act).
  *
  * Each output element is computed exactly as the CPU reference computes it (ops_cpu.c):
  * transcendental functions in double, rounded once; so results agree to the last bit or two.
@@ -69,7 +69,7 @@ __global__ void oc_bin_bcast_kernel(float *__restrict__ y, const float *__restri
 }
 
 enum { OC_UN_RELU, OC_UN_SIGMOID, OC_UN_TANH, OC_UN_GELU, OC_UN_ERF, OC_UN_SQRT, OC_UN_HARDSWISH, OC_UN_CLIP,
-       OC_UN_SMUL };
+       OC_UN_SMUL, OC_UN_SILU, OC_UN_GELU_TANH };
 
 typedef struct {
     float lo, hi;        /* clip */
@@ -89,11 +89,12 @@ template <int OP> static __device__ __forceinline__ float oc_un(float v, const o
         return (float)erf((double)v);
     if (OP == OC_UN_SQRT)
         return sqrtf(v);
-    if (OP == OC_UN_HARDSWISH) { /* x * max(0, min(1, x/6 + 1/2)) in double, as ops_cpu_hardswish */
-        double t = (double)v / 6.0 + 0.5;
-        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
-        return (float)((double)v * t);
-    }
+    if (OP == OC_UN_HARDSWISH) /* x * max(0, min(1, x/6 + 1/2)) in double, as ops_cpu_hardswish */
+        return oc_act(OPS_ACT_HARDSWISH, v);
+    if (OP == OC_UN_SILU)
+        return oc_act(OPS_ACT_SILU, v);
+    if (OP == OC_UN_GELU_TANH)
+        return oc_act(OPS_ACT_GELU_TANH, v);
     if (OP == OC_UN_CLIP) {
         v = v < p.lo ? p.lo : v;
         return v > p.hi ? p.hi : v;
@@ -235,6 +236,8 @@ OPS_CUDA_FN(gelu) { return oc_unary<OC_UN_GELU>(env, s, in[0], out[0], oc_un_non
 OPS_CUDA_FN(erf) { return oc_unary<OC_UN_ERF>(env, s, in[0], out[0], oc_un_none()); }
 OPS_CUDA_FN(sqrt) { return oc_unary<OC_UN_SQRT>(env, s, in[0], out[0], oc_un_none()); }
 OPS_CUDA_FN(hardswish) { return oc_unary<OC_UN_HARDSWISH>(env, s, in[0], out[0], oc_un_none()); }
+OPS_CUDA_FN(silu) { return oc_unary<OC_UN_SILU>(env, s, in[0], out[0], oc_un_none()); }
+OPS_CUDA_FN(gelu_tanh) { return oc_unary<OC_UN_GELU_TANH>(env, s, in[0], out[0], oc_un_none()); }
 
 OPS_CUDA_FN(clip) {
     oc_un_args p = oc_un_none();

@@ -1,5 +1,5 @@
 /* ops_matmul.c: the matmul node on the hand-written kernels of matmul.h (mm_run: tuned tile
- * configuration per shape, strided batch, bias/relu/gelu epilogue).
+ * configuration per shape, strided batch, bias and activation epilogue).
  *
  * Matmul batch dims broadcast (numpy rules). The batch is cut into as few mm_run calls as the
  * strides allow: a B shared by every batch item with a packed A becomes one tall matmul
@@ -41,6 +41,27 @@ static int oc_mm_uniform(const int64_t *d, const int64_t *st, int32_t j, int32_t
     return all0 || packed;
 }
 
+int oc_mm_act(ops_act act) {
+    switch (act) {
+    case OPS_ACT_NONE:
+        return MM_ACT_NONE;
+    case OPS_ACT_RELU:
+        return MM_ACT_RELU;
+    case OPS_ACT_GELU:
+        return MM_ACT_GELU;
+    case OPS_ACT_SILU:
+        return MM_ACT_SILU;
+    case OPS_ACT_GELU_TANH:
+        return MM_ACT_GELU_TANH;
+    case OPS_ACT_RELU6:
+        return MM_ACT_RELU6;
+    case OPS_ACT_HARDSWISH:
+        return MM_ACT_HARDSWISH;
+    default: /* sigmoid, tanh */
+        return -1;
+    }
+}
+
 OPS_CUDA_FN(matmul) {
     const ops_shape *as = &s->in[0], *bs = &s->in[1], *os = &s->out[0];
     const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
@@ -67,8 +88,9 @@ OPS_CUDA_FN(matmul) {
     mm_problem p;
     mm_problem_init(&p, m, n, k, 1);
     p.has_bias = bias != NULL;
-    p.act = act == OPS_ACT_RELU ? MM_ACT_RELU : act == OPS_ACT_GELU ? MM_ACT_GELU : MM_ACT_NONE;
-    const int post = act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH;
+    const int mact = oc_mm_act(act);
+    p.act = mact < 0 ? MM_ACT_NONE : (mm_act)mact;
+    const int post = mact < 0;
     char msg[256];
     const cudaStream_t st = oc_stream(env);
 

@@ -500,6 +500,40 @@ def hardsigmoid():
     return model("hardsigmoid", b.nodes, b.inits, inputs, outputs)
 
 
+def act_patterns():
+    """SiLU as torchvision exports it, Mul(x, Sigmoid(x)), once in each operand order; a
+    squeeze-excitation gate (a Sigmoid of another value: no SiLU); and GELU's tanh form as
+    transformers' GPT-2 exports it, after a Gemm and a Reshape (the importer makes them silu and
+    gelu_tanh, and moves the gelu_tanh before the Reshape)."""
+    b = Builder(6)
+    b.n("Conv", ["x", b.w("w", [8, 4, 3, 3]), b.w("bias", [8], 0.1)], ["c"], pads=[1, 1, 1, 1])
+    b.n("Sigmoid", ["c"], ["cs"])
+    b.n("Mul", ["c", "cs"], ["silu1"])
+    b.n("Conv", ["silu1", b.w("w2", [8, 1, 3, 3]), b.w("bias2", [8], 0.1)], ["d"], pads=[1, 1, 1, 1], group=8)
+    b.n("Sigmoid", ["d"], ["ds"])
+    b.n("Mul", ["ds", "d"], ["silu2"])
+    b.n("GlobalAveragePool", ["silu2"], ["g"])
+    b.n("Sigmoid", ["g"], ["gate"])
+    b.n("Mul", ["silu2", "gate"], ["se"])
+    b.n("Flatten", ["se"], ["f"], axis=1)
+    b.n("Gemm", ["f", b.w("wf", [336, 16], 0.1), b.w("bf", [16], 0.1)], ["m"])
+    b.c("shape3", [3], [1, 1, 16], INT64)
+    b.n("Reshape", ["m", "shape3"], ["mr"])
+    half, three, k = b.c("half", [], [0.5]), b.c("three", [], [3.0]), b.c("k", [], [0.044715])
+    r, one = b.c("r", [], [0.7978845608028654]), b.c("one", [], [1.0])
+    b.n("Mul", ["mr", half], ["h"])
+    b.n("Pow", ["mr", three], ["p"])
+    b.n("Mul", [k, "p"], ["pk"])
+    b.n("Add", ["mr", "pk"], ["a"])
+    b.n("Mul", ["a", r], ["ar"])
+    b.n("Tanh", ["ar"], ["t"])
+    b.n("Add", [one, "t"], ["t1"])
+    b.n("Mul", ["h", "t1"], ["y"])
+    inputs = [value_info("x", FLOAT, [1, 4, 6, 7])]
+    outputs = [value_info("y", FLOAT, [1, 1, 16])]
+    return model("act_patterns", b.nodes, b.inits, inputs, outputs)
+
+
 def unsupported():
     nodes = [node("Relu", ["x"], ["r"], "relu"),
              node("NonMaxSuppression", ["r", "r"], ["n1"], "nms_1"),
@@ -544,6 +578,7 @@ def main():
     write("deep_missing.onnx", deep_missing())
     write("deep_residual.onnx", deep_residual())
     write("hardsigmoid.onnx", hardsigmoid())
+    write("act_patterns.onnx", act_patterns())
     write("unsupported.onnx", unsupported())
     write("pad_relu.onnx", pad_relu())
     write("opset12.onnx", small("opset12", opset=12))
