@@ -6,7 +6,8 @@
  * removed node, and pl->dead lists exactly the live nodes that disappear (removed ones first).
  * The cycle test is exact: the edit closes a cycle only if a reader of a mapped tensor reaches,
  * through unchanged nodes, the producer of a tensor the new nodes read; topological positions
- * rule most plans out without a walk.
+ * rule most plans out without a walk. A rule's plan reuses the nodes the graph already has
+ * (ra_reuse): common subexpressions stay shared while searching.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,40 +52,167 @@ static int ra_ref_ok(const graph *g, const rules_apply_plan *pl, rules_aref r, i
     return 0;
 }
 
-int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t errlen) {
+/* Infer new node j's output shapes (its inputs exist: earlier nodes inferred). 0, or -1. */
+static int ra_infer_node(const graph *g, rules_apply_plan *pl, int32_t j, char *err, size_t errlen) {
+    int64_t limit = g->max_elements > 0 ? g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
+    rules_apply_node *nd = &pl->nodes[j];
+    ops_shape in[RULES_APPLY_MAX_IN];
+    if (nd->n_in < 0 || nd->n_in > RULES_APPLY_MAX_IN) {
+        base_fail(err, errlen, "plan: new node %d has %d inputs", (int)j, (int)nd->n_in);
+        return -1;
+    }
+    for (int32_t k = 0; k < nd->n_in; k++) {
+        if (!ra_ref_ok(g, pl, nd->in[k], j)) {
+            base_fail(err, errlen, "plan: new node %d input %d names no tensor", (int)j, (int)k);
+            return -1;
+        }
+        in[k] = *ra_shape(g, pl, nd->in[k]);
+    }
+    char ierr[256];
+    if (ops_infer(nd->op, &nd->p, nd->n_in, in, &nd->n_out, nd->out, ierr, sizeof ierr) < 0) {
+        base_fail(err, errlen, "%s", ierr);
+        return -1;
+    }
+    for (int32_t o = 0; o < nd->n_out; o++)
+        if (ops_shape_numel(&nd->out[o]) > limit) {
+            base_fail(err, errlen, "%s: output %d would have more than %lld elements", ops_table[nd->op].name, (int)o,
+                      (long long)limit);
+            return -1;
+        }
+    return 0;
+}
+
+static int ra_plan_size_ok(const rules_apply_plan *pl, char *err, size_t errlen) {
     if (pl->n_nodes < 0 || pl->n_nodes > RULES_APPLY_MAX_NODES || pl->n_weights < 0 ||
         pl->n_weights > RULES_APPLY_MAX_WEIGHTS) {
         base_fail(err, errlen, "plan: too many new nodes or weights");
-        return -1;
+        return 0;
     }
-    int64_t limit = g->max_elements > 0 ? g->max_elements : GRAPH_DEFAULT_MAX_ELEMENTS;
-    for (int32_t j = 0; j < pl->n_nodes; j++) {
+    return 1;
+}
+
+int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t errlen) {
+    if (!ra_plan_size_ok(pl, err, errlen))
+        return -1;
+    for (int32_t j = 0; j < pl->n_nodes; j++)
+        if (ra_infer_node(g, pl, j, err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+/* Infer the target's new nodes in order, each with its parameters at its lift (match.h): the
+ * largest lift among its operands (an axis op's operands share theirs; the other ops' parameters
+ * do not move), then rules_lift_op on the inferred shapes. 0, or -1 with a message. */
+static int ra_infer_lifted(const graph *g, const rules_rule *r, const rules_graph *tgt, rules_side tside,
+                           const rules_match *m, rules_apply_plan *pl, char *err, size_t errlen) {
+    if (!ra_plan_size_ok(pl, err, errlen))
+        return -1;
+    for (int32_t j = 0; j < tgt->n_ops; j++) {
+        const rules_op *ro = &tgt->ops[j];
         rules_apply_node *nd = &pl->nodes[j];
-        ops_shape in[RULES_APPLY_MAX_IN];
-        if (nd->n_in < 0 || nd->n_in > RULES_APPLY_MAX_IN) {
-            base_fail(err, errlen, "plan: new node %d has %d inputs", (int)j, (int)nd->n_in);
+        int32_t rin[RULES_MAX_IN], k = 0;
+        ops_shape in[RULES_MAX_IN];
+        for (int32_t i = 0; i < ro->n_in && i < RULES_MAX_IN; i++) {
+            rules_ref ref = ro->in[i];
+            rin[i] = ref.kind == RULES_REF_VAR ? r->vars[ref.idx].shape.rank : tgt->ops[ref.idx].out_rank;
+            in[i] = ref.kind == RULES_REF_VAR ? g->tensors[m->var[ref.idx]].shape : pl->nodes[ref.idx].out[ref.out];
+            int32_t ki = rules_lift_of(&in[i], rin[i]);
+            k = ki > k ? ki : k;
+            if (ki < 0)
+                return base_fail(err, errlen, "rule '%s': operand %d of %s has an unexpected rank", r->id, (int)i,
+                                 ops_table[ro->op].name);
+        }
+        for (int32_t c = 0; c < r->n_constraints && k > 0; c++)
+            if (r->constraints[c].side == tside && r->constraints[c].op == j && r->constraints[c].n_eq > 0 &&
+                rules_lift_moves(ro->op, r->constraints[c].key))
+                return base_fail(err, errlen, "rule '%s': %s's constrained axis cannot be lifted", r->id,
+                                 ops_table[ro->op].name);
+        if (rules_lift_params(ro->op, &nd->p, k, &nd->p) < 0)
+            return base_fail(err, errlen, "rule '%s': %s on operands with unit dims in front is not lifted", r->id,
+                             ops_table[ro->op].name);
+        if (ra_infer_node(g, pl, j, err, errlen) < 0)
             return -1;
-        }
-        for (int32_t k = 0; k < nd->n_in; k++) {
-            if (!ra_ref_ok(g, pl, nd->in[k], j)) {
-                base_fail(err, errlen, "plan: new node %d input %d names no tensor", (int)j, (int)k);
-                return -1;
-            }
-            in[k] = *ra_shape(g, pl, nd->in[k]);
-        }
-        char ierr[256];
-        if (ops_infer(nd->op, &nd->p, nd->n_in, in, &nd->n_out, nd->out, ierr, sizeof ierr) < 0) {
-            base_fail(err, errlen, "%s", ierr);
-            return -1;
-        }
-        for (int32_t o = 0; o < nd->n_out; o++)
-            if (ops_shape_numel(&nd->out[o]) > limit) {
-                base_fail(err, errlen, "%s: output %d would have more than %lld elements", ops_table[nd->op].name,
-                          (int)o, (long long)limit);
-                return -1;
-            }
+        if (rules_lift_op(ro->op, ro->n_in, rin, in, ro->out_rank, nd->n_out, nd->out) < 0)
+            return base_fail(err, errlen, "rule '%s': %s's operands and result do not lift alike", r->id,
+                             ops_table[ro->op].name);
     }
     return 0;
+}
+
+/* Equal declared parameters (the slots an op does not declare never matter). */
+static int ra_same_params(ops_type op, const ops_params *a, const ops_params *b) {
+    const ops_desc *d = &ops_table[op];
+    for (int32_t i = 0; i < d->n_params; i++) {
+        ops_param_key k = d->params[i].key;
+        if (k == PM_LIST) {
+            if (a->n_list != b->n_list)
+                return 0;
+            for (int32_t j = 0; j < a->n_list; j++)
+                if (a->list[j] != b->list[j])
+                    return 0;
+        } else if (a->v[k] != b->v[k]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A new node of a rule's target equal to a live node of the graph (same op, parameters and
+ * inputs, those existing tensors; not a node the match removes) is not built: its readers and
+ * mapped outputs read that node instead, and a later new node reading it may then be equal to a
+ * live one too. Without it every application builds its own copy of a shared operand (nasrnn:
+ * one concat(x, h) per gate) and a rule that needs one operand for two ops (the pairwise merge)
+ * cannot match until the greedy common-subexpression pass after the search. */
+static void ra_reuse(const rules_match_index *ix, rules_apply_plan *pl) {
+    const graph *g = ix->g;
+    int32_t newidx[RULES_APPLY_MAX_NODES], twin[RULES_APPLY_MAX_NODES], n = 0;
+    for (int32_t j = 0; j < pl->n_nodes; j++) {
+        rules_apply_node *nd = &pl->nodes[j];
+        twin[j] = -1;
+        for (int32_t k = 0; k < nd->n_in; k++) { /* refs to earlier reused nodes become tensors */
+            rules_aref *r = &nd->in[k];
+            if (r->kind == RULES_AREF_NODE && twin[r->idx] >= 0)
+                *r = (rules_aref){RULES_AREF_TENSOR, g->nodes[twin[r->idx]].out[r->out], 0};
+            else if (r->kind == RULES_AREF_NODE)
+                r->idx = newidx[r->idx];
+        }
+        int all = nd->n_in > 0;
+        for (int32_t k = 0; k < nd->n_in; k++)
+            all &= nd->in[k].kind == RULES_AREF_TENSOR;
+        if (all) {
+            int32_t t = nd->in[0].idx;
+            for (int32_t u = ix->use_start[t]; u < ix->use_start[t + 1] && twin[j] < 0; u++) {
+                int32_t m = ix->use_node[u];
+                const graph_node *gn = &g->nodes[m];
+                int same = ix->live[m] && gn->op == nd->op && gn->n_in == nd->n_in && gn->n_out == nd->n_out;
+                for (int32_t k = 0; k < nd->n_in && same; k++)
+                    same = gn->in[k] == nd->in[k].idx;
+                for (int32_t i = 0; i < pl->n_removed && same; i++)
+                    same = pl->removed[i] != m;
+                if (same && ra_same_params(nd->op, &gn->p, &nd->p))
+                    twin[j] = m;
+            }
+        }
+        if (twin[j] >= 0) {
+            newidx[j] = -1;
+            continue;
+        }
+        newidx[j] = n;
+        if (n != j)
+            pl->nodes[n] = *nd;
+        n++;
+    }
+    pl->n_nodes = n;
+    for (int32_t i = 0; i < pl->n_map; i++) {
+        rules_aref *r = &pl->new_t[i];
+        if (r->kind != RULES_AREF_NODE)
+            continue;
+        int32_t j = r->idx;
+        if (twin[j] >= 0)
+            *r = (rules_aref){RULES_AREF_TENSOR, g->nodes[twin[j]].out[r->out], 0};
+        else
+            r->idx = newidx[j];
+    }
 }
 
 int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules_match_index *ix,
@@ -124,11 +252,13 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
         int64_t val = -1;
         for (int32_t e = 0; e < c->n_eq; e++) {
             int32_t t = m->var[c->eq[e].var];
-            if (t < 0 || c->eq[e].dim >= g->tensors[t].shape.rank) {
+            /* dim d of a variable of lift k is dim d + k of its tensor */
+            int32_t at = t < 0 ? -1 : c->eq[e].dim + g->tensors[t].shape.rank - r->vars[c->eq[e].var].shape.rank;
+            if (t < 0 || c->eq[e].dim < 0 || at < 0 || at >= g->tensors[t].shape.rank) {
                 base_fail(err, errlen, "rule '%s': a constraint names an unbound variable", r->id);
                 return -1;
             }
-            int64_t d = g->tensors[t].shape.dims[c->eq[e].dim];
+            int64_t d = g->tensors[t].shape.dims[at];
             if (e > 0 && d != val) {
                 base_fail(err, errlen, "rule '%s': constrained dims differ (%lld vs %lld)", r->id, (long long)val,
                           (long long)d);
@@ -145,7 +275,7 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
             p->v[c->key] = val;
         }
     }
-    if (rules_apply_infer(g, pl, err, errlen) < 0)
+    if (ra_infer_lifted(g, r, tgt, tside, m, pl, err, errlen) < 0)
         return -1;
     for (int32_t j = 0; j < pl->n_nodes; j++) {
         const rules_apply_node *nd = &pl->nodes[j];
@@ -183,6 +313,7 @@ int rules_apply_plan_rule(const rules_set *rs, const rules_match *m, const rules
         pl->new_t[pl->n_map] = nt;
         pl->n_map++;
     }
+    ra_reuse(ix, pl);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "match.h"
 
 static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params *p);
+static int rm_unlift_params(ops_type op, const ops_params *q, int32_t k, ops_params *out);
 
 /* Lists from n (key, node) pairs, nodes ascending. */
 static void rm_lists_build(rules_match_lists *l, const uint32_t *key, const int32_t *node, int32_t n) {
@@ -146,11 +147,11 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
     /* op-to-class edges among live readers (a bit set, and the readers of each edge key), and the
      * live nodes' signatures: (key, node) pairs in ascending node order */
     ix->edges = base_xcalloc(RULES_EDGE_WORDS, sizeof *ix->edges);
-    ix->node_sig = base_xcalloc((size_t)nn + 1, sizeof *ix->node_sig);
     uint32_t *ekey = base_xmalloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *ekey);
     int32_t *enode = base_xmalloc(((size_t)n_live * RULES_MAX_IN + 1) * sizeof *enode), n_e = 0;
-    uint32_t *skey = base_xmalloc(((size_t)n_live + 1) * sizeof *skey);
-    int32_t *snode = base_xmalloc(((size_t)n_live + 1) * sizeof *snode), n_s = 0;
+    ix->node_sig = base_xcalloc(((size_t)nn + 1) * (RULES_MAX_LIFT + 1), sizeof *ix->node_sig);
+    uint32_t *skey = base_xmalloc(((size_t)n_live * (RULES_MAX_LIFT + 1) + 1) * sizeof *skey);
+    int32_t *snode = base_xmalloc(((size_t)n_live * (RULES_MAX_LIFT + 1) + 1) * sizeof *snode), n_s = 0;
     for (int32_t n = 0; n < nn; n++) {
         const graph_node *nd = &g->nodes[n];
         if (!ix->live[n])
@@ -164,9 +165,24 @@ int rules_match_index_build(rules_match_index *ix, const graph *g, char *err, si
             ekey[n_e] = key + 1;
             enode[n_e++] = n;
         }
-        int32_t rank = nd->n_out > 0 ? g->tensors[nd->out[0]].shape.rank : 0;
-        ix->node_sig[n] = skey[n_s] = rm_sig(nd->op, nd->n_in, rank, &nd->p);
-        snode[n_s++] = n;
+        /* the signature at each lift k the node could be matched at: its first k dims are 1 and
+         * its parameters unlift; listed once per distinct signature (ascending nodes per key) */
+        const ops_shape *o0 = nd->n_out > 0 ? &g->tensors[nd->out[0]].shape : NULL;
+        int32_t rank = o0 ? o0->rank : 0;
+        uint32_t *sig = ix->node_sig + (size_t)n * (RULES_MAX_LIFT + 1);
+        for (int32_t k = 0; k <= rank && k <= RULES_MAX_LIFT; k++) {
+            ops_params up;
+            if ((k > 0 && o0->dims[k - 1] != 1) || rm_unlift_params(nd->op, &nd->p, k, &up) < 0)
+                break; /* larger k fail the same test */
+            sig[k] = rm_sig(nd->op, nd->n_in, rank - k, &up);
+            int seen = 0;
+            for (int32_t j = 0; j < k && !seen; j++)
+                seen = sig[j] == sig[k];
+            if (!seen) {
+                skey[n_s] = sig[k];
+                snode[n_s++] = n;
+            }
+        }
     }
     rm_lists_build(&ix->by_edge, ekey, enode, n_e);
     rm_lists_build(&ix->by_sig, skey, snode, n_s);
@@ -437,6 +453,146 @@ int rules_match_broadcasts(ops_type op) {
     return known[op] > 0;
 }
 
+/* --- lifting (match.h) ------------------------------------------------------------------------ */
+
+typedef enum { RM_LIFT_NO, RM_LIFT_SAME, RM_LIFT_AXIS, RM_LIFT_PERM } rm_lift_kind;
+
+/* How lifting changes op: the list argued in match.h (elementwise and numpy-broadcasting ops and
+ * matmul keep their parameters; axis ops move the axis; transpose keeps the unit dims in place).
+ * An op not listed (a new one included) binds only at lift 0 until it is argued here. */
+static rm_lift_kind rm_lift_kind_of(ops_type op) {
+    switch (op) {
+    case OP_MATMUL:
+    case OP_EWADD:
+    case OP_EWMUL:
+    case OP_EWSUB:
+    case OP_EWDIV:
+    case OP_POW:
+    case OP_SMUL:
+    case OP_RELU:
+    case OP_SIGMOID:
+    case OP_TANH:
+    case OP_GELU:
+    case OP_ERF:
+    case OP_SQRT:
+    case OP_CLIP:
+    case OP_HARDSWISH:
+        return RM_LIFT_SAME;
+    case OP_CONCAT:
+    case OP_SPLIT:
+    case OP_SOFTMAX:
+        return RM_LIFT_AXIS;
+    case OP_TRANSPOSE:
+        return RM_LIFT_PERM;
+    default:
+        return RM_LIFT_NO;
+    }
+}
+
+int32_t rules_lift_of(const ops_shape *sh, int32_t rank) {
+    int32_t k = sh->rank - rank;
+    if (rank < 0 || k < 0)
+        return -1;
+    for (int32_t i = 0; i < k; i++)
+        if (sh->dims[i] != 1)
+            return -1;
+    return k;
+}
+
+int rules_lift_params(ops_type op, const ops_params *p, int32_t k, ops_params *out) {
+    ops_params q = *p; /* out may be p */
+    if (k == 0) {
+        *out = q;
+        return 0;
+    }
+    if (k < 0 || k > RULES_MAX_LIFT)
+        return -1;
+    switch (rm_lift_kind_of(op)) {
+    case RM_LIFT_SAME:
+        break;
+    case RM_LIFT_AXIS:
+        q.v[PM_AXIS] += k;
+        break;
+    case RM_LIFT_PERM:
+        if (p->n_list < 0 || p->n_list + k > OPS_MAX_LIST)
+            return -1;
+        for (int32_t i = 0; i < k; i++)
+            q.list[i] = i;
+        for (int32_t i = 0; i < p->n_list; i++)
+            q.list[k + i] = p->list[i] + k;
+        q.n_list = p->n_list + k;
+        break;
+    default:
+        return -1;
+    }
+    *out = q;
+    return 0;
+}
+
+/* The inverse: node parameters q seen as a rule op's at lift k. -1 when no rule op's parameters
+ * lift to q (an axis among the unit dims, a perm moving them, an op not lifted). */
+static int rm_unlift_params(ops_type op, const ops_params *q, int32_t k, ops_params *out) {
+    *out = *q;
+    if (k == 0)
+        return 0;
+    switch (rm_lift_kind_of(op)) {
+    case RM_LIFT_SAME:
+        return 0;
+    case RM_LIFT_AXIS:
+        if (q->v[PM_AXIS] < k)
+            return -1;
+        out->v[PM_AXIS] -= k;
+        return 0;
+    case RM_LIFT_PERM:
+        if (q->n_list < k || q->n_list > OPS_MAX_LIST)
+            return -1;
+        for (int32_t i = 0; i < q->n_list; i++)
+            if (i < k ? q->list[i] != i : q->list[i] < k)
+                return -1;
+        memset(out->list, 0, sizeof out->list);
+        for (int32_t i = k; i < q->n_list; i++)
+            out->list[i - k] = q->list[i] - k;
+        out->n_list = q->n_list - k;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+int rules_lift_moves(ops_type op, ops_param_key key) {
+    rm_lift_kind kind = rm_lift_kind_of(op);
+    return (kind == RM_LIFT_AXIS && key == PM_AXIS) || (kind == RM_LIFT_PERM && key == PM_LIST);
+}
+
+int32_t rules_lift_op(ops_type op, int32_t n_in, const int32_t *rin, const ops_shape *in, int32_t rout, int32_t n_out,
+                      const ops_shape *out) {
+    if (n_out < 1 || n_in < 0 || n_in > RULES_MAX_IN)
+        return -1;
+    int32_t k = rules_lift_of(&out[0], rout), kin[RULES_MAX_IN];
+    int any = k > 0;
+    for (int32_t o = 1; o < n_out && k >= 0; o++)
+        if (rules_lift_of(&out[o], rout) != k)
+            return -1;
+    for (int32_t i = 0; i < n_in && k >= 0; i++) {
+        kin[i] = rules_lift_of(&in[i], rin[i]);
+        if (kin[i] < 0)
+            return -1;
+        any |= kin[i] > 0;
+    }
+    if (k < 0 || !any)
+        return k;
+    rm_lift_kind kind = rm_lift_kind_of(op);
+    if (kind == RM_LIFT_NO || k > RULES_MAX_LIFT)
+        return -1;
+    if (op == OP_MATMUL && (n_in < 2 || rin[0] < 2 || rin[1] < 2))
+        return -1; /* numpy's 1-D matmul is not the 2-D core of a batched one */
+    if (kind == RM_LIFT_AXIS || kind == RM_LIFT_PERM)
+        for (int32_t i = 0; i < n_in; i++)
+            if (kin[i] != k)
+                return -1;
+    return k;
+}
+
 /* --- matching -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -459,13 +615,29 @@ typedef struct {
      * before rules_match_params */
     int32_t n_quick[RULES_MAX_OPS];
     ops_param_key quick_key[RULES_MAX_OPS][OPS_MAX_OP_PARAMS];
+    int32_t rin[RULES_MAX_OPS][RULES_MAX_IN];          /* rule rank of each pattern op's inputs */
+    int32_t lift[RULES_MAX_OPS];                       /* lift of the node matched to each pattern op */
     rules_match m;
 } rm_state;
 
-/* 1 if the bound tensor t can stand for rule variable v. */
+/* 1 if the bound tensor t can stand for rule variable v: of its rank, or lifted (match.h). */
 static int rm_var_ok(const rm_state *s, int32_t v, int32_t t) {
     const graph_tensor *ts = &s->ix->g->tensors[t];
-    return ts->dtype == GRAPH_DT_F32 && ts->shape.rank == s->r->vars[v].shape.rank;
+    return ts->dtype == GRAPH_DT_F32 && rules_lift_of(&ts->shape, s->r->vars[v].shape.rank) >= 0;
+}
+
+/* Node n's signature as a rule op of output rank `rank` (at lift rank(n) - rank); 0 if none. */
+static uint32_t rm_node_sig(const rules_match_index *ix, int32_t n, int32_t rank) {
+    const graph_node *nd = &ix->g->nodes[n];
+    int32_t k = (nd->n_out > 0 ? ix->g->tensors[nd->out[0]].shape.rank : 0) - rank;
+    return k < 0 || k > RULES_MAX_LIFT ? 0 : ix->node_sig[(size_t)n * (RULES_MAX_LIFT + 1) + k];
+}
+
+/* Dim d of rule variable v as a dim of its bound tensor (d + its lift), -1 when out of range. */
+static int32_t rm_var_dim(const rm_state *s, int32_t v, int32_t d) {
+    const ops_shape *sh = &s->ix->g->tensors[s->m.var[v]].shape;
+    int32_t at = d + sh->rank - s->r->vars[v].shape.rank;
+    return d >= 0 && at >= 0 && at < sh->rank ? at : -1;
 }
 
 /* The whole-match checks, then the report. */
@@ -478,8 +650,8 @@ static void rm_finish(rm_state *s) {
         int32_t t = s->m.var[q->var];
         if (t < 0)
             continue; /* not read by this side: the target does not read it either */
-        const ops_shape *sh = &g->tensors[t].shape;
-        if (q->dim >= sh->rank || sh->dims[q->dim] != q->value)
+        int32_t d = rm_var_dim(s, q->var, q->dim);
+        if (d < 0 || g->tensors[t].shape.dims[d] != q->value)
             return;
     }
     for (int32_t i = 0; i < r->n_constraints; i++) {
@@ -494,6 +666,8 @@ static void rm_finish(rm_state *s) {
                 ax >= g->tensors[nd->out[c->list_index]].shape.rank)
                 return;
             val = g->tensors[nd->out[c->list_index]].shape.dims[ax];
+        } else if (s->lift[c->op] > 0 && rules_lift_moves(nd->op, c->key)) {
+            return; /* a lifted axis tied to a dim: not read at this lift */
         } else if (c->key == PM_LIST) {
             if (c->list_index < 0 || c->list_index >= nd->p.n_list)
                 return;
@@ -505,8 +679,8 @@ static void rm_finish(rm_state *s) {
             int32_t t = s->m.var[c->eq[e].var];
             if (t < 0)
                 return;
-            const ops_shape *sh = &g->tensors[t].shape;
-            if (c->eq[e].dim >= sh->rank || sh->dims[c->eq[e].dim] != val)
+            int32_t d = rm_var_dim(s, c->eq[e].var, c->eq[e].dim);
+            if (d < 0 || g->tensors[t].shape.dims[d] != val)
                 return;
         }
     }
@@ -554,6 +728,27 @@ static void rm_finish(rm_state *s) {
 
 static void rm_op(rm_state *s, int32_t i);
 
+/* The lift at which node n can stand for pattern op i (rules_lift_op on its shapes), with the
+ * pattern op's parameters at that lift in *lp; -1 if none. */
+static int32_t rm_node_lift(const rm_state *s, int32_t i, const graph_node *nd, ops_params *lp) {
+    const graph *g = s->ix->g;
+    const rules_op *po = &s->pat->ops[i];
+    int32_t k = g->tensors[nd->out[0]].shape.rank - po->out_rank, same = k == 0;
+    for (int32_t j = 0; j < po->n_in && same; j++)
+        same = g->tensors[nd->in[j]].shape.rank == s->rin[i][j];
+    if (same) { /* every rank the rule's: the exact-rank match */
+        *lp = po->p;
+        return 0;
+    }
+    ops_shape in[RULES_MAX_IN], out[OPS_MAX_OUTPUTS];
+    for (int32_t j = 0; j < po->n_in; j++)
+        in[j] = g->tensors[nd->in[j]].shape;
+    for (int32_t o = 0; o < nd->n_out && o < OPS_MAX_OUTPUTS; o++)
+        out[o] = g->tensors[nd->out[o]].shape;
+    k = rules_lift_op(po->op, po->n_in, s->rin[i], in, po->out_rank, nd->n_out, out);
+    return k < 0 || rules_lift_params(po->op, &po->p, k, lp) < 0 ? -1 : k;
+}
+
 /* Try node n for pattern op i; on success continue with op i-1, then undo. */
 static void rm_try(rm_state *s, int32_t i, int32_t n) {
     const graph *g = s->ix->g;
@@ -561,10 +756,14 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
     if (s->ix->node_cls[n] != s->cls[i]) /* op and input count, without touching the node */
         return;
     const graph_node *nd = &g->nodes[n];
-    if (nd->n_out != po->n_out || !s->ix->live[n])
+    if (nd->n_out != po->n_out || nd->n_out < 1 || !s->ix->live[n])
+        return;
+    ops_params lp; /* the pattern op's parameters at the node's lift */
+    int32_t lift = rm_node_lift(s, i, nd, &lp);
+    if (lift < 0)
         return;
     for (int32_t q = 0; q < s->n_quick[i]; q++)
-        if (nd->p.v[s->quick_key[i][q]] != po->p.v[s->quick_key[i][q]])
+        if (nd->p.v[s->quick_key[i][q]] != lp.v[s->quick_key[i][q]])
             return;
     for (int32_t j = i + 1; j < s->pat->n_ops; j++)
         if (s->m.node[j] == n)
@@ -576,7 +775,7 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
     if (ops_table[po->op].window != OPS_WIN_NONE || po->op == OP_SPLIT)
         for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
             in[k] = g->tensors[nd->in[k]].shape;
-    if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
+    if (!rules_match_params(po->op, &lp, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
         return;
     /* inputs: bind variables, fix producers of earlier pattern ops */
     int32_t undo_var[RULES_MAX_IN], n_undo_var = 0, undo_op[RULES_MAX_IN], n_undo_op = 0;
@@ -600,7 +799,8 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
             if (ts->producer < 0 || ts->out_index != ref.out) {
                 ok = 0;
             } else if (s->ix->node_cls[ts->producer] != s->cls[ref.idx] ||
-                       (s->sig[ref.idx] && s->ix->node_sig[ts->producer] != s->sig[ref.idx])) {
+                       (s->sig[ref.idx] && rm_node_sig(s->ix, ts->producer, s->pat->ops[ref.idx].out_rank) !=
+                                               s->sig[ref.idx])) {
                 ok = 0; /* what rm_try would refuse for that op: refused before going deeper */
             } else if (s->m.node[ref.idx] < 0) {
                 s->m.node[ref.idx] = ts->producer;
@@ -613,6 +813,7 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
     if (ok) {
         int32_t saved = s->m.node[i];
         s->m.node[i] = n;
+        s->lift[i] = lift;
         if (i == 0)
             rm_finish(s);
         else
@@ -722,6 +923,9 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
             if (po->in[k].kind == RULES_REF_OP)
                 s->consumed[po->in[k].idx] = 1;
         s->cls[i] = RULES_NODE_CLASS(po->op, po->n_in);
+        for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++)
+            s->rin[i][k] = po->in[k].kind == RULES_REF_VAR ? r->vars[po->in[k].idx].shape.rank
+                                                           : s->pat->ops[po->in[k].idx].out_rank;
         int constrained = 0;
         for (int32_t k = 0; k < PM_COUNT; k++)
             constrained |= s->skip_key[i][k];

@@ -3,7 +3,7 @@
  * A rule is used in either direction: its pattern side is found in the model graph and replaced by
  * its target side. A match binds every pattern op to a distinct live node (same op, parameters
  * equivalent on the node's input shapes, see below) and every pattern variable to a tensor of the
- * variable's rank; it holds only when the rule's requirements and pattern-side constraints hold on
+ * variable's rank (or of a higher rank with unit dims in front: lifting, below); it holds only when the rule's requirements and pattern-side constraints hold on
  * the bound shapes, no variable is bound to an output of a matched node, and every pattern-op
  * output that something outside the match reads (or that is a graph output) is a mapped output.
  *
@@ -20,6 +20,27 @@
  * Rules are used only inside the model they were proved in (verifier/README.md): no broadcasting
  * instance -- every broadcasting op of the pattern (matched nodes) and of the target (new nodes)
  * reads operands of its output's shape.
+ *
+ * Lifting (leading unit dims). A variable of rank R also binds a tensor of rank R + k whose first
+ * k dims are 1 (its lift k), so a rule over matrices matches a transformer's (1, S, H)
+ * activations. Why the proved rule still holds: write L_k(x) for x with k unit dims put in front
+ * (the same elements in the same order). For the ops that rules_lift_params accepts, an op on
+ * lifted operands equals L_k of the op on the operands, k being its output's lift, when its
+ * axis parameters count k places further (axis + k; a perm keeps the k unit dims in place):
+ *   - elementwise ops, smul, and the numpy-broadcasting binary ops and matmul (batch dims
+ *     aligned from the end, so unit dims in front only add unit dims in front of the result;
+ *     matmul only on operands of rule rank >= 2, its 2-D core untouched);
+ *   - concat, split and softmax along an axis, and transpose: the leading unit dims stay where
+ *     they are and the op acts on the rest as on the rule's tensor.
+ * By induction over a side's ops, every tensor of the matched pattern is L_k of the rule's value
+ * on the unlifted variables, and so is every tensor the target builds (its parameters lifted the
+ * same way, each op's lift read from its inferred output). The rule equates the two sides for
+ * all dims (requirements and constraints read at dim d + k of a variable of lift k), so each
+ * mapped output is L_k of the same value on both sides, and rules_apply_check's equal-shape test
+ * makes the k the same. Ops outside that list (conv2d, pools, reshape, constants, ...) bind only
+ * at lift 0 with operands of lift 0: the old exact-rank match. A constrained parameter that
+ * lifting moves (an axis tied to a dim) refuses a lifted match. Only unit dims: (B, S, H) with
+ * B > 1 is not a matrix (a concat along rows would interleave batches), so it does not bind.
  * Nothing here keeps pointers into the graph beyond the index's lifetime; the index borrows g.
  */
 #ifndef TASC_RULES_MATCH_H
@@ -59,7 +80,8 @@ typedef struct {
                                 over the live readers' first RULES_MAX_IN inputs (rules_match_possible) */
     rules_match_lists by_sig;  /* live nodes by parameter signature (rules_match_needs) */
     rules_match_lists by_edge; /* live readers by RULES_EDGE_KEY + 1 of each of their first inputs */
-    uint32_t *node_sig;      /* [n_nodes]: each live node's signature (0 for the others) */
+    uint32_t *node_sig;      /* [n_nodes * (RULES_MAX_LIFT + 1)]: live node n's signature as a rule op at lift k
+                                is node_sig[n * (RULES_MAX_LIFT + 1) + k] (0: not at that lift; 0 for dead nodes) */
     /* scratch for rules_apply_check, stamped so that it needs no clearing between calls */
     uint32_t *stamp;         /* [n_nodes] */
     uint32_t cur;
@@ -89,10 +111,10 @@ int rules_match_usable(const rules_rule *r, rules_dir dir);
  * (op and input count; as many as it has ops of that class: matched nodes are distinct); for
  * each pattern op that reads output o of pattern op j in input slot k, a live node of its class
  * reading output o of a node of j's op in slot k; and for each pattern op without constrained
- * parameters, a live node of the same signature (a hash of the class, the rank of output 0 --
- * variables bind to tensors of their rank, so matched ops have their pattern op's ranks -- and
+ * parameters, a live node of the same signature (a hash of the class, the rank of output 0 and
  * the parameters that rules_match_params compares exactly: all but the window of conv2d and the
- * pools and the sizes of split). Pattern ops of unknown rank (out_rank 0) get no signature. A cheap filter on the index run before rules_match_find: a rule it
+ * pools and the sizes of split; a node is indexed under its signature at every lift k it could
+ * be matched at, its rank less k and its parameters unlifted). Pattern ops of unknown rank (out_rank 0) get no signature. A cheap filter on the index run before rules_match_find: a rule it
  * rules out has no match (tests/test_match.c compares it with the matcher). */
 #define RULES_NODE_CLASS(op, n_in) ((int32_t)(op) * (RULES_MAX_IN + 2) + ((n_in) <= RULES_MAX_IN ? (n_in) : RULES_MAX_IN + 1))
 #define RULES_N_CLASSES (OP_COUNT * (RULES_MAX_IN + 2)) /* a node's op and input count (more than 4: one class) */
@@ -135,6 +157,31 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
 /* 1 if op is a two-operand op that broadcasts (numpy rules), as its shape inference says: it
  * gives (2,3) for (2,3) with (1,3) and for (2,3) with (2,1). */
 int rules_match_broadcasts(ops_type op);
+
+/* --- lifting (leading unit dims, see the file comment) ------------------------------------------ */
+
+#define RULES_MAX_LIFT OPS_MAX_DIMS /* unit dims in front: at most a rank-0 rule tensor as rank 6 */
+
+/* The lift of a tensor of shape sh standing for a rule tensor of rank `rank`: k = sh->rank - rank
+ * when k >= 0 and sh's first k dims are 1; else -1. */
+int32_t rules_lift_of(const ops_shape *sh, int32_t rank);
+
+/* The parameters of op at lift k: *out = p with the axis moved by k (concat, split, softmax) or
+ * the perm kept on the k unit dims in front (transpose). 0, or -1 when k > 0 and op is not one
+ * that lifting keeps sound (the list in the file comment). k == 0: *out = *p for every op. */
+int rules_lift_params(ops_type op, const ops_params *p, int32_t k, ops_params *out);
+
+/* 1 if lifting op moves its parameter key (list: the list parameter), so that a rule constraint
+ * tying it to a dim cannot be read at lift > 0. */
+int rules_lift_moves(ops_type op, ops_param_key key);
+
+/* Whether a rule op whose inputs have rule ranks rin[0..n_in) and whose outputs have rule rank
+ * rout may stand for a node reading shapes in[] and writing shapes out[0..n_out): every tensor's
+ * lift (rules_lift_of) is >= 0, and where any is > 0 the op is one that lifting keeps sound
+ * (matmul: operands of rule rank >= 2; an axis op or transpose: its operands' lift is its
+ * output's). Returns the output's lift (to lift the parameters with), or -1. */
+int32_t rules_lift_op(ops_type op, int32_t n_in, const int32_t *rin, const ops_shape *in, int32_t rout, int32_t n_out,
+                      const ops_shape *out);
 
 /* --- applying --------------------------------------------------------------------------------- */
 

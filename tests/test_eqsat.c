@@ -154,6 +154,43 @@ static void test_merges(cost_model *cm) {
     rules_set_free(rm);
 }
 
+/* The pairwise merge rule (over matrices) on siblings reading a (B, 64, 256) activation, lifted
+ * (rules/match.h): B = 1 merges into one matmul in both searches, the check passes; B = 2 is no
+ * matrix, so nothing merges. */
+static void test_lifted_merge(cost_model *cm) {
+    rules_set *rm = load("tests/data/opt/rules_merge.json");
+    CHECK(rm != NULL);
+    for (int64_t b = 1; rm && b <= 2; b++) {
+        graph *g = graph_new("lifted"), *bt = NULL, *eq = NULL;
+        const int64_t xd[3] = {b, 64, 256}, wd[2] = {256, 256};
+        int32_t x = graph_input(g, "x", 3, xd);
+        for (int32_t i = 0; i < 2; i++) {
+            int32_t w = graph_weight_he(g, i ? "w1" : "w0", 2, wd);
+            graph_mark_output(g, graph_unary(g, i ? OP_SIGMOID : OP_TANH, graph_matmul(g, x, w, OPS_ACT_NONE)));
+        }
+        search_opts o;
+        search_opts_default(&o);
+        o.time_limit_s = 0;
+        search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+        search_result rb, re;
+        both(g, rm, cm, &o, &bt, &eq, &rb, &re);
+        if (bt && eq) {
+            CHECK_EQ_INT(count_op(bt, OP_MATMUL), b == 1 ? 1 : 2);
+            CHECK_EQ_INT(count_op(eq, OP_MATMUL), b == 1 ? 1 : 2);
+            CHECK(re.cost_after <= rb.cost_after * 1.0001);
+            char err[512];
+            exec_diff worst[4];
+            CHECK_EQ_INT(exec_check(g, eq, 2, 1e-5, worst, err, sizeof err), 0);
+        }
+        graph_free(bt);
+        graph_free(eq);
+        search_result_free(&rb);
+        search_result_free(&re);
+        graph_free(g);
+    }
+    rules_set_free(rm);
+}
+
 /* conv -> relu -> conv -> relu with the relu-fusion rule: both relus fused, as backtracking. */
 static void test_relu_fusion(const rules_set *rs, cost_model *cm) {
     graph *g = graph_new("conv_relu");
@@ -247,6 +284,7 @@ int main(void) {
     cost_model *cm = cost_analytic_new(NULL);
     test_egraph_basics();
     test_merges(cm);
+    test_lifted_merge(cm);
     test_relu_fusion(rs, cm);
     test_nothing_applies(rs, cm);
     test_no_cycle(rs, cm);

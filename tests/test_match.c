@@ -4,7 +4,10 @@
  * requirements and constraints, parameter equivalence ("same" = explicit pads), shape-changing
  * and cycle-creating applications rejected, and every applied rewrite run on the CPU executor
  * against the original. Two generated rules inline: a merge whose split is cut at the operands'
- * widths (unequal siblings) and the identity concat(split(x)) = x.
+ * widths (unequal siblings) and the identity concat(split(x)) = x. Lifting (match.h): rules over
+ * matrices on tensors with unit dims in front, matched and applied where sound (merges, transposes,
+ * constraints read at the lifted dim) and refused where not (dims in front not 1, broadcasting,
+ * ops that are not lifted, on the pattern and on the target side).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -519,6 +522,219 @@ static void test_split_concat_identity(const rules_set *rs) {
     }
 }
 
+/* The lifting helpers on their own. */
+static void test_lift_helpers(void) {
+    const int64_t u[3] = {1, 4, 6}, nu[3] = {2, 4, 6}, uu[4] = {1, 1, 4, 6};
+    ops_shape s3 = ops_shape_make(3, u), n3 = ops_shape_make(3, nu), s4 = ops_shape_make(4, uu);
+    CHECK_EQ_INT(rules_lift_of(&s3, 3), 0);
+    CHECK_EQ_INT(rules_lift_of(&s3, 2), 1);
+    CHECK_EQ_INT(rules_lift_of(&s4, 2), 2);
+    CHECK_EQ_INT(rules_lift_of(&s3, 1), -1); /* (1, 4) in front: 4 is not a unit dim */
+    CHECK_EQ_INT(rules_lift_of(&n3, 2), -1); /* a batch of 2 is not a matrix */
+    CHECK_EQ_INT(rules_lift_of(&s3, 4), -1);
+    ops_params p, q;
+    ops_params_default(OP_TRANSPOSE, &p);
+    p.n_list = 2;
+    p.list[0] = 1;
+    p.list[1] = 0;
+    CHECK(rules_lift_params(OP_TRANSPOSE, &p, 2, &q) == 0);
+    CHECK(q.n_list == 4 && q.list[0] == 0 && q.list[1] == 1 && q.list[2] == 3 && q.list[3] == 2);
+    ops_params_default(OP_CONCAT, &p);
+    p.v[PM_AXIS] = 1;
+    CHECK(rules_lift_params(OP_CONCAT, &p, 1, &q) == 0 && q.v[PM_AXIS] == 2);
+    CHECK(rules_lift_params(OP_CONCAT, &p, 1, &p) == 0 && p.v[PM_AXIS] == 2); /* in place */
+    ops_params_default(OP_CONV2D, &p);
+    CHECK(rules_lift_params(OP_CONV2D, &p, 0, &q) == 0);
+    CHECK(rules_lift_params(OP_CONV2D, &p, 1, &q) < 0);
+    ops_params_default(OP_RESHAPE, &p);
+    CHECK(rules_lift_params(OP_RESHAPE, &p, 1, &q) < 0);
+    CHECK(rules_lift_moves(OP_SPLIT, PM_AXIS) && !rules_lift_moves(OP_SPLIT, PM_LIST));
+    CHECK(rules_lift_moves(OP_TRANSPOSE, PM_LIST) && !rules_lift_moves(OP_MATMUL, PM_ACT));
+    /* matmul (1,4,6) x (6,5) -> (1,4,5): lift 1; a rule operand of rank 1 is not lifted */
+    const int64_t wd[2] = {6, 5}, od[3] = {1, 4, 5}, vd[2] = {1, 6};
+    ops_shape in[2] = {s3, ops_shape_make(2, wd)}, out = ops_shape_make(3, od);
+    int32_t r22[2] = {2, 2}, r12[2] = {1, 2};
+    CHECK_EQ_INT(rules_lift_op(OP_MATMUL, 2, r22, in, 2, 1, &out), 1);
+    CHECK_EQ_INT(rules_lift_op(OP_MATMUL, 2, r22, in, 3, 1, &out), 0); /* the exact ranks */
+    in[0] = ops_shape_make(2, vd);
+    const int64_t o2[2] = {1, 5};
+    ops_shape out2 = ops_shape_make(2, o2);
+    CHECK_EQ_INT(rules_lift_op(OP_MATMUL, 2, r12, in, 1, 1, &out2), -1);
+    /* concat of operands lifted differently; conv2d with a lifted operand */
+    ops_shape cin[2] = {s3, ops_shape_make(2, (const int64_t[2]){4, 6})};
+    const int64_t cd[3] = {1, 4, 12};
+    ops_shape cout = ops_shape_make(3, cd);
+    CHECK_EQ_INT(rules_lift_op(OP_CONCAT, 2, r22, cin, 2, 1, &cout), -1);
+    cin[1] = s3;
+    CHECK_EQ_INT(rules_lift_op(OP_CONCAT, 2, r22, cin, 2, 1, &cout), 1);
+    CHECK_EQ_INT(rules_lift_op(OP_RESHAPE, 1, r22, cin, 3, 1, &cout), -1);
+}
+
+/* A graph of two matmuls x W1, x W2 (widths 5 and 3, each read by its own op) on x of shape xd. */
+static graph *lift_siblings(int32_t xr, const int64_t *xd, int32_t wr, const int64_t *w1d, const int64_t *w2d) {
+    graph *g = graph_new("lift");
+    int32_t x = graph_input(g, "x", xr, xd);
+    int32_t w1 = graph_weight_he(g, "w1", wr, w1d), w2 = graph_weight_he(g, "w2", wr, w2d);
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_matmul(g, x, w1, OPS_ACT_NONE)));
+    graph_mark_output(g, graph_unary(g, OP_SIGMOID, graph_matmul(g, x, w2, OPS_ACT_NONE)));
+    CHECK(graph_ok(g));
+    return g;
+}
+
+/* Merge then unmerge on g: n_found matches of the merge; the merged graph's split along
+ * split_axis, both graphs computing what g does. */
+static void lift_merge_roundtrip(const rules_set *rs, graph *g, int32_t n_found, int64_t split_axis) {
+    found_list f = find_all(rs, "merge_sized", RULES_DIR_BWD, g);
+    CHECK_EQ_INT(f.n, n_found);
+    char err[256] = "";
+    graph *h = f.n >= 1 ? apply(rs, g, &f.m[0], err, sizeof err) : NULL;
+    CHECK((h != NULL) == (n_found > 0));
+    if (!h) {
+        if (n_found > 0)
+            fprintf(stderr, "lifted merge: %s\n", err);
+        return;
+    }
+    CHECK(valid(h));
+    CHECK_EQ_INT(count_op(h, OP_MATMUL), 1);
+    CHECK(compare_runs(g, h) < 1e-6);
+    for (int32_t i = 0; i < h->n_nodes; i++)
+        if (h->nodes[i].op == OP_SPLIT)
+            CHECK_EQ_INT(h->nodes[i].p.v[PM_AXIS], split_axis);
+    found_list back = find_all(rs, "merge_sized", RULES_DIR_FWD, h);
+    CHECK_EQ_INT(back.n, 1);
+    graph *k = back.n == 1 ? apply(rs, h, &back.m[0], err, sizeof err) : NULL;
+    CHECK(k != NULL && count_op(k, OP_MATMUL) == 2 && count_op(k, OP_SPLIT) == 0);
+    if (k)
+        CHECK(compare_runs(g, k) < 1e-6);
+    graph_free(k);
+    graph_free(h);
+}
+
+/* The merge rule (over matrices) on a transformer's (1, S, H) activation: matched, the target's
+ * split cut along the lifted axis; two unit dims in front as well; weights lifted instead (the
+ * target's concat lifted); a batch of 2 in front is no matrix: refused. */
+static void test_lift_merge(const rules_set *rs) {
+    const int64_t x3[3] = {1, 4, 6}, x4[4] = {1, 1, 4, 6}, xb[3] = {2, 4, 6}, x2[2] = {4, 6};
+    const int64_t w1[2] = {6, 5}, w2[2] = {6, 3}, w1l[3] = {1, 6, 5}, w2l[3] = {1, 6, 3};
+    graph *g = lift_siblings(3, x3, 2, w1, w2);
+    lift_merge_roundtrip(rs, g, 2, 2);
+    graph_free(g);
+    g = lift_siblings(4, x4, 2, w1, w2);
+    lift_merge_roundtrip(rs, g, 2, 3);
+    graph_free(g);
+    g = lift_siblings(2, x2, 3, w1l, w2l);
+    lift_merge_roundtrip(rs, g, 2, 2);
+    graph_free(g);
+    g = lift_siblings(3, xb, 2, w1, w2);
+    lift_merge_roundtrip(rs, g, 0, 0);
+    graph_free(g);
+}
+
+/* transpose(transpose(x)) = x on (1, 2, 3): perm [0, 2, 1] twice is the rule's [1, 0] lifted; perm
+ * [1, 0, 2] moves the unit dim: no match. */
+static void test_lift_transpose(const rules_set *rs) {
+    for (int moved = 0; moved < 2; moved++) {
+        graph *g = graph_new("tt");
+        const int64_t xd[3] = {1, 2, 3};
+        const int32_t keep[3] = {0, 2, 1}, move[3] = {1, 0, 2};
+        int32_t x = graph_input(g, "x", 3, xd);
+        int32_t t = graph_transpose(g, graph_transpose(g, x, 3, moved ? move : keep), 3, moved ? move : keep);
+        graph_mark_output(g, graph_unary(g, OP_RELU, t));
+        CHECK(graph_ok(g));
+        found_list f = find_all(rs, "transpose_twice", RULES_DIR_FWD, g);
+        CHECK_EQ_INT(f.n, moved ? 0 : 1);
+        if (f.n == 1) {
+            char err[256] = "";
+            graph *h = apply(rs, g, &f.m[0], err, sizeof err);
+            CHECK(h != NULL && h->n_nodes == 1);
+            if (h)
+                CHECK(compare_runs(g, h) < 1e-7);
+            graph_free(h);
+        }
+        graph_free(g);
+    }
+}
+
+/* Constraints and broadcasting at a lift: x (1, 5, 3) times I_3 (n tied to x0 dim 1, read at the
+ * tensor's dim 2) disappears; ewadd of (1, 4, 5) and (4, 5) broadcasts: refused; of two (1, 4, 5):
+ * matched. */
+static void test_lift_constraint(const rules_set *rs) {
+    graph *g = graph_new("imm3");
+    const int64_t xd[3] = {1, 5, 3};
+    int32_t x = graph_input(g, "x", 3, xd);
+    ops_params p;
+    ops_params_default(OP_CONST_IMM, &p);
+    p.v[PM_N] = 3;
+    int32_t id;
+    graph_add(g, "eye", OP_CONST_IMM, &p, 0, NULL, &id);
+    graph_mark_output(g, graph_unary(g, OP_TANH, graph_matmul(g, x, id, OPS_ACT_NONE)));
+    CHECK(graph_ok(g));
+    found_list f = find_all(rs, "matmul_identity", RULES_DIR_FWD, g);
+    CHECK_EQ_INT(f.n, 1);
+    if (f.n == 1) {
+        char err[256] = "";
+        graph *h = apply(rs, g, &f.m[0], err, sizeof err);
+        CHECK(h != NULL && h->n_nodes == 1);
+        if (h)
+            CHECK(compare_runs(g, h) < 1e-7);
+        graph_free(h);
+    }
+    graph_free(g);
+    g = graph_new("bcast3");
+    const int64_t ad[3] = {1, 4, 5}, bd[2] = {4, 5};
+    int32_t a = graph_input(g, "a", 3, ad), a2 = graph_input(g, "a2", 3, ad), b = graph_input(g, "b", 2, bd);
+    graph_mark_output(g, graph_ewadd(g, a, b));
+    graph_mark_output(g, graph_ewadd(g, a, a2));
+    CHECK(graph_ok(g));
+    f = find_all(rs, "ewadd_comm", RULES_DIR_FWD, g);
+    CHECK_EQ_INT(f.n, 1);
+    if (f.n == 1)
+        CHECK_EQ_INT(f.m[0].var[1], a);
+    graph_free(g);
+}
+
+/* An op that is not lifted: relu(x) = reshape(relu(reshape(x, [6])), [2, 3]) for x of (2, 3). On
+ * x (1, 2, 3) the reshape side does not match (a reshape reading a lifted operand), and the relu
+ * side matches but its target (reshape of a lifted operand) is refused; on x (2, 3) both work. */
+static const char flat_rule_text[] =
+    "{\"format\":\"tasc-rules\",\"version\":1,\"op_set\":[],\"max_ops\":3,\"counts\":{},\"rules\":["
+    "{\"id\":\"relu_flat\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]}],"
+    "\"src\":[{\"op\":\"reshape\",\"params\":{\"shape\":[6]},\"inputs\":[\"x0\"]},"
+    "{\"op\":\"relu\",\"inputs\":[\"%0\"]},"
+    "{\"op\":\"reshape\",\"params\":{\"shape\":[2,3]},\"inputs\":[\"%1\"]}],"
+    "\"dst\":[{\"op\":\"relu\",\"inputs\":[\"x0\"]}],\"outputs\":[{\"src\":\"%2\",\"dst\":\"%0\"}]}]}";
+
+static void test_lift_refused(void) {
+    char err[512] = "";
+    rules_set *rs = rules_from_json_string(flat_rule_text, "flat_rule_text", err, sizeof err);
+    CHECK(rs != NULL);
+    if (!rs) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    for (int lifted = 0; lifted < 2; lifted++) {
+        const int64_t xd[3] = {1, 2, 3}, s6[1] = {6};
+        graph *g = graph_new("flat");
+        int32_t x = graph_input(g, "x", lifted ? 3 : 2, lifted ? xd : xd + 1);
+        int32_t r = graph_unary(g, OP_RELU, x);
+        graph_mark_output(g, graph_unary(g, OP_TANH, r));
+        graph_mark_output(g, graph_reshape(g, graph_unary(g, OP_RELU, graph_reshape(g, x, 1, s6)), 2, xd + 1));
+        CHECK(graph_ok(g));
+        CHECK_EQ_INT(find_all(rs, "relu_flat", RULES_DIR_FWD, g).n, lifted ? 0 : 1);
+        found_list f = find_all(rs, "relu_flat", RULES_DIR_BWD, g);
+        CHECK_EQ_INT(f.n, 1); /* relu(x); the other relu reads a (6) */
+        graph *h = f.n >= 1 ? apply(rs, g, &f.m[0], err, sizeof err) : NULL;
+        CHECK((h != NULL) == !lifted);
+        if (lifted)
+            CHECK_STR_CONTAINS(err, "not lifted");
+        if (h)
+            CHECK(compare_runs(g, h) < 1e-7);
+        graph_free(h);
+        graph_free(g);
+    }
+    rules_set_free(rs);
+}
+
 int main(void) {
     rules_set *rs = load_rules();
     CHECK(rs != NULL);
@@ -533,6 +749,10 @@ int main(void) {
     test_constraint(rs);
     test_broadcast(rs);
     test_params();
+    test_lift_helpers();
+    test_lift_transpose(rs);
+    test_lift_constraint(rs);
+    test_lift_refused();
     {
         char err[512];
         rules_set *sz = rules_from_json_string(sized_rules_text, "sized_rules_text", err, sizeof err);
@@ -542,6 +762,7 @@ int main(void) {
         if (sz) {
             test_merge_sized(sz);
             test_split_concat_identity(sz);
+            test_lift_merge(sz);
         }
         rules_set_free(sz);
     }

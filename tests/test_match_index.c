@@ -3,6 +3,9 @@
  * shipped rule sets rules/verified-3.json and verified-4.json in both directions on the seven zoo
  * models, and of verified-3.json on the small graphs made of each rule's own pattern side (where
  * the filter must let the rule through). The filter must also rule out something, or it is not tested.
+ * The pattern graphs are also built lifted (a unit dim in front of every variable, match.h): the
+ * filter indexes each node at every lift it can be matched at, so it must let through every
+ * lifted match too, and the matrix rules must match their own lifted patterns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +50,34 @@ static void compare_all(const rules_set *rs, const graph *g, tally *t, const cha
     rules_match_index_free(&ix);
 }
 
-/* The graph of rule r's pattern side in direction d: variables as inputs of their shapes, every
- * op output that nothing in the pattern reads as a graph output. NULL if it does not build. */
-static graph *pattern_graph(const rules_rule *r, rules_dir d) {
+/* The graph of rule r's pattern side in direction d: variables as inputs of their shapes (with
+ * `lift` unit dims in front, each op's parameters lifted alike: rules_lift_params), every op output
+ * that nothing in the pattern reads as a graph output. NULL if it does not build. */
+static graph *pattern_graph(const rules_rule *r, rules_dir d, int32_t lift) {
     const rules_graph *pat = d == RULES_DIR_FWD ? &r->src : &r->dst;
     graph *g = graph_new("pattern");
     int32_t var_t[RULES_MAX_VARS], op_t[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
     uint8_t read[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
     memset(read, 0, sizeof read);
-    for (int32_t v = 0; v < r->n_vars; v++)
-        var_t[v] = graph_input(g, r->vars[v].name, r->vars[v].shape.rank, r->vars[v].shape.dims);
+    for (int32_t v = 0; v < r->n_vars; v++) {
+        int64_t dims[OPS_MAX_DIMS];
+        const ops_shape *sh = &r->vars[v].shape;
+        if (sh->rank + lift > OPS_MAX_DIMS) {
+            graph_free(g);
+            return NULL;
+        }
+        for (int32_t k = 0; k < sh->rank + lift; k++)
+            dims[k] = k < lift ? 1 : sh->dims[k - lift];
+        var_t[v] = graph_input(g, r->vars[v].name, sh->rank + lift, dims);
+    }
     for (int32_t i = 0; i < pat->n_ops; i++) {
         const rules_op *o = &pat->ops[i];
+        ops_params p;
         int32_t in[RULES_MAX_IN];
+        if (rules_lift_params(o->op, &o->p, o->n_in > 0 ? lift : 0, &p) < 0) {
+            graph_free(g);
+            return NULL;
+        }
         for (int32_t k = 0; k < o->n_in; k++) {
             rules_ref ref = o->in[k];
             if (ref.kind == RULES_REF_VAR) {
@@ -69,7 +87,7 @@ static graph *pattern_graph(const rules_rule *r, rules_dir d) {
                 read[ref.idx][ref.out] = 1;
             }
         }
-        if (graph_add(g, NULL, o->op, &o->p, o->n_in, in, op_t[i]) != o->n_out) {
+        if (graph_add(g, NULL, o->op, &p, o->n_in, in, op_t[i]) != o->n_out) {
             graph_free(g);
             return NULL;
         }
@@ -103,15 +121,15 @@ static void test_zoo(const rules_set *rs) {
     CHECK(t.matched > 0);
 }
 
-/* Each rule on its own pattern, and every rule on every pattern graph. */
-static void test_patterns(const rules_set *rs) {
+/* Each rule on its own pattern, and every rule on every pattern graph (lifted by `lift`). */
+static void test_patterns(const rules_set *rs, int32_t lift) {
     tally t = {0};
-    int64_t built = 0, self_missed = 0;
+    int64_t built = 0, self_missed = 0, self_matched = 0;
     for (int32_t r = 0; r < rs->n_rules; r++)
         for (int d = 0; d < RULES_DIR_COUNT; d++) {
             if (!rules_match_usable(&rs->rules[r], (rules_dir)d))
                 continue;
-            graph *g = pattern_graph(&rs->rules[r], (rules_dir)d);
+            graph *g = pattern_graph(&rs->rules[r], (rules_dir)d, lift);
             if (!g)
                 continue;
             built++;
@@ -120,7 +138,9 @@ static void test_patterns(const rules_set *rs) {
             CHECK(rules_match_index_build(&ix, g, err, sizeof err) == 0);
             rules_match_needs nd;
             rules_match_needs_of(&rs->rules[r], (rules_dir)d, &nd);
-            if (!rules_match_possible(&nd, &ix)) {
+            int32_t self = rules_match_find(rs, r, (rules_dir)d, &ix, NULL, NULL);
+            self_matched += self > 0;
+            if (!rules_match_possible(&nd, &ix) && (lift == 0 || self > 0)) {
                 if (self_missed++ < 5)
                     fprintf(stderr, "rule %s ruled out on its own pattern\n", rs->rules[r].id);
             }
@@ -128,9 +148,12 @@ static void test_patterns(const rules_set *rs) {
             compare_all(rs, g, &t, rs->rules[r].id);
             graph_free(g);
         }
-    printf("patterns: %lld graphs; %lld sources, %lld ruled out, %lld with matches\n", (long long)built,
-           (long long)t.sources, (long long)t.filtered, (long long)t.matched);
-    CHECK(built > rs->n_rules / 2);
+    printf("patterns (lift %d): %lld graphs, %lld matched by their rule; %lld sources, %lld ruled out, %lld with "
+           "matches\n",
+           (int)lift, (long long)built, (long long)self_matched, (long long)t.sources, (long long)t.filtered,
+           (long long)t.matched);
+    CHECK(built > rs->n_rules / (lift ? 8 : 2));
+    CHECK(self_matched > built / (lift ? 4 : 2));
     CHECK_EQ_INT(self_missed, 0);
     CHECK_EQ_INT(t.wrong, 0);
     CHECK(t.filtered > 0);
@@ -262,7 +285,8 @@ int main(void) {
         return TEST_REPORT();
     test_needs();
     test_zoo(rs);
-    test_patterns(rs);
+    test_patterns(rs, 0);
+    test_patterns(rs, 1);
     rules_set_free(rs);
     /* the 4-op set on the zoo */
     rs = rules_load("rules/verified-4.json", err, sizeof err);

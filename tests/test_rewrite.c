@@ -260,6 +260,68 @@ static void test_fusion(void) {
     graph_free(g);
 }
 
+/* The later activations fuse too: silu, hardswish, gelu_tanh by the op, relu6 as a clip from 0
+ * to 6; another clip (hardsigmoid's 0..1) and tanh stay (the GPU matmul's epilogue lacks them). */
+static void test_fusion_acts(void) {
+    graph *g = graph_new("fuse_acts");
+    const int64_t xd[4] = {1, 3, 6, 6}, kd[4] = {4, 3, 3, 3}, ad[2] = {5, 7}, wd[2] = {7, 6};
+    int32_t x = graph_input(g, "x", 4, xd), a = graph_input(g, "a", 2, ad);
+    int32_t k[4], w[3];
+    for (int i = 0; i < 4; i++) {
+        char nm[8] = {'k', (char)('0' + i), 0};
+        k[i] = weight_random(g, nm, 4, kd, 20 + (uint64_t)i, 0.0f, 2.0f);
+    }
+    for (int i = 0; i < 3; i++) {
+        char nm[8] = {'w', (char)('0' + i), 0};
+        w[i] = weight_random(g, nm, 2, wd, 30 + (uint64_t)i, 0.0f, 2.0f);
+    }
+    ops_params relu6, hsig;
+    ops_params_default(OP_CLIP, &relu6);
+    relu6.v[PM_LO] = ops_f2p(0.0f);
+    relu6.v[PM_HI] = ops_f2p(6.0f);
+    hsig = relu6;
+    hsig.v[PM_HI] = ops_f2p(1.0f);
+    int32_t outs[7], t;
+    outs[0] = graph_unary(g, OP_SILU, graph_conv2d(g, x, k[0], 1, 1, OPS_PAD_SAME, OPS_ACT_NONE));
+    outs[1] = graph_unary(g, OP_HARDSWISH, graph_conv2d(g, x, k[1], 1, 1, OPS_PAD_SAME, OPS_ACT_NONE));
+    graph_add(g, NULL, OP_CLIP, &hsig, 1, (int32_t[]){graph_conv2d(g, x, k[2], 1, 1, OPS_PAD_SAME, OPS_ACT_NONE)},
+              &outs[2]);
+    outs[3] = graph_unary(g, OP_TANH, graph_conv2d(g, x, k[3], 1, 1, OPS_PAD_SAME, OPS_ACT_NONE));
+    outs[4] = graph_unary(g, OP_GELU_TANH, graph_matmul(g, a, w[0], OPS_ACT_NONE));
+    graph_add(g, NULL, OP_CLIP, &relu6, 1, (int32_t[]){graph_matmul(g, a, w[1], OPS_ACT_NONE)}, &t);
+    outs[5] = t;
+    outs[6] = graph_unary(g, OP_SILU, graph_matmul(g, a, w[2], OPS_ACT_NONE));
+    for (int32_t i = 0; i < 7; i++)
+        graph_mark_output(g, outs[i]);
+    CHECK(graph_ok(g));
+    int32_t na = 0;
+    graph *h = greedy_one(g, REWRITE_FUSE_ACT, &na);
+    CHECK(h != NULL);
+    if (!h) {
+        graph_free(g);
+        return;
+    }
+    CHECK_EQ_INT(na, 5);
+    CHECK_EQ_INT(count_op(h, OP_SILU) + count_op(h, OP_HARDSWISH) + count_op(h, OP_GELU_TANH), 0);
+    CHECK_EQ_INT(count_op(h, OP_CLIP), 1); /* the 0..1 one */
+    CHECK_EQ_INT(count_op(h, OP_TANH), 1);
+    int acts[OPS_ACT_COUNT] = {0};
+    for (int32_t i = 0; i < h->n_nodes; i++)
+        if (rewrite_has_epilogue(h->nodes[i].op))
+            acts[h->nodes[i].p.v[PM_ACT]]++;
+    CHECK_EQ_INT(acts[OPS_ACT_SILU], 2);
+    CHECK_EQ_INT(acts[OPS_ACT_HARDSWISH], 1);
+    CHECK_EQ_INT(acts[OPS_ACT_GELU_TANH], 1);
+    CHECK_EQ_INT(acts[OPS_ACT_RELU6], 1);
+    CHECK(compare_runs(g, h) < 1e-6);
+    CHECK_EQ_INT(rewrite_fusable_act_p(OP_CLIP, &relu6), OPS_ACT_RELU6);
+    CHECK_EQ_INT(rewrite_fusable_act_p(OP_CLIP, &hsig), OPS_ACT_NONE);
+    CHECK_EQ_INT(rewrite_fusable_act(OP_SIGMOID), OPS_ACT_NONE);
+    CHECK_EQ_INT(rewrite_fusable_act(OP_GELU_TANH), OPS_ACT_GELU_TANH);
+    graph_free(h);
+    graph_free(g);
+}
+
 /* Common subexpressions; a concat of a whole split. */
 static void test_cse_split_concat(void) {
     graph *g = graph_new("cse");
@@ -473,13 +535,84 @@ static void test_split_bias(void) {
     graph_free(g);
 }
 
+/* The bias normal form (rewrite_bias_normal) on the shapes a merge rule leaves, each result run
+ * against the original: "front" -- a conv's split into unequal parts, two of three read by a
+ * bias ewadd (either operand order), the third by a relu (a zero bias for it), and a matmul's
+ * split along its last axis, one part's add not a bias (its part has other readers); "back" -- a bias
+ * add in front of a split whose halves a concat reads swapped, and not when they are in order. */
+static void test_bias_normal(void) {
+    graph *g = graph_new("bias_normal");
+    const int64_t xd[4] = {1, 3, 6, 6}, kd[4] = {12, 3, 3, 3}, b0d[3] = {4, 1, 1}, b1d[3] = {6, 1, 1};
+    const int64_t ad[2] = {5, 7}, wd[2] = {7, 6}, vd[1] = {2}, sz[3] = {4, 6, 2}, msz[2] = {4, 2};
+    const int32_t pads[4] = {1, 1, 1, 1};
+    int32_t x = graph_input(g, "x", 4, xd), a = graph_input(g, "a", 2, ad);
+    int32_t k = weight_random(g, "k", 4, kd, 1, 0.0f, 0.5f), w = weight_random(g, "w", 2, wd, 2, 0.0f, 0.5f);
+    int32_t b0 = weight_random(g, "b0", 3, b0d, 3, 0.5f, 0.5f), b1 = weight_random(g, "b1", 3, b1d, 4, 0.5f, 0.5f);
+    int32_t v = weight_random(g, "v", 1, vd, 5, 0.5f, 0.5f);
+    int32_t p[3], q[2];
+    graph_split(g, graph_conv2d_ex(g, "c", x, k, -1, 1, 1, pads, 1, OPS_ACT_NONE), 1, 3, sz, p);
+    graph_mark_output(g, graph_unary(g, OP_RELU, graph_ewadd(g, p[0], b0)));
+    graph_mark_output(g, graph_ewadd(g, b1, p[1])); /* the bias as the first operand */
+    graph_mark_output(g, graph_unary(g, OP_RELU, p[2]));
+    graph_split(g, graph_matmul(g, a, w, OPS_ACT_NONE), 1, 2, msz, q);
+    graph_mark_output(g, graph_ewadd(g, q[0], graph_ewadd(g, q[0], q[0]))); /* not a bias */
+    graph_mark_output(g, graph_ewadd(g, q[1], v));
+    CHECK(graph_ok(g));
+    graph *h = graph_clone(g);
+    int64_t counter = 0;
+    int32_t n = 0;
+    char err[256];
+    CHECK(rewrite_bias_normal(&h, "opt", &counter, &n, err, sizeof err) == 0);
+    CHECK_EQ_INT(n, 2); /* the conv's split and the matmul's */
+    CHECK_EQ_INT(count_op(h, OP_SPLIT), 2);
+    CHECK_EQ_INT(count_op(h, OP_EWADD), 4); /* one per split, and the matmul part's two others */
+    CHECK(compare_runs(g, h) < 1e-6);
+    CHECK_EQ_INT(lowered_free_count(h), 2); /* each split's one add, fused into its op */
+    CHECK(rewrite_bias_normal(&h, "opt", &counter, &n, err, sizeof err) == 0);
+    CHECK_EQ_INT(n, 0); /* a normal form: nothing left to move */
+    graph_free(h);
+    graph_free(g);
+
+    /* back: ewadd(conv, b) -> split -> concat of the halves swapped (and in order: no move) */
+    for (int32_t swapped = 0; swapped < 2; swapped++) {
+        g = graph_new("bias_back");
+        const int64_t bd[3] = {12, 1, 1};
+        x = graph_input(g, "x", 4, xd);
+        k = weight_random(g, "k", 4, kd, 1, 0.0f, 0.5f);
+        int32_t b = weight_random(g, "b", 3, bd, 6, 0.5f, 0.5f), h2[2];
+        graph_split(g, graph_ewadd(g, graph_conv2d_ex(g, "c", x, k, -1, 1, 1, pads, 1, OPS_ACT_NONE), b), 1, 2, NULL,
+                    h2);
+        const int32_t cat[2] = {h2[swapped], h2[1 - swapped]};
+        graph_mark_output(g, graph_unary(g, OP_RELU, graph_concat(g, 1, 2, cat)));
+        CHECK(graph_ok(g));
+        h = graph_clone(g);
+        CHECK(rewrite_bias_normal(&h, "opt", &counter, &n, err, sizeof err) == 0);
+        CHECK_EQ_INT(n, swapped);
+        if (swapped) { /* the add reads the swapped concat; the bias split and concat are weight-only */
+            CHECK_EQ_INT(count_op(h, OP_SPLIT), 2);
+            CHECK_EQ_INT(count_op(h, OP_CONCAT), 2);
+            int32_t add = -1;
+            for (int32_t i = 0; i < h->n_nodes; i++)
+                if (h->nodes[i].op == OP_EWADD)
+                    add = i;
+            CHECK(add >= 0 && h->tensors[h->nodes[add].in[0]].producer >= 0 &&
+                  h->nodes[h->tensors[h->nodes[add].in[0]].producer].op == OP_CONCAT);
+        }
+        CHECK(compare_runs(g, h) < 1e-6);
+        graph_free(h);
+        graph_free(g);
+    }
+}
+
 int main(void) {
     CHECK_EQ_INT(REWRITE_COUNT, 7);
     for (int32_t k = 0; k < REWRITE_COUNT; k++)
         CHECK(rewrite_names[k] != NULL);
     test_bn_fold();
     test_fusion();
+    test_fusion_acts();
     test_split_bias();
+    test_bias_normal();
     test_cse_split_concat();
     test_merge_matmul();
     test_merge_conv();

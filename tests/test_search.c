@@ -548,6 +548,72 @@ static void test_minimal_bias(cost_model *cm) {
     rules_set_free(rm);
 }
 
+/* A fire module WITH biases (squeezenet's, as ONNX Conv and bn-fold give them) under --builtins
+ * minimal reaches the built-ins' graph (merge-conv, split-concat, fuse-bias, fuse-act: one conv)
+ * and cost through verified rules alone: after a merge rule the per-branch bias adds sit behind
+ * the merged conv's split, and the bias normal form (rewrite_bias_normal, applied to every graph
+ * the search takes) moves them in front of it, so the identity concat(split(x)) = x matches
+ * (rules_split_concat.json); merged the other way round (the 3x3 kernel first: the set has that
+ * merge of an unactivated conv in this order only), the concat reads the halves swapped, the add
+ * moves behind the swap, and a rule moves the swap into the kernel's filters
+ * (rules_fire_perm.json). The same with --search eqsat (the moves made on the e-graph). Every
+ * result equals the original numerically. */
+static void test_fire_bias_as_rules(cost_model *cm) {
+    const char *files[2] = {"tests/data/opt/rules_split_concat.json", "tests/data/opt/rules_fire_perm.json"};
+    graph *g = graph_new("fire_bias");
+    const int64_t xd[4] = {1, 16, 28, 28}, k1[4] = {32, 16, 1, 1}, k3[4] = {32, 16, 3, 3}, bd[1] = {32};
+    const int32_t pad0[4] = {0, 0, 0, 0}, pad1[4] = {1, 1, 1, 1};
+    int32_t x = graph_input(g, "x", 4, xd), parts[2];
+    int32_t a = graph_weight_he(g, "k1", 4, k1), b = graph_weight_he(g, "k3", 4, k3);
+    int32_t ba = graph_weight_const(g, "b1", 1, bd, 0.25f), bb = graph_weight_const(g, "b3", 1, bd, -0.5f);
+    parts[0] = graph_unary(g, OP_RELU, graph_conv2d_ex(g, "e1", x, a, ba, 1, 1, pad0, 1, OPS_ACT_NONE));
+    parts[1] = graph_unary(g, OP_RELU, graph_conv2d_ex(g, "e3", x, b, bb, 1, 1, pad1, 1, OPS_ACT_NONE));
+    graph_mark_output(g, graph_concat(g, 1, 2, parts));
+    CHECK(graph_ok(g));
+    search_opts o;
+    search_result rb;
+    graph *gb = NULL;
+    char err[512];
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    CHECK(search_optimize(g, NULL, cm, &o, &gb, &rb, err, sizeof err) == 0);
+    if (gb) {
+        CHECK_EQ_INT(applied_count(&rb, "merge-conv") + applied_count(&rb, "split-concat"), 2);
+        CHECK_EQ_INT(gb->n_nodes, 1);
+    }
+    for (int32_t run = 0; run < 4 && gb; run++) {
+        int32_t f = run % 2; /* runs 2 and 3: the same by equality saturation (eqsat's e-graph moves) */
+        rules_set *rf = load(files[f]);
+        CHECK(rf != NULL);
+        if (!rf)
+            continue;
+        search_result rr;
+        graph *gr = NULL;
+        search_opts_default(&o);
+        o.time_limit_s = 0;
+        search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+        o.eqsat = run >= 2;
+        CHECK(search_optimize(g, rf, cm, &o, &gr, &rr, err, sizeof err) == 0);
+        if (gr) {
+            fprintf(stderr, "fire with biases (%s, %s): built-in %.3f us, rules %.3f us (%d nodes)\n", files[f],
+                    o.eqsat ? "eqsat" : "backtrack", rb.cost_after, rr.cost_after, (int)gr->n_nodes);
+            CHECK(rr.cost_after <= rb.cost_after * 1.0001);
+            CHECK_EQ_INT(gr->n_nodes, 1); /* one conv2d, bias and relu fused */
+            CHECK_EQ_INT(count_op(gr, OP_CONV2D), 1);
+            CHECK(o.eqsat || applied_count(&rr, "bias-normal") >= 1); /* eqsat does not count them */
+            CHECK_EQ_INT(applied_count(&rr, "merge-conv") + applied_count(&rr, "split-concat"), 0);
+            exec_diff worst[1];
+            CHECK_EQ_INT(exec_check(g, gr, 2, 1e-5, worst, err, sizeof err), 0);
+        }
+        graph_free(gr);
+        search_result_free(&rr);
+        rules_set_free(rf);
+    }
+    graph_free(gb);
+    search_result_free(&rb);
+    graph_free(g);
+}
+
 int main(void) {
     rules_set *rs = load("tests/data/opt/rules_small.json");
     CHECK(rs != NULL);
@@ -564,6 +630,7 @@ int main(void) {
     test_merges_as_rules(cm);
     test_split_concat_as_rules(cm);
     test_minimal_bias(cm);
+    test_fire_bias_as_rules(cm);
     int64_t computed, reused;
     cost_model_stats(cm, &computed, &reused);
     CHECK(computed > 0 && reused > 0); /* the memo answered repeated nodes */

@@ -1,5 +1,8 @@
 /* eqsat.c: the equality-saturation search (eqsat.h): the model graph as an e-graph, rounds of
- * e-matching and rewriting, the built-in moves, and the driver eqsat_run (extraction:
+ * e-matching and rewriting, the built-in moves, the bias normal form's moves on the e-graph (with
+ * search_opts.split_bias: rewrite_bias_normal's front and back, matched on e-classes and their
+ * parents, since the greedy extraction the built-ins see never holds a merged op with its bias
+ * adds behind the split), and the driver eqsat_run (extraction:
  * eqsat_extract.c, eqsat_exact.c). Matching follows rules/match.c on e-classes: pattern ops from
  * the last to the first; an op a later pattern op reads must have an e-node in the class that
  * reader reads (through a projection for a split's outputs), sinks are searched among the readers
@@ -164,6 +167,8 @@ typedef struct {
      * rules_match_params, as rules/match.c does */
     int32_t n_quick[RULES_MAX_OPS];
     ops_param_key quick[RULES_MAX_OPS][OPS_MAX_OP_PARAMS];
+    int32_t rin[RULES_MAX_OPS][RULES_MAX_IN]; /* rule rank of each pattern op's inputs */
+    int32_t lift[RULES_MAX_OPS];              /* lift of the e-node matched to op i (rules/match.h) */
     int stop;
 } eq_ms;
 
@@ -174,6 +179,14 @@ static int eq_window_key(ops_param_key k) {
 
 static const ops_shape *eq_shape(eq_ctx *c, int32_t cls) { return &c->eg.cls[egraph_find(&c->eg, cls)].out[0]; }
 
+/* Dim d of rule variable v bound to class cls, as a dim of the class's shape (d + its lift,
+ * rules/match.h); -1 when out of range. */
+static int32_t eq_var_dim(eq_ctx *c, const rules_rule *r, int32_t v, int32_t cls, int32_t d) {
+    const ops_shape *sh = eq_shape(c, cls);
+    int32_t at = d + sh->rank - r->vars[v].shape.rank;
+    return d >= 0 && at >= 0 && at < sh->rank ? at : -1;
+}
+
 /* The whole-match checks on values and shapes (rm_finish's), then the match is recorded. */
 static void em_finish(eq_ms *s) {
     eq_ctx *c = s->c;
@@ -182,8 +195,8 @@ static void em_finish(eq_ms *s) {
         const rules_require *q = &r->requires[i];
         if (s->var[q->var] < 0)
             continue;
-        const ops_shape *sh = eq_shape(c, s->var[q->var]);
-        if (q->dim >= sh->rank || sh->dims[q->dim] != q->value)
+        int32_t d = eq_var_dim(c, r, q->var, s->var[q->var], q->dim);
+        if (d < 0 || eq_shape(c, s->var[q->var])->dims[d] != q->value)
             return;
     }
     for (int32_t i = 0; i < r->n_constraints; i++) {
@@ -193,12 +206,14 @@ static void em_finish(eq_ms *s) {
         const egraph_node *nd = &c->eg.nodes[s->node[k->op]];
         if (k->key == PM_LIST && (k->list_index < 0 || k->list_index >= nd->p.n_list))
             return;
+        if (s->lift[k->op] > 0 && rules_lift_moves((ops_type)nd->a, k->key))
+            return; /* a lifted axis tied to a dim */
         int64_t val = k->key == PM_LIST ? nd->p.list[k->list_index] : nd->p.v[k->key];
         for (int32_t e = 0; e < k->n_eq; e++) {
             if (s->var[k->eq[e].var] < 0)
                 return;
-            const ops_shape *sh = eq_shape(c, s->var[k->eq[e].var]);
-            if (k->eq[e].dim >= sh->rank || sh->dims[k->eq[e].dim] != val)
+            int32_t d = eq_var_dim(c, r, k->eq[e].var, s->var[k->eq[e].var], k->eq[e].dim);
+            if (d < 0 || eq_shape(c, s->var[k->eq[e].var])->dims[d] != val)
                 return;
         }
     }
@@ -253,7 +268,8 @@ static void em_inputs(eq_ms *s, int32_t i, int32_t k) {
             return;
         }
         const egraph_class *cl = &c->eg.cls[cc];
-        if (cl->n_out != 1 || cl->dtype != GRAPH_DT_F32 || cl->out[0].rank != s->r->vars[ref.idx].shape.rank)
+        if (cl->n_out != 1 || cl->dtype != GRAPH_DT_F32 ||
+            rules_lift_of(&cl->out[0], s->r->vars[ref.idx].shape.rank) < 0) /* its rank, or lifted */
             return;
         *v = cc;
         em_inputs(s, i, k + 1);
@@ -287,6 +303,19 @@ static void em_inputs(eq_ms *s, int32_t i, int32_t k) {
     }
 }
 
+/* The lift at which e-node n can stand for pattern op i (rules_lift_op on its classes' shapes),
+ * with the pattern op's parameters at that lift in *lp; -1 if none. */
+static int32_t em_lift(eq_ms *s, int32_t i, int32_t n, ops_params *lp) {
+    eq_ctx *c = s->c;
+    const rules_op *po = &s->pat->ops[i];
+    const egraph_class *oc = &c->eg.cls[egraph_find(&c->eg, c->eg.nodes[n].cls)];
+    ops_shape in[RULES_MAX_IN];
+    for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++)
+        in[k] = *eq_shape(c, egraph_children(&c->eg, n)[k]);
+    int32_t k = rules_lift_op(po->op, po->n_in, s->rin[i], in, po->out_rank, oc->n_out, oc->out);
+    return k < 0 || rules_lift_params(po->op, &po->p, k, lp) < 0 ? -1 : k;
+}
+
 /* Try e-node n for pattern op i. */
 static void em_try(eq_ms *s, int32_t i, int32_t n) {
     eq_ctx *c = s->c;
@@ -295,8 +324,12 @@ static void em_try(eq_ms *s, int32_t i, int32_t n) {
     if (nd->kind != EGRAPH_OP || nd->a != (int32_t)po->op || nd->n_ch != po->n_in ||
         c->eg.cls[egraph_find(&c->eg, nd->cls)].n_out != po->n_out)
         return;
+    ops_params lp; /* the pattern op's parameters at the e-node's lift */
+    int32_t lift = em_lift(s, i, n, &lp);
+    if (lift < 0)
+        return;
     for (int32_t q = 0; q < s->n_quick[i]; q++)
-        if (nd->p.v[s->quick[i][q]] != po->p.v[s->quick[i][q]])
+        if (nd->p.v[s->quick[i][q]] != lp.v[s->quick[i][q]])
             return;
     for (int32_t j = 0; j < s->pat->n_ops; j++)
         if (s->node[j] == n)
@@ -305,9 +338,10 @@ static void em_try(eq_ms *s, int32_t i, int32_t n) {
     if (ops_table[po->op].window != OPS_WIN_NONE || po->op == OP_SPLIT)
         for (int32_t k = 0; k < nd->n_ch && k < RULES_MAX_IN; k++)
             in[k] = *eq_shape(c, egraph_children(&c->eg, n)[k]);
-    if (!rules_match_params(po->op, &po->p, &nd->p, nd->n_ch, in, s->skip_key[i], s->skip_list[i]))
+    if (!rules_match_params(po->op, &lp, &nd->p, nd->n_ch, in, s->skip_key[i], s->skip_list[i]))
         return;
     s->node[i] = n;
+    s->lift[i] = lift;
     em_inputs(s, i, 0);
     s->node[i] = -1;
 }
@@ -375,6 +409,9 @@ static void eq_match_source(eq_ctx *c, int32_t src) {
         for (int32_t k = 0; k < po->n_in; k++)
             if (po->in[k].kind == RULES_REF_OP)
                 s->consumed[po->in[k].idx] = 1;
+        for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++)
+            s->rin[i][k] = po->in[k].kind == RULES_REF_VAR ? s->r->vars[po->in[k].idx].shape.rank
+                                                           : s->pat->ops[po->in[k].idx].out_rank;
         for (int32_t k = 0; k < d->n_params; k++) {
             ops_param_key key = d->params[k].key;
             if (key != PM_LIST && !s->skip_key[i][key] && !(d->window != OPS_WIN_NONE && eq_window_key(key)))
@@ -416,9 +453,10 @@ static int eq_target(eq_ctx *c, const eq_match *m, ops_params *p, int32_t *n_out
             if (m->var[k->eq[e].var] < 0)
                 return -1;
             const ops_shape *sh = eq_shape(c, m->var[k->eq[e].var]);
-            if (k->eq[e].dim >= sh->rank || (e > 0 && sh->dims[k->eq[e].dim] != val))
+            int32_t d = eq_var_dim(c, r, k->eq[e].var, m->var[k->eq[e].var], k->eq[e].dim);
+            if (d < 0 || (e > 0 && sh->dims[d] != val))
                 return -1;
-            val = sh->dims[k->eq[e].dim];
+            val = sh->dims[d];
         }
         if (k->key == PM_LIST && (k->list_index < 0 || k->list_index >= p[k->op].n_list))
             return -1;
@@ -430,13 +468,25 @@ static int eq_target(eq_ctx *c, const eq_match *m, ops_params *p, int32_t *n_out
     for (int32_t j = 0; j < tgt->n_ops; j++) {
         const rules_op *ro = &tgt->ops[j];
         ops_shape in[RULES_MAX_IN];
+        int32_t rin[RULES_MAX_IN], lift = 0; /* the op at its operands' lift (rules/match.h) */
         for (int32_t k = 0; k < ro->n_in; k++) {
             rules_ref ref = ro->in[k];
             if (ref.kind == RULES_REF_VAR && m->var[ref.idx] < 0)
                 return -1;
             in[k] = ref.kind == RULES_REF_VAR ? *eq_shape(c, m->var[ref.idx]) : out[ref.idx][ref.out];
+            rin[k] = ref.kind == RULES_REF_VAR ? r->vars[ref.idx].shape.rank : tgt->ops[ref.idx].out_rank;
+            int32_t lk = rules_lift_of(&in[k], rin[k]);
+            if (lk < 0)
+                return -1;
+            lift = lk > lift ? lk : lift;
         }
-        if (ops_infer(ro->op, &p[j], ro->n_in, in, &n_out[j], out[j], NULL, 0) < 0)
+        for (int32_t i = 0; i < r->n_constraints && lift > 0; i++)
+            if (r->constraints[i].side == tside && r->constraints[i].op == j && r->constraints[i].n_eq > 0 &&
+                rules_lift_moves(ro->op, r->constraints[i].key))
+                return -1;
+        if (rules_lift_params(ro->op, &p[j], lift, &p[j]) < 0 ||
+            ops_infer(ro->op, &p[j], ro->n_in, in, &n_out[j], out[j], NULL, 0) < 0 ||
+            rules_lift_op(ro->op, ro->n_in, rin, in, ro->out_rank, n_out[j], out[j]) < 0)
             return -1;
         for (int32_t o = 0; o < n_out[j]; o++)
             if (ops_shape_numel(&out[j][o]) > c->max_elements)
@@ -640,6 +690,225 @@ done:
     return rc;
 }
 
+/* --- the bias normal form on the e-graph (search_opts.split_bias) ---------------------------- */
+
+/* The op of a conv2d or matmul without an activation in class cls, or OP_COUNT if none. */
+static ops_type eq_fusable_op(eq_ctx *c, int32_t cls) {
+    const egraph_class *cl = &c->eg.cls[egraph_find(&c->eg, cls)];
+    for (int32_t i = 0; i < cl->n_nodes; i++) {
+        const egraph_node *nd = &c->eg.nodes[cl->nodes[i]];
+        if (nd->kind == EGRAPH_OP && rewrite_has_epilogue((ops_type)nd->a) && nd->p.v[PM_ACT] == OPS_ACT_NONE)
+            return (ops_type)nd->a;
+    }
+    return OP_COUNT;
+}
+
+/* The class of the bias an ewadd e-node of part class p adds (the other operand: weight-only, a
+ * channel vector of p along axis), that ewadd's class in *add; -1 if none (first by node id). */
+static int32_t eq_part_bias(eq_ctx *c, int32_t p, int32_t axis, int32_t *add) {
+    p = egraph_find(&c->eg, p);
+    const egraph_class *cl = &c->eg.cls[p];
+    for (int32_t i = 0; i < cl->n_parents; i++) {
+        const egraph_node *nd = &c->eg.nodes[cl->parents[i]];
+        if (nd->kind != EGRAPH_OP || nd->a != OP_EWADD || nd->n_ch != 2)
+            continue;
+        const int32_t *ch = egraph_children(&c->eg, cl->parents[i]);
+        int32_t a0 = egraph_find(&c->eg, ch[0]), a1 = egraph_find(&c->eg, ch[1]);
+        int32_t b = a0 == p ? a1 : a0, ac = egraph_find(&c->eg, nd->cls);
+        if (b == p || !c->eg.cls[b].wo || !ops_shape_eq(&c->eg.cls[ac].out[0], &cl->out[0]) ||
+            !rewrite_channel_vector(&c->eg.cls[b].out[0], &cl->out[0], axis))
+            continue;
+        *add = ac;
+        return b;
+    }
+    return -1;
+}
+
+/* An op's e-node added to the move; its class, or -1 if its shapes do not infer. */
+static int32_t eq_bias_op(eq_ctx *c, ops_type op, const ops_params *p, int32_t n_in, const int32_t *ch,
+                          eq_move *mv) {
+    ops_shape in[OPS_MAX_OUTPUTS + 1], out[OPS_MAX_OUTPUTS];
+    int32_t n_out = 0;
+    char err[128];
+    for (int32_t k = 0; k < n_in; k++)
+        in[k] = c->eg.cls[egraph_find(&c->eg, ch[k])].out[0];
+    if (ops_infer(op, p, n_in, in, &n_out, out, err, sizeof err) < 0)
+        return -1;
+    return eq_add_op(c, op, p, n_in, ch, n_out, out, mv);
+}
+
+/* Union class a with b as one normal-form move (source -1: not a rewrite the summary counts). */
+static void eq_bias_union(eq_ctx *c, const int32_t *a, const int32_t *b, int32_t n, const eq_move *mv) {
+    int changed = 0;
+    for (int32_t i = 0; i < n; i++)
+        changed |= egraph_union(&c->eg, a[i], b[i]);
+    if (changed)
+        eq_record_move(c, mv);
+}
+
+/* rewrite_bias_normal's front move on split e-node n: split(y) of a conv2d or matmul class y
+ * along its bias axis, some of whose part classes an ewadd of a weight-only channel bias reads
+ * -> split(ewadd(y, concat(biases, zeros))), each part unioned with its add (or itself). */
+static void eq_bias_front(eq_ctx *c, int32_t n) {
+    const egraph_node nd = c->eg.nodes[n];
+    int32_t y = egraph_find(&c->eg, egraph_children(&c->eg, n)[0]), tc = egraph_find(&c->eg, nd.cls);
+    ops_type op = eq_fusable_op(c, y);
+    const ops_shape ys = c->eg.cls[y].out[0];
+    int32_t axis = (int32_t)nd.p.v[PM_AXIS], n_out = c->eg.cls[tc].n_out;
+    if (op == OP_COUNT || c->eg.cls[y].wo || axis != rewrite_bias_axis(op, ys.rank))
+        return;
+    int32_t part[OPS_MAX_OUTPUTS], bias[OPS_MAX_OUTPUTS], add[OPS_MAX_OUTPUTS], rank = -1, n_abs = 0;
+    for (int32_t i = 0; i < n_out; i++) {
+        part[i] = eq_output_class(c, tc, i);
+        bias[i] = eq_part_bias(c, part[i], axis, &add[i]);
+        if (bias[i] >= 0 && rank >= 0 && c->eg.cls[bias[i]].out[0].rank != rank)
+            bias[i] = -1;
+        if (bias[i] >= 0) {
+            rank = c->eg.cls[bias[i]].out[0].rank;
+            n_abs++;
+        }
+    }
+    if (n_abs == 0)
+        return;
+    c->cur_src = -1;
+    c->cur_serial = c->n_serial++;
+    eq_move mv = {0};
+    int32_t off = ys.rank - rank, bc[OPS_MAX_OUTPUTS], olds[OPS_MAX_OUTPUTS], news[OPS_MAX_OUTPUTS];
+    for (int32_t i = 0; i < n_out; i++) {
+        if (bias[i] >= 0) {
+            bc[i] = bias[i];
+            continue;
+        }
+        rules_apply_weight z = {.value = 0.0f};
+        int64_t d[OPS_MAX_DIMS];
+        for (int32_t k = 0; k < rank; k++)
+            d[k] = k + off == axis ? c->eg.cls[part[i]].out[0].dims[axis] : 1;
+        z.shape = ops_shape_make(rank, d);
+        bc[i] = eq_const_class(c, &z);
+    }
+    ops_params cp, ap;
+    ops_params_default(OP_CONCAT, &cp);
+    ops_params_default(OP_EWADD, &ap);
+    cp.v[PM_AXIS] = axis - off;
+    int32_t all = n_out > 1 ? eq_bias_op(c, OP_CONCAT, &cp, n_out, bc, &mv) : bc[0];
+    int32_t ya[2] = {y, all};
+    int32_t sum = all < 0 ? -1 : eq_bias_op(c, OP_EWADD, &ap, 2, ya, &mv);
+    int32_t st = sum < 0 ? -1 : eq_bias_op(c, OP_SPLIT, &nd.p, 1, &sum, &mv);
+    if (st < 0)
+        return;
+    for (int32_t i = 0; i < n_out; i++) {
+        olds[i] = bias[i] >= 0 ? add[i] : part[i];
+        news[i] = eq_output_class(c, st, i);
+    }
+    eq_bias_union(c, olds, news, n_out, &mv);
+}
+
+/* In class cls, a projection e-node of tuple class tup (any tuple if tup < 0): its output index,
+ * the tuple in *tup; -1 if none. */
+static int32_t eq_proj_of(eq_ctx *c, int32_t cls, int32_t *tup) {
+    const egraph_class *cl = &c->eg.cls[egraph_find(&c->eg, cls)];
+    for (int32_t i = 0; i < cl->n_nodes; i++) {
+        const egraph_node *nd = &c->eg.nodes[cl->nodes[i]];
+        int32_t t = nd->kind == EGRAPH_PROJ ? egraph_find(&c->eg, egraph_children(&c->eg, cl->nodes[i])[0]) : -1;
+        if (t >= 0 && (*tup < 0 || t == *tup)) {
+            *tup = t;
+            return nd->a;
+        }
+    }
+    return -1;
+}
+
+/* In class x, an ewadd e-node of a conv2d or matmul class (*y) and a weight-only channel bias
+ * (*b) along axis; 0 if none. */
+static int eq_biased(eq_ctx *c, int32_t x, int32_t axis, int32_t *y, int32_t *b) {
+    const egraph_class *cl = &c->eg.cls[egraph_find(&c->eg, x)];
+    for (int32_t i = 0; i < cl->n_nodes; i++) {
+        const egraph_node *nd = &c->eg.nodes[cl->nodes[i]];
+        if (nd->kind != EGRAPH_OP || nd->a != OP_EWADD || nd->n_ch != 2)
+            continue;
+        const int32_t *ch = egraph_children(&c->eg, cl->nodes[i]);
+        for (int32_t s = 0; s < 2; s++) {
+            int32_t t = egraph_find(&c->eg, ch[s]), w = egraph_find(&c->eg, ch[1 - s]);
+            ops_type op = eq_fusable_op(c, t);
+            const ops_shape *ts = &c->eg.cls[t].out[0];
+            if (op != OP_COUNT && !c->eg.cls[t].wo && c->eg.cls[w].wo && axis == rewrite_bias_axis(op, ts->rank) &&
+                ops_shape_eq(ts, &cl->out[0]) && rewrite_channel_vector(&c->eg.cls[w].out[0], ts, axis)) {
+                *y = t;
+                *b = w;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* rewrite_bias_normal's back move on concat e-node n: it reads every output of one split of
+ * ewadd(y, b) once, permuted, on the split's axis -> ewadd(concat(split(y)'s parts, permuted),
+ * concat(split(b)'s parts, permuted)), unioned with n's class. */
+static void eq_bias_back(eq_ctx *c, int32_t n) {
+    const egraph_node nd = c->eg.nodes[n];
+    int32_t k = nd.n_ch, perm[OPS_MAX_OUTPUTS], tup = -1, in_order = 1;
+    uint32_t seen = 0;
+    if (k > OPS_MAX_OUTPUTS)
+        return;
+    for (int32_t i = 0; i < k; i++) {
+        perm[i] = eq_proj_of(c, egraph_children(&c->eg, n)[i], &tup);
+        if (perm[i] < 0 || (seen >> perm[i]) & 1u)
+            return;
+        seen |= 1u << perm[i];
+        in_order &= perm[i] == i;
+    }
+    if (in_order || c->eg.cls[tup].n_out != k)
+        return;
+    const egraph_class *tcl = &c->eg.cls[tup];
+    int32_t sn = -1, y = -1, b = -1, axis = (int32_t)nd.p.v[PM_AXIS];
+    for (int32_t i = 0; i < tcl->n_nodes && sn < 0; i++) {
+        const egraph_node *x = &c->eg.nodes[tcl->nodes[i]];
+        if (x->kind == EGRAPH_OP && x->a == OP_SPLIT && x->p.v[PM_AXIS] == axis &&
+            eq_biased(c, egraph_children(&c->eg, tcl->nodes[i])[0], axis, &y, &b))
+            sn = tcl->nodes[i];
+    }
+    if (sn < 0)
+        return;
+    c->cur_src = -1;
+    c->cur_serial = c->n_serial++;
+    eq_move mv = {0};
+    ops_params sp = c->eg.nodes[sn].p, cp = nd.p, ap;
+    ops_params_default(OP_EWADD, &ap);
+    int32_t off = c->eg.cls[y].out[0].rank - c->eg.cls[b].out[0].rank, yp[OPS_MAX_OUTPUTS], bp[OPS_MAX_OUTPUTS];
+    int32_t ys = eq_bias_op(c, OP_SPLIT, &sp, 1, &y, &mv);
+    sp.v[PM_AXIS] = axis - off;
+    int32_t bs = ys < 0 ? -1 : eq_bias_op(c, OP_SPLIT, &sp, 1, &b, &mv);
+    if (bs < 0)
+        return;
+    for (int32_t i = 0; i < k; i++) {
+        yp[i] = eq_output_class(c, ys, perm[i]);
+        bp[i] = eq_output_class(c, bs, perm[i]);
+    }
+    int32_t pair[2] = {eq_bias_op(c, OP_CONCAT, &cp, k, yp, &mv), -1};
+    cp.v[PM_AXIS] = axis - off;
+    pair[1] = pair[0] < 0 ? -1 : eq_bias_op(c, OP_CONCAT, &cp, k, bp, &mv);
+    int32_t sum = pair[1] < 0 ? -1 : eq_bias_op(c, OP_EWADD, &ap, 2, pair, &mv);
+    int32_t old = egraph_find(&c->eg, nd.cls);
+    if (sum >= 0)
+        eq_bias_union(c, &old, &sum, 1, &mv);
+}
+
+/* Both moves on every live split and concat e-node there is now (the classes canonical: after
+ * egraph_rebuild); the e-nodes they add wait for the next round. */
+static void eq_bias_normal(eq_ctx *c) {
+    int32_t n_nodes = c->eg.n_nodes;
+    for (int32_t n = 0; n < n_nodes && !eq_out_of_time(c); n++) {
+        const egraph_node *nd = &c->eg.nodes[n];
+        if (nd->dead || nd->kind != EGRAPH_OP)
+            continue;
+        if (nd->a == OP_SPLIT)
+            eq_bias_front(c, n);
+        else if (nd->a == OP_CONCAT)
+            eq_bias_back(c, n);
+    }
+}
+
 /* --- the driver ------------------------------------------------------------------------------ */
 
 int eq_out_of_time(eq_ctx *c) {
@@ -667,6 +936,10 @@ static int eq_round(eq_ctx *c) {
         egraph_rebuild(&c->eg); /* the extraction the built-ins run on needs canonical classes */
         if (eq_builtins(c) < 0)
             return -1;
+        if (c->o->split_bias) { /* the bias normal form, on the e-graph's own classes and parents */
+            egraph_rebuild(&c->eg);
+            eq_bias_normal(c);
+        }
     }
     changed |= c->eg.n_nodes > nodes_before || c->eg.n_unions > 0;
     egraph_rebuild(&c->eg);

@@ -5,7 +5,8 @@
  * backtracking search uses (search_rule_sources) against the e-classes -- with the checks a match
  * on a graph must pass: op and parameters, variable ranks and dtype, the rule's requirements and
  * constraints, no broadcasting, and a target that type-checks on the bound shapes -- and, when
- * search_opts.moves enables built-in rewrites, runs their finders on the graph currently extracted;
+ * search_opts.moves enables built-in rewrites, runs their finders on the graph currently extracted
+ * (and with search_opts.split_bias the bias normal form's two moves, rewrite.h, on the e-graph);
  * then adds every match's target side and unions it with the matched outputs (a multi-output rule
  * is a multi-pattern: all its outputs matched, each unioned with its replacement). Rounds stop at
  * saturation, search_opts.eqsat_iters, eqsat_nodes, or the time limit.

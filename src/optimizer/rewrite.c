@@ -228,6 +228,10 @@ static int rw_channel_vector(const ops_shape *b, const ops_shape *out, int32_t c
     return off <= ch; /* the channel dim itself is present in b */
 }
 
+int rewrite_channel_vector(const ops_shape *b, const ops_shape *out, int32_t ch) {
+    return rw_channel_vector(b, out, ch);
+}
+
 static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
     const rules_match_index *ix = c->ix;
     const graph *g = ix->g;
@@ -270,13 +274,14 @@ static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
     }
 }
 
-ops_act rewrite_fusable_act(ops_type op) {
-    static const ops_act fusable[] = {OPS_ACT_RELU, OPS_ACT_GELU};
-    for (size_t i = 0; i < sizeof fusable / sizeof fusable[0]; i++)
-        if (!strcmp(ops_table[op].name, ops_act_names[fusable[i]]))
-            return fusable[i];
-    return OPS_ACT_NONE;
+/* The op table's activation of the node (ops_act_of), but for sigmoid and tanh, which the GPU
+ * matmul's epilogue lacks (they would run as a separate pass: nothing gained). */
+ops_act rewrite_fusable_act_p(ops_type op, const ops_params *p) {
+    ops_act a = ops_act_of(op, p);
+    return a == OPS_ACT_SIGMOID || a == OPS_ACT_TANH ? OPS_ACT_NONE : a;
 }
+
+ops_act rewrite_fusable_act(ops_type op) { return rewrite_fusable_act_p(op, NULL); }
 
 static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
     const rules_match_index *ix = c->ix;
@@ -289,7 +294,7 @@ static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
         int32_t r = rw_only_reader(ix, nd->out[0]);
         if (r < 0)
             continue;
-        ops_act act = rewrite_fusable_act(g->nodes[r].op);
+        ops_act act = rewrite_fusable_act_p(g->nodes[r].op, &g->nodes[r].p);
         if (act == OPS_ACT_NONE)
             continue;
         rules_apply_plan *pl = &c->pl;
@@ -377,12 +382,169 @@ int rewrite_lowered_free(const rules_match_index *ix, const uint8_t *wo, int32_t
         }
         return 0;
     }
-    if (rewrite_fusable_act(nd->op) == OPS_ACT_NONE || nd->n_in < 1) /* fuse-act's, after fuse-bias */
+    if (rewrite_fusable_act_p(nd->op, &nd->p) == OPS_ACT_NONE || nd->n_in < 1) /* fuse-act's, after fuse-bias */
         return 0;
     int32_t t = nd->in[0], p = g->tensors[t].producer;
     if (rw_fusable_producer(ix, t, n) >= 0)
         return 1;
     return p >= 0 && g->nodes[p].op == OP_EWADD && rw_only_reader(ix, t) == n && rewrite_lowered_free(ix, wo, p);
+}
+
+/* --- bias normal form: adds in front of a split ---------------------------------------------- */
+
+/* The weight-only bias that ewadd node a adds to part t (its other operand), if a is t's only
+ * reader and the bias is a channel vector of t along axis; else -1. */
+static int32_t rw_part_bias(const rules_match_index *ix, const uint8_t *wo, int32_t t, int32_t axis) {
+    const graph *g = ix->g;
+    int32_t a = rw_only_reader(ix, t);
+    if (a < 0 || g->nodes[a].op != OP_EWADD || g->nodes[a].n_in != 2)
+        return -1;
+    const graph_node *add = &g->nodes[a];
+    int32_t b = add->in[0] == t ? add->in[1] : add->in[0];
+    if (b == t || !wo[b] || !ops_shape_eq(&g->tensors[add->out[0]].shape, &g->tensors[t].shape))
+        return -1;
+    return rw_channel_vector(&g->tensors[b].shape, &g->tensors[t].shape, axis) ? b : -1;
+}
+
+/* split(y) along the bias axis of y's producer (a conv2d or matmul without activation, the
+ * split its only reader) whose parts are read only by bias ewadds (some of them) ->
+ * split(ewadd(y, concat(biases, zeros for the parts without one))): the same values, each
+ * absorbed ewadd's readers reading the new split's part. */
+static void rw_find_bias_front(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[OP_SPLIT]; u < ix->op_start[OP_SPLIT + 1] && !c->stop; u++) {
+        int32_t s = ix->op_node[u];
+        const graph_node *sp = &g->nodes[s];
+        int32_t y = sp->in[0], p = rw_fusable_producer(ix, y, s);
+        const ops_shape *ys = &g->tensors[y].shape;
+        int32_t axis = (int32_t)sp->p.v[PM_AXIS];
+        if (p < 0 || c->wo[y] || axis != rewrite_bias_axis(g->nodes[p].op, ys->rank))
+            continue;
+        int32_t bias[OPS_MAX_OUTPUTS], rank = -1, n_abs = 0;
+        for (int32_t i = 0; i < sp->n_out; i++) {
+            bias[i] = rw_part_bias(ix, c->wo, sp->out[i], axis);
+            if (bias[i] >= 0 && rank >= 0 && g->tensors[bias[i]].shape.rank != rank)
+                bias[i] = -1; /* one concat needs one rank */
+            if (bias[i] >= 0) {
+                rank = g->tensors[bias[i]].shape.rank;
+                n_abs++;
+            }
+        }
+        if (n_abs == 0)
+            continue;
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        int32_t off = ys->rank - rank; /* the biases right-aligned against the parts */
+        rules_aref parts[OPS_MAX_OUTPUTS] = {{0}};
+        for (int32_t i = 0; i < sp->n_out; i++) {
+            if (bias[i] >= 0) {
+                parts[i] = rw_t(bias[i]);
+                continue;
+            }
+            int64_t d[OPS_MAX_DIMS];
+            for (int32_t k = 0; k < rank; k++)
+                d[k] = k + off == axis ? g->tensors[sp->out[i]].shape.dims[axis] : 1;
+            ops_shape zs = ops_shape_make(rank, d);
+            parts[i] = rw_w(rw_weight(pl, &zs, 0.0f));
+        }
+        rules_aref all = parts[0];
+        if (sp->n_out > 1) {
+            ops_params cp;
+            ops_params_default(OP_CONCAT, &cp);
+            cp.v[PM_AXIS] = axis - off;
+            all = rw_n(rw_node(pl, OP_CONCAT, &cp, sp->n_out, parts), 0);
+        }
+        int32_t add = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_t(y), all});
+        int32_t ns = rw_node(pl, OP_SPLIT, &sp->p, 1, (rules_aref[]){rw_n(add, 0)});
+        pl->removed[pl->n_removed++] = s;
+        for (int32_t i = 0; i < sp->n_out; i++) {
+            int32_t old = sp->out[i];
+            if (bias[i] >= 0) { /* the ewadd goes: its readers read the new part */
+                int32_t a = rw_only_reader(ix, old);
+                pl->removed[pl->n_removed++] = a;
+                old = g->nodes[a].out[0];
+            }
+            pl->old_t[pl->n_map] = old;
+            pl->new_t[pl->n_map++] = rw_n(ns, i);
+        }
+        rw_report(c);
+    }
+}
+
+/* The split whose outputs concat node n reads, each exactly once, in an order other than the
+ * split's own, on the split's axis; else -1. */
+static int32_t rw_permuting_split(const rules_match_index *ix, int32_t n) {
+    const graph *g = ix->g;
+    const graph_node *cat = &g->nodes[n];
+    int32_t s = g->tensors[cat->in[0]].producer;
+    if (s < 0 || g->nodes[s].op != OP_SPLIT || g->nodes[s].n_out != cat->n_in ||
+        g->nodes[s].p.v[PM_AXIS] != cat->p.v[PM_AXIS])
+        return -1;
+    uint32_t seen = 0;
+    int in_order = 1;
+    for (int32_t i = 0; i < cat->n_in; i++) {
+        const graph_tensor *t = &g->tensors[cat->in[i]];
+        if (t->producer != s || (seen >> t->out_index) & 1u || rw_only_reader(ix, cat->in[i]) != n)
+            return -1;
+        seen |= 1u << t->out_index;
+        in_order &= t->out_index == i;
+    }
+    return in_order ? -1 : s;
+}
+
+/* concat(permuted parts of split(ewadd(y, b))), b a weight-only channel bias that lowering fuses
+ * into y's producer (a conv2d or matmul) and the split along that channel axis ->
+ * ewadd(concat(permuted parts of split(y)), concat(the same parts of split(b))): the same
+ * values, the add moved behind the permutation (its bias permuted alike: weight-only nodes), so
+ * the permutation meets y's producer directly, where a verified rule can move it into the
+ * weights (a conv2d's output channels permuted = the kernel's filters permuted). */
+static void rw_find_bias_back(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    for (int32_t u = ix->op_start[OP_CONCAT]; u < ix->op_start[OP_CONCAT + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u], s = rw_permuting_split(ix, n);
+        if (s < 0)
+            continue;
+        const graph_node *sp = &g->nodes[s], *cat = &g->nodes[n];
+        int32_t a = g->tensors[sp->in[0]].producer;
+        if (a < 0 || g->nodes[a].op != OP_EWADD || rw_only_reader(ix, sp->in[0]) != s ||
+            !rewrite_lowered_free(ix, c->wo, a))
+            continue;
+        const graph_node *add = &g->nodes[a];
+        int32_t side = rw_fusable_producer(ix, add->in[0], a) >= 0 && c->wo[add->in[1]] ? 0 : 1;
+        int32_t y = add->in[side], b = add->in[1 - side]; /* the op's output, and the bias */
+        const ops_shape *ys = &g->tensors[y].shape, *bs = &g->tensors[b].shape;
+        int32_t axis = (int32_t)sp->p.v[PM_AXIS], off = ys->rank - bs->rank;
+        if (axis != rewrite_bias_axis(g->nodes[g->tensors[y].producer].op, ys->rank) || !c->wo[b] ||
+            !rw_channel_vector(bs, ys, axis))
+            continue;
+        rules_apply_plan *pl = &c->pl;
+        rw_plan_reset(pl);
+        int32_t ys_ = rw_node(pl, OP_SPLIT, &sp->p, 1, (rules_aref[]){rw_t(y)});
+        ops_params bp = sp->p;
+        bp.v[PM_AXIS] = axis - off;
+        int32_t bsp = rw_node(pl, OP_SPLIT, &bp, 1, (rules_aref[]){rw_t(b)});
+        rules_aref yi[OPS_MAX_OUTPUTS], bi[OPS_MAX_OUTPUTS];
+        for (int32_t i = 0; i < cat->n_in; i++) {
+            int32_t o = g->tensors[cat->in[i]].out_index;
+            yi[i] = rw_n(ys_, o);
+            bi[i] = rw_n(bsp, o);
+        }
+        ops_params cp = cat->p;
+        int32_t yc = rw_node(pl, OP_CONCAT, &cp, cat->n_in, yi);
+        cp.v[PM_AXIS] = axis - off;
+        int32_t bc = rw_node(pl, OP_CONCAT, &cp, cat->n_in, bi);
+        int32_t na = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(yc, 0), rw_n(bc, 0)});
+        pl->n_removed = 3;
+        pl->removed[0] = a;
+        pl->removed[1] = s;
+        pl->removed[2] = n;
+        pl->n_map = 1;
+        pl->old_t[0] = cat->out[0];
+        pl->new_t[0] = rw_n(na, 0);
+        rw_report(c);
+    }
 }
 
 /* --- split then concat ----------------------------------------------------------------------- */
@@ -675,7 +837,9 @@ static void rw_find_merge_conv(rw_ctx *c) {
     free(done);
 }
 
-#define RW_SPLIT_BIAS REWRITE_COUNT /* rw_find's kind for rewrite_split_bias (not a rewrite kind) */
+#define RW_SPLIT_BIAS REWRITE_COUNT /* rw_find's kinds for rewrite_split_bias */
+#define RW_BIAS_FRONT (REWRITE_COUNT + 1) /* and rewrite_bias_normal's two (not rewrite kinds) */
+#define RW_BIAS_BACK (REWRITE_COUNT + 2)
 
 static int32_t rw_find(int32_t kind, const rules_match_index *ix, const uint8_t *wo, rewrite_fn fn, void *user) {
     rw_ctx *c = base_xcalloc(1, sizeof *c);
@@ -710,6 +874,12 @@ static int32_t rw_find(int32_t kind, const rules_match_index *ix, const uint8_t 
     case RW_SPLIT_BIAS:
         rw_find_split_bias(c, OP_CONV2D);
         rw_find_split_bias(c, OP_MATMUL);
+        break;
+    case RW_BIAS_FRONT:
+        rw_find_bias_front(c);
+        break;
+    case RW_BIAS_BACK:
+        rw_find_bias_back(c);
         break;
     }
     int32_t found = c->found;
@@ -802,6 +972,30 @@ int rewrite_split_bias(graph **gp, const char *prefix, int64_t *counter, int32_t
     int rc = rw_greedy(gp, kinds, REWRITE_COUNT + 1, prefix, counter, counts, err, errlen);
     if (n_split)
         *n_split = counts[RW_SPLIT_BIAS];
+    return rc;
+}
+
+int rewrite_bias_normal(graph **gp, const char *prefix, int64_t *counter, int32_t *n_moved, char *err, size_t errlen) {
+    if (n_moved)
+        *n_moved = 0;
+    /* most graphs of a search have no candidate: a split reading a conv2d or matmul without an
+     * activation, or an ewadd, is looked for before the graph is indexed */
+    const graph *g = *gp;
+    int any = 0;
+    for (int32_t n = 0; n < g->n_nodes && !any; n++) {
+        const graph_node *nd = &g->nodes[n];
+        int32_t p = nd->op == OP_SPLIT ? g->tensors[nd->in[0]].producer : -1;
+        any = p >= 0 && (g->nodes[p].op == OP_EWADD ||
+                         (rewrite_has_epilogue(g->nodes[p].op) && g->nodes[p].p.v[PM_ACT] == OPS_ACT_NONE));
+    }
+    if (!any)
+        return 0;
+    uint8_t kinds[RW_BIAS_BACK + 1] = {0};
+    int32_t counts[RW_BIAS_BACK + 1] = {0};
+    kinds[RW_BIAS_FRONT] = kinds[RW_BIAS_BACK] = 1;
+    int rc = rw_greedy(gp, kinds, RW_BIAS_BACK + 1, prefix, counter, counts, err, errlen);
+    if (n_moved)
+        *n_moved = counts[RW_BIAS_FRONT] + counts[RW_BIAS_BACK];
     return rc;
 }
 

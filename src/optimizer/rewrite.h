@@ -69,13 +69,39 @@ int rewrite_greedy(graph **g, const uint8_t kinds[REWRITE_COUNT], const char *pr
  * substitution. *g is replaced; *n_split (may be NULL) receives the count. 0, or -1 with a message. */
 int rewrite_split_bias(graph **g, const char *prefix, int64_t *counter, int32_t *n_split, char *err, size_t errlen);
 
+/* The bias normal form of a search on split biases (search_opts.split_bias): bias adds moved
+ * across the splits and concats that verified merge rules put around them, to where lowering
+ * fuses them and where the rules that remove splits and concats can see those directly. Two
+ * moves, each giving the same values, applied greedily until neither applies:
+ *   front  a split of the output y of a conv2d or matmul without an activation (the split its
+ *          only reader), along the op's bias axis, some of whose parts are each read only by an
+ *          ewadd of a weight-only channel-vector bias (what a merge rule leaves behind the split of
+ *          merged siblings whose biases were split off) -> split(ewadd(y, concat(the biases,
+ *          zeros for the other parts))): the parts can meet a concat directly (the verified
+ *          identity concat(split(y)) = y), and the one add is lowered into the op;
+ *   back   a concat of all parts of such a split of ewadd(y, b) in another order (a merge of
+ *          siblings in the other order) -> ewadd(the concat of split(y)'s parts, b's parts
+ *          concatenated alike): the permutation meets y's producer, where a verified rule moves
+ *          it into the weights, and the add is lowered again.
+ * The adds, splits and concats of biases are weight-only nodes (folded). The backtracking search
+ * applies this to every graph it takes; eqsat makes the same moves on its e-graph (eqsat.c).
+ * *g is replaced when one applies; *n_moved (may be NULL) receives the count. 0, or -1 with a
+ * message. */
+int rewrite_bias_normal(graph **g, const char *prefix, int64_t *counter, int32_t *n_moved, char *err, size_t errlen);
+
 /* What lowering fuses, read from the op table where it can be: an op with an `act` parameter
  * (conv2d, matmul) has a bias-and-activation epilogue; the activations it fuses are those the GPU
- * runtime applies there (relu, gelu), named like the standalone ops (OPS_ACT_NONE for any other op);
+ * runtime applies there (relu, gelu, silu, gelu_tanh, hardswish: the op table's ops_desc.act; and
+ * relu6, a clip from 0 to 6, which only rewrite_fusable_act_p sees, from the node's parameters);
+ * OPS_ACT_NONE for any other op;
  * a fused bias runs along the channel axis (1, NCHW) of a conv2d and the last axis of a matmul. */
 int rewrite_has_epilogue(ops_type op);
 ops_act rewrite_fusable_act(ops_type op);
+ops_act rewrite_fusable_act_p(ops_type op, const ops_params *p);
 int32_t rewrite_bias_axis(ops_type op, int32_t rank);
+/* 1 if bias shape b, right-aligned against out, is 1 everywhere but the channel dim ch, where it
+ * is out's size (what fuse-bias fuses along ch). */
+int rewrite_channel_vector(const ops_shape *b, const ops_shape *out, int32_t ch);
 
 /* 1 if node n of ix->g is one that lowering (fuse-bias, then fuse-act, greedily) absorbs into the
  * conv2d or matmul before it: an ewadd of a weight-only channel bias, or a relu or gelu, reading

@@ -310,6 +310,7 @@ typedef struct {
     int64_t counter;      /* name counter after this graph */
     double cost;
     int32_t pending;      /* children still in the queue */
+    int32_t n_normal;     /* bias normal form moves made when it was taken (sr_normalize) */
     int expanded;
 } sr_state;
 
@@ -691,6 +692,22 @@ static int sr_graph_cost(sr_ctx *c, int32_t s, double *out) {
     return rc;
 }
 
+/* With search_opts.split_bias: state s's graph in the bias normal form (rewrite_bias_normal), as
+ * lowering would have it: after a merge rule the siblings' bias adds sit behind the merged op's
+ * split, where they cost and keep the split's parts from a concat; in front of it they are one
+ * add that lowering fuses. Applied when a state is taken, so the normal form is part of every
+ * move (its names continue the state's counter); the queue held the plan's estimate, which
+ * counts the adds at the parent's cost (free, fused into the siblings) as the normal form does. */
+static int sr_normalize(sr_ctx *c, int32_t s) {
+    if (!c->o->split_bias)
+        return 0;
+    int32_t n = 0;
+    if (rewrite_bias_normal(&c->st[s].g, c->prefix, &c->st[s].counter, &n, c->err, c->errlen) < 0)
+        return -1;
+    c->st[s].n_normal = n;
+    return 0;
+}
+
 /* Rebuild state s's graph from its parent's. */
 static int sr_materialize(sr_ctx *c, int32_t s) {
     sr_state *st = &c->st[s];
@@ -714,7 +731,7 @@ static int sr_materialize(sr_ctx *c, int32_t s) {
         return -1;
     }
     c->st[s].g = g;
-    return 0;
+    return sr_normalize(c, s);
 }
 
 static int sr_expand(sr_ctx *c, int32_t s) {
@@ -742,17 +759,22 @@ static int sr_expand(sr_ctx *c, int32_t s) {
 /* Tally the moves on the path from the root to state s into res->applied. */
 static void sr_tally_path(sr_ctx *c, int32_t s, search_result *res) {
     int32_t n_src = c->n_rule_src + REWRITE_COUNT;
-    int32_t *count = base_xcalloc(1, sizeof(int32_t) * (size_t)n_src);
-    for (int32_t x = s; x >= 0 && c->st[x].parent >= 0; x = c->st[x].parent)
-        count[c->st[x].src]++;
+    int32_t *count = base_xcalloc(1, sizeof(int32_t) * (size_t)n_src), normal = 0;
+    for (int32_t x = s; x >= 0; x = c->st[x].parent) {
+        normal += c->st[x].n_normal;
+        if (c->st[x].parent >= 0)
+            count[c->st[x].src]++;
+    }
     for (int32_t i = 0; c->stats && i < n_src; i++)
         c->stats[i].applied = count[i];
-    int32_t n = 0;
+    int32_t n = normal > 0;
     for (int32_t i = 0; i < n_src; i++)
         n += count[i] > 0;
     free(res->applied);
     res->applied = base_xcalloc(1, sizeof(search_applied) * (size_t)(n + 1));
     res->n_applied = 0;
+    if (normal > 0) /* not a move: the normal form of the graphs on the path (sr_normalize) */
+        res->applied[res->n_applied++] = (search_applied){"bias-normal", 0, normal};
     for (int32_t i = 0; i < n_src; i++) {
         if (!count[i])
             continue;
@@ -885,12 +907,14 @@ static int sr_search(const graph *g, const rules_set *rs, cost_model *cm, const 
     int32_t root = sr_new_state(&c);
     c.st[root].g = graph_clone(g);
     c.st[root].counter = *counter;
+    if (sr_normalize(&c, root) < 0)
+        goto done;
     if (sr_graph_cost(&c, root, &c.st[root].cost) < 0)
         goto done;
     res->cost_before = c.st[root].cost;
     res->nodes_before = g->n_nodes;
     c.best = root;
-    sr_seen_add(&c, sr_hash(g, c.comm));
+    sr_seen_add(&c, sr_hash(c.st[root].g, c.comm)); /* the root as normalized (sr_normalize) */
     sr_heap_push(&c, root);
     double last_report = t0;
     while (c.n_heap > 0) {

@@ -43,7 +43,9 @@ typedef struct {
     int fold;                         /* search_optimize folds weight-only nodes into weights (1) */
     int split_bias;                   /* search_optimize splits biases off conv2d and matmul before the
                                          search (rewrite_split_bias) and lowers after it: fuse-bias and
-                                         fuse-act applied greedily (0; 1 with --builtins minimal) */
+                                         fuse-act applied greedily; the backtracking search keeps every
+                                         graph it takes in the bias normal form (rewrite_bias_normal)
+                                         (0; 1 with --builtins minimal) */
     int lower_cost;                   /* the search costs a node that lowering absorbs
                                          (rewrite_lowered_free) as free (0; 1 with --builtins minimal) */
     int stats;                        /* fill search_result.stats (per-source counts and times) (0) */
@@ -80,7 +82,8 @@ typedef struct {
 
 /* How often one rule or built-in rewrite was applied. */
 typedef struct {
-    const char *name;                 /* borrowed: the rule's id, or a rewrite_names entry */
+    const char *name;                 /* borrowed: the rule's id, a rewrite_names entry, or "bias-normal"
+                                         (the bias normal form's moves on the path, search_opts.split_bias) */
     int reverse;                      /* 1: the rule applied from its dst side to its src side */
     int32_t count;
 } search_applied;
