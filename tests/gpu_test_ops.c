@@ -392,6 +392,22 @@ static void test_conv(void) {
               OPS_ACT_RELU);
     conv_case("conv 1x1 stride 2", SH(1, 64, 14, 14), SH(128, 64, 1, 1), 1, 2, 2, OPS_PAD_EXPLICIT, 0, 1, 1,
               OPS_ACT_NONE);
+    /* the later activations: each path's epilogue (the matmul's in float, the direct kernel's and
+     * the separate pass's in double) */
+    conv_case("conv 1x1 silu no bias", SH(1, 32, 10, 10), SH(48, 32, 1, 1), 0, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 1,
+              OPS_ACT_SILU);
+    conv_case("conv depthwise bias silu", SH(1, 24, 12, 12), SH(24, 1, 5, 5), 1, 1, 1, OPS_PAD_SAME, 0, 1, 24,
+              OPS_ACT_SILU);
+    conv_case("conv 3x3 hardswish no bias", SH(1, 16, 9, 9), SH(16, 16, 3, 3), 0, 2, 2, OPS_PAD_SAME, 0, 1, 1,
+              OPS_ACT_HARDSWISH);
+    conv_case("conv depthwise hardswish", SH(1, 16, 14, 14), SH(16, 1, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 16,
+              OPS_ACT_HARDSWISH);
+    conv_case("conv 1x1 relu6 no bias", SH(1, 8, 7, 7), SH(16, 8, 1, 1), 0, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 1,
+              OPS_ACT_RELU6);
+    conv_case("conv 3x3 bias relu6", SH(1, 8, 7, 7), SH(16, 8, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 1,
+              OPS_ACT_RELU6);
+    conv_case("conv 3x3 gelu_tanh no bias", SH(1, 6, 8, 8), SH(10, 6, 3, 3), 0, 1, 1, OPS_PAD_SAME, 0, 1, 1,
+              OPS_ACT_GELU_TANH);
 }
 
 static void mm_case(const char *label, t_shape a, t_shape b, int bias, ops_act act) {
@@ -411,6 +427,13 @@ static void test_matmul(void) {
     mm_case("mm sigmoid", SH(4, 8), SH(8, 8), 0, OPS_ACT_SIGMOID);
     mm_case("mm bias tanh", SH(4, 8), SH(8, 10), 1, OPS_ACT_TANH);
     mm_case("mm bert qkv", SH(128, 768), SH(768, 768), 1, OPS_ACT_NONE);
+    mm_case("mm gpt2 fc bias gelu_tanh", SH(128, 768), SH(768, 3072), 1, OPS_ACT_GELU_TANH);
+    mm_case("mm gelu_tanh odd", SH(33, 65), SH(65, 17), 0, OPS_ACT_GELU_TANH);
+    mm_case("mm bias silu", SH(1, 1280), SH(1280, 100), 1, OPS_ACT_SILU);
+    mm_case("mm batched silu", SH(2, 9, 16), SH(2, 16, 12), 0, OPS_ACT_SILU);
+    mm_case("mm bias hardswish", SH(1, 960), SH(960, 1280), 1, OPS_ACT_HARDSWISH);
+    mm_case("mm relu6", SH(17, 31), SH(31, 13), 0, OPS_ACT_RELU6);
+    mm_case("mm bias relu6", SH(64, 64), SH(64, 64), 1, OPS_ACT_RELU6);
 }
 
 static void bin_case(const char *label, ops_type op, t_shape a, t_shape b, int pos_b) {
@@ -464,6 +487,11 @@ static void test_data(void) {
     tr_case("transpose keys", SH(1, 8, 12, 16), 4, (int64_t[]){0, 2, 3, 1});
     tr_case("transpose 2d", SH(5, 7), 2, (int64_t[]){1, 0});
     tr_case("transpose identity", SH(2, 3, 4), 3, (int64_t[]){0, 1, 2});
+    /* the innermost dim moves: the tiled path, with partial tiles on both sides */
+    tr_case("transpose keys tiled", SH(2, 70, 5, 45), 4, (int64_t[]){0, 2, 3, 1});
+    tr_case("transpose 2d tiled", SH(33, 65), 2, (int64_t[]){1, 0});
+    tr_case("transpose 6d tiled", SH(2, 3, 4, 5, 6, 7), 6, (int64_t[]){5, 1, 3, 0, 4, 2});
+    tr_case("transpose bert keys b8", SH(8, 128, 12, 64), 4, (int64_t[]){0, 2, 3, 1});
 
     ops_params p = P(OP_CONCAT);
     p.v[PM_AXIS] = 1;

@@ -33,6 +33,70 @@ __global__ void oc_transpose_kernel(T *__restrict__ y, const T *__restrict__ x, 
     }
 }
 
+/* When the innermost dim moves (a matrix transpose inside, as attention's keys (B,S,H,D) ->
+ * (B,H,D,S)), one thread per output element reads the input with a stride: every warp's loads
+ * touch 32 sectors. Instead a 32x32 tile of the plane (a: the output dim that is innermost in the
+ * input, b: the innermost output dim) goes through shared memory, read along a and written along b,
+ * both coalesced; the other dims index the tiles. ost: output stride of each collapsed dim. */
+#define OC_TT 32 /* tile side */
+#define OC_TR 8  /* rows of threads per block: each thread moves OC_TT / OC_TR elements */
+template <typename IT>
+__global__ void oc_transpose_tiled(float *__restrict__ y, const float *__restrict__ x, oc_perm p, oc_perm o, int qa,
+                                   IT n_tiles, IT tiles_a, IT tiles_b) {
+    __shared__ float tile[OC_TT][OC_TT + 1]; /* +1: the column reads hit 32 banks */
+    const int qb = p.rank - 1;
+    const IT da = (IT)p.d[qa], db = (IT)p.d[qb], stb = (IT)p.st[qb], osa = (IT)o.st[qa];
+    for (IT blk = blockIdx.x; blk < n_tiles; blk += gridDim.x) {
+        IT tb = blk % tiles_b, t = blk / tiles_b, ta = t % tiles_a, r = t / tiles_a;
+        IT in0 = 0, out0 = 0;
+        for (int q = qb - 1; q >= 0; q--) {
+            if (q == qa)
+                continue;
+            IT dq = (IT)p.d[q], v = r % dq;
+            r /= dq;
+            in0 += v * (IT)p.st[q];
+            out0 += v * (IT)o.st[q];
+        }
+        for (int j = threadIdx.y; j < OC_TT; j += OC_TR) {
+            IT ia = ta * OC_TT + threadIdx.x, ib = tb * OC_TT + j;
+            if (ia < da && ib < db)
+                tile[j][threadIdx.x] = x[in0 + ia + ib * stb];
+        }
+        __syncthreads();
+        for (int j = threadIdx.y; j < OC_TT; j += OC_TR) {
+            IT ib = tb * OC_TT + threadIdx.x, ia = ta * OC_TT + j;
+            if (ia < da && ib < db)
+                y[out0 + ia * osa + ib] = tile[threadIdx.x][j];
+        }
+        __syncthreads();
+    }
+}
+
+/* p: collapsed, the innermost output dim strided in the input. Returns 0 or the launch error. */
+static int oc_transpose_plane(ops_cuda_env *env, float *y, const float *x, const oc_perm *p, int64_t n,
+                              cudaStream_t str) {
+    int qa = 0;
+    while (qa < p->rank && p->st[qa] != 1)
+        qa++;
+    oc_perm o = *p; /* o.st: the output's strides */
+    int64_t acc = 1;
+    for (int q = p->rank - 1; q >= 0; q--) {
+        o.st[q] = acc;
+        acc *= p->d[q];
+    }
+    const int64_t ta = (p->d[qa] + OC_TT - 1) / OC_TT, tb = (p->d[p->rank - 1] + OC_TT - 1) / OC_TT;
+    const int64_t tiles = n / (p->d[qa] * p->d[p->rank - 1]) * ta * tb;
+    const unsigned grid = (unsigned)(tiles < 65535 * 16 ? tiles : 65535 * 16);
+    const dim3 block(OC_TT, OC_TR);
+    if (n < INT32_MAX)
+        oc_transpose_tiled<int32_t><<<grid, block, 0, str>>>(y, x, *p, o, qa, (int32_t)tiles, (int32_t)ta,
+                                                             (int32_t)tb);
+    else
+        oc_transpose_tiled<int64_t><<<grid, block, 0, str>>>(y, x, *p, o, qa, tiles, ta, tb);
+    OC_LAUNCH_TRY(env);
+    return 0;
+}
+
 OPS_CUDA_FN(transpose) {
     const ops_shape *xs = &s->in[0], *os = &s->out[0];
     const int64_t n = ops_shape_numel(os);
@@ -80,6 +144,8 @@ OPS_CUDA_FN(transpose) {
                                                                                                  (int32_t)n4, p);
         else
             oc_transpose_kernel<float4, int64_t><<<oc_blocks(n4, OC_THREADS), OC_THREADS, 0, str>>>(y4, x4, n4, p);
+    } else if (p.st[q - 1] != 1) { /* the innermost dim moves: tiles through shared memory */
+        return oc_transpose_plane(env, out[0], in[0], &p, n, str);
     } else if (n < INT32_MAX) {
         oc_transpose_kernel<float, int32_t><<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, str>>>(out[0], in[0],
                                                                                            (int32_t)n, p);
