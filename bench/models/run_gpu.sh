@@ -12,6 +12,7 @@
 #     and times eager, torch.compile and torch.compile(mode="reduce-overhead") (CUDA graphs).
 # Writes OUT/env.txt, OUT/tasc.log, OUT/optimize/NAME.txt, OUT/bench/NAME.json, OUT/torch.log,
 # OUT/torch.jsonl and the table OUT/results-gpu.md (bench/models/gpu_table.py), printed at the end.
+# TASC_CORPUS_PROFILE=1 adds `tasc bench --profile` (per op type, slowest nodes) to OUT/tasc.log.
 set -u
 OUT=${1:?usage: bench/models/run_gpu.sh OUT [GRAPHS] [TASC]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +33,7 @@ cat "$OUT/env.txt"
 ALL=$(python3 -c "import sys; sys.path.insert(0, '$ROOT/bench/models'); import corpus; print(' '.join(corpus.MODELS))")
 MODELS=${TASC_CORPUS_MODELS:-$ALL}
 RULES=$ROOT/rules/verified-4.json
+PROFILE=${TASC_CORPUS_PROFILE:+--profile} # TASC_CORPUS_PROFILE=1: time per op type, slowest nodes
 : >"$OUT/tasc.log"
 found=
 for m in $MODELS; do
@@ -48,7 +50,7 @@ for m in $MODELS; do
     echo "optimize exit $?" | tee -a "$OUT/tasc.log"
     grep -E "^nodes:|predicted speedup" "$OUT/optimize/$m.txt" | tee -a "$OUT/tasc.log"
     if [ -f "$TMP/$m.opt.json" ]; then
-        timeout 400 "$GPU" bench "$g" "$TMP/$m.opt.json" --random-weights --reps 200 \
+        timeout 400 "$GPU" bench "$g" "$TMP/$m.opt.json" --random-weights --reps 200 $PROFILE \
             --json "$OUT/bench/$m.json" >>"$OUT/tasc.log" 2>&1
     else
         timeout 400 "$GPU" bench "$g" --random-weights --reps 200 --json "$OUT/bench/$m.json" >>"$OUT/tasc.log" 2>&1

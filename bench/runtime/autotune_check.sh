@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/runtime/autotune_check.sh OUT: on the GPU machine, from the repository root -- is a
 # `tasc bench` run that tuned on first use as fast as later runs, and as a run with an exhaustively
-# tuned table? Binaries as autotune_device.sh (AT_PKG). No shipped or user tables.
+# tuned table? Binaries as autotune_device.sh (AT_PKG), or unpacked in AT_DIR (bin/, lib/). No
+# shipped or user tables.
 #  1. `tasc kernels tune` (exhaustive) of bert's five matmul problems -> the complete table
 #  2. bert with an empty cache (first use: tunes), then without a gap: the filled cache, the
 #     complete table (as the user table, an empty cache), alternating, three rounds
@@ -15,7 +16,12 @@ PKG=${AT_PKG:-$ROOT/.device-at/pkg.tar.xz}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$OUT" "$W/pkg" "$W/empty"
-tar xJf "$PKG" -C "$W/pkg"
+if [ -n "${AT_DIR:-}" ]; then # an unpacked package: AT_DIR/bin/tasc, AT_DIR/lib
+    ln -sfn "$AT_DIR/bin" "$W/pkg/bin"
+    ln -sfn "$AT_DIR/lib" "$W/pkg/lib"
+else
+    tar xJf "$PKG" -C "$W/pkg"
+fi
 GPU=$W/pkg/bin/tasc
 . "$ROOT/bench/device_env.sh"
 export LD_LIBRARY_PATH="$W/pkg/lib:$LD_LIBRARY_PATH"

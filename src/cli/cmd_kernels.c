@@ -51,7 +51,7 @@ static const cmd_opt kernels_bench_opts[] = {
 static const cmd_opt kernels_tune_opts[] = {
     CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
     CMD_STR("--epilogue", "LIST", KA(epis),
-            "epilogues to tune (none, bias, relu, gelu, bias_relu, bias_gelu) or 'all' (default: all)"),
+            "epilogues to tune (`tasc kernels list` names them) or 'all' (default: all)"),
     CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
     CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
     CMD_OPT_END,
@@ -251,7 +251,10 @@ static int kernels_list(void) {
         printf("  %2d %-34s %3d threads %6d bytes\n", i, mm_config_name(i, name, sizeof name), c->threads,
                c->smem_bytes);
     }
-    printf("\nepilogues: none, bias, relu, gelu, bias_relu, bias_gelu\n");
+    printf("\nepilogues:");
+    for (int32_t i = 0; i < MM_EPI_COUNT; i++)
+        printf("%s %s", i ? "," : "", mm_epi_name(i));
+    printf("\n");
     return TASC_EXIT_OK;
 }
 
@@ -375,8 +378,7 @@ static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *b
             name[len] = '\0';
         }
         if (n == MM_EPI_COUNT || mm_epilogue_parse(name, &bias[n], &act[n])) {
-            cmd_error(cmd, "bad epilogue '%.*s' (none, bias, relu, gelu, bias_relu, bias_gelu, each once; or all)",
-                      (int)len, s);
+            cmd_error(cmd, "bad epilogue '%.*s' (each of `tasc kernels list`'s epilogues once, or all)", (int)len, s);
             return -1;
         }
         n++;

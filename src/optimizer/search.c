@@ -469,12 +469,12 @@ static int sr_all_weight_only(const sr_exp *e, const rules_match *m) {
 
 /* With search_opts.lower_cost: 1 if new node j of the plan is one lowering absorbs into the new
  * conv2d or matmul it reads (rewrite_lowered_free's test on the plan): a bias ewadd or relu/gelu
- * that is the only reader of that op's output (or of such an ewadd's, free[]). */
+ * (or relu6: a clip from 0 to 6) that is the only reader of that op's output (or of such an ewadd's, free[]). */
 static int sr_plan_free(const sr_exp *e, const rules_apply_plan *pl, int32_t j, const uint8_t *nwo,
                         const uint8_t *free_) {
     const rules_apply_node *nd = &pl->nodes[j];
     int add = nd->op == OP_EWADD && nd->n_in == 2;
-    if (!add && !(nd->n_in == 1 && rewrite_fusable_act(nd->op) != OPS_ACT_NONE))
+    if (!add && !(nd->n_in == 1 && rewrite_fusable_act_p(nd->op, &nd->p) != OPS_ACT_NONE))
         return 0;
     for (int32_t s = 0; s < nd->n_in; s++) {
         rules_aref r = nd->in[s];
