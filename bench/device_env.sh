@@ -15,3 +15,13 @@ done
 export TASC_TUNE_DIR="$ROOT/bench/runtime"
 export TASC_TUNE_TABLE="${TASC_TUNE_TABLE:-$(mktemp -d)/none.txt}" # no user table: not ~/.cache
 export TASC_CACHE_DIR="${TASC_CACHE_DIR:-$(mktemp -d)}"
+
+# device_prelude OUT: the run's first-use tuning cache in OUT/cache, the libraries carried in
+# .device/lib (libz3, libjansson, libprotobuf-c, which the GPU machine lacks) and OUT/env.txt: the
+# GPU, its driver and clocks, the binary's version.
+device_prelude() {
+    mkdir -p "$1/cache"
+    export TASC_CACHE_DIR="$1/cache"
+    export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
+    { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$GPU" --version; } >"$1/env.txt" 2>&1
+}

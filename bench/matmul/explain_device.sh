@@ -14,12 +14,9 @@ BIN=$ROOT/.device/new/bin
 GPU=$BIN/tasc
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
-export TASC_CACHE_DIR="$OUT/cache"
-mkdir -p "$TASC_CACHE_DIR"
 . "$ROOT/bench/device_env.sh"
-export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$GPU" --version; cat "$ROOT/.device/new/VERSION"; } >"$OUT/env.txt" 2>&1
+device_prelude "$OUT" # OUT/cache, .device/lib, OUT/env.txt
+cat "$ROOT/.device/new/VERSION" >>"$OUT/env.txt" 2>&1
 for t in gpu_test_ops gpu_test_matmul; do
     (cd "$ROOT" && timeout 240 "$BIN/$t") >"$OUT/$t.log" 2>&1
     echo "exit $?" >>"$OUT/$t.log"

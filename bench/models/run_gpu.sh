@@ -22,13 +22,11 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT/optimize" "$OUT/bench"
 . "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), TASC_TUNE_TABLE
-export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
+device_prelude "$OUT"          # OUT/cache, .device/lib, OUT/env.txt
 {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-    "$GPU" --version
     python3 -c "import torch, torchvision, transformers; print('torch', torch.__version__, 'torchvision', \
 torchvision.__version__, 'transformers', transformers.__version__)"
-} >"$OUT/env.txt" 2>&1
+} >>"$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 ALL=$(python3 -c "import sys; sys.path.insert(0, '$ROOT/bench/models'); import corpus; print(' '.join(corpus.MODELS))")
 MODELS=${TASC_CORPUS_MODELS:-$ALL}

@@ -13,10 +13,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPU=$ROOT/.device/new/bin/tasc
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
 . "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), TASC_TUNE_TABLE
-export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$GPU" --version; } >"$OUT/env.txt" 2>&1
+device_prelude "$OUT"          # OUT/cache, .device/lib, OUT/env.txt
 RULES=$ROOT/rules/verified-4.json
 : >"$OUT/optimize.log"
 : >"$OUT/bench.log"

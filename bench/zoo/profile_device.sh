@@ -15,12 +15,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPU=$ROOT/.device/new/bin/tasc
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
-export TASC_CACHE_DIR="$OUT/cache"
-mkdir -p "$TASC_CACHE_DIR"
 . "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), tuning tables
-export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$GPU" --version; } >"$OUT/env.txt" 2>&1
+device_prelude "$OUT"          # OUT/cache, .device/lib, OUT/env.txt
 for b in $BATCHES; do
     L=$OUT/tasc-$MODEL-b$b.log
     "$GPU" model "$MODEL" --batch "$b" --out "$TMP/m.json" >/dev/null || continue

@@ -3,7 +3,8 @@
 # at several batch sizes against PyTorch in one call (issue 17). Per zoo model and batch (default
 # "1 8 32"): `tasc model --batch B`, `tasc optimize` with the shipped rules (analytic cost model),
 # `tasc bench ORIGINAL OPTIMIZED` for each precision (default "fp32"; "fp32 3xtf32" adds the
-# tensor-core mode), then bench/peers/torch_peer.py (eager and torch.compile with CUDA graphs) on
+# tensor-core mode; "fp32-measured" optimizes on the GPU with the measured cost model, `tasc bench
+# --optimize --cost measured`), then bench/peers/torch_peer.py (eager and torch.compile with CUDA graphs) on
 # the models PyTorch has, same batches, same GPU. The CPU agreement check runs at batch 1 only
 # (--no-cpu above it: the two GPU graphs are still compared with each other). The matmul tables are
 # the shipped ones (bench/device_env.sh); shapes they lack are tuned on first use into OUT/cache by
@@ -19,12 +20,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPU=$ROOT/.device/new/bin/tasc
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
-export TASC_CACHE_DIR="$OUT/cache"
-mkdir -p "$TASC_CACHE_DIR"
 . "$ROOT/bench/device_env.sh" # TF32 off, LD_LIBRARY_PATH (cuDNN, cuBLAS), tuning tables
-export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$GPU" --version; } >"$OUT/env.txt" 2>&1
+device_prelude "$OUT"          # OUT/cache, .device/lib, OUT/env.txt
 RULES=$ROOT/rules/verified-4.json
 MODELS=${TASC_ZOO_MODELS:-resnet50 resnext50 inception_v3 squeezenet bert nasnet_a nasrnn}
 : >"$OUT/tasc.log"
@@ -41,10 +38,14 @@ for b in $BATCHES; do
         ( time timeout 150 "$GPU" bench "$TMP/$m.json" "$TMP/$m.opt.json" --reps 5 --warmup 1 --no-cpu ) 2>&1 |
             grep -E "tuned|heuristic|real" >>"$OUT/firstuse.log"
         for p in $PRECS; do
-            parg=
-            [ "$p" != fp32 ] && parg="--precision $p"
+            parg="$TMP/$m.opt.json"
+            case $p in
+            fp32) ;;
+            fp32-measured) parg="--optimize --rules $RULES --cost measured" ;;
+            *) parg="$parg --precision $p" ;;
+            esac
             echo "== $m batch $b $p" >>"$OUT/tasc.log"
-            timeout 150 "$GPU" bench "$TMP/$m.json" "$TMP/$m.opt.json" --reps 200 $cpu $parg \
+            timeout 300 "$GPU" bench "$TMP/$m.json" $parg --reps 200 $cpu \
                 --json "$TMP/r.json" >>"$OUT/tasc.log" 2>&1
             echo "exit $?" >>"$OUT/tasc.log"
             ms=$(tr -d '\n' <"$TMP/r.json" 2>/dev/null | grep -o '"median_ms": *[0-9.]*' | sed 's/.*: *//' | tr '\n' ' ')
