@@ -591,19 +591,34 @@ SHAPE_FN(softmax) {
     return 0;
 }
 
+/* Normalised dims [axis, axis_end), axis_end 0 meaning the rank: gamma and beta have those dims. */
 SHAPE_FN(layernorm) {
     char b[64], s1[96], s2[96];
     const ops_shape *x = &in[0];
-    int64_t ax = p->v[PM_AXIS];
+    int64_t ax = p->v[PM_AXIS], end = p->v[PM_AXIS_END];
     if (ax >= x->rank)
         return base_fail_line(err, errlen, "layernorm: axis %lld out of range for input 0 (x) of rank %d",
                               (long long)ax, (int)x->rank);
-    ops_shape tail = ops_shape_make(x->rank - (int32_t)ax, x->dims + ax);
-    for (int32_t k = 1; k < n_in; k++)
-        if (!ops_shape_eq(&in[k], &tail))
+    if (end != 0 && (end <= ax || end > x->rank))
+        return base_fail_line(err, errlen,
+                              "layernorm: axis_end %lld out of range for axis %lld and input 0 (x) of rank %d "
+                              "(expected axis+1..rank, or 0 for the rank)",
+                              (long long)end, (long long)ax, (int)x->rank);
+    if (end == 0)
+        end = x->rank;
+    ops_shape tail = ops_shape_make((int32_t)(end - ax), x->dims + ax);
+    for (int32_t k = 1; k < n_in; k++) {
+        if (ops_shape_eq(&in[k], &tail))
+            continue;
+        if (end == x->rank)
             return base_fail_line(err, errlen, "layernorm: %s has shape %s, expected %s (the dims of x from axis %lld)",
                                   ops_in_name(OP_LAYERNORM, k, b, sizeof b), ops_shape_str(&in[k], s1, sizeof s1),
                                   ops_shape_str(&tail, s2, sizeof s2), (long long)ax);
+        return base_fail_line(err, errlen,
+                              "layernorm: %s has shape %s, expected %s (the dims of x from axis %lld to axis_end %lld)",
+                              ops_in_name(OP_LAYERNORM, k, b, sizeof b), ops_shape_str(&in[k], s1, sizeof s1),
+                              ops_shape_str(&tail, s2, sizeof s2), (long long)ax, (long long)end);
+    }
     out[0] = *x;
     *n_out = 1;
     return 0;
@@ -623,6 +638,89 @@ SHAPE_FN(gather) {
         d[i] = ids->dims[i];
     for (int32_t i = 1; i < t->rank; i++)
         d[ids->rank + i - 1] = t->dims[i];
+    out[0] = ops_shape_make(r, d);
+    *n_out = 1;
+    return 0;
+}
+
+/* reducemax: axes (the list; empty: every dim) distinct and inside the rank. */
+SHAPE_FN(reducemax) {
+    const ops_shape *x = &in[0];
+    int red[OPS_MAX_DIMS] = {0};
+    for (int32_t k = 0; k < p->n_list; k++) {
+        int64_t a = p->list[k];
+        if (a >= x->rank)
+            return base_fail_line(err, errlen, "reducemax: axes[%d] = %lld out of range for input 0 (x) of rank %d",
+                                  (int)k, (long long)a, (int)x->rank);
+        if (red[a])
+            return base_fail_line(err, errlen, "reducemax: axis %lld appears twice in axes", (long long)a);
+        red[a] = 1;
+    }
+    int32_t r = 0;
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < x->rank; i++) {
+        int all = p->n_list == 0;
+        if (!red[i] && !all)
+            d[r++] = x->dims[i];
+        else if (p->v[PM_KEEPDIMS])
+            d[r++] = 1;
+    }
+    out[0] = ops_shape_make(r, d);
+    *n_out = 1;
+    return 0;
+}
+
+/* resize: sizes (the list) is the output shape; only the last two dims may change. */
+SHAPE_FN(resize) {
+    char s1[96];
+    const ops_shape *x = &in[0];
+    if (x->rank < 2)
+        return base_fail_line(err, errlen, "resize: input 0 (x) has %d dims, expected at least 2 (...,H,W)",
+                              (int)x->rank);
+    if (p->n_list != x->rank)
+        return base_fail_line(err, errlen, "resize: sizes has %d entries, input 0 (x) %s has rank %d", (int)p->n_list,
+                              ops_shape_str(x, s1, sizeof s1), (int)x->rank);
+    for (int32_t i = 0; i < x->rank - 2; i++)
+        if (p->list[i] != x->dims[i])
+            return base_fail_line(err, errlen,
+                                  "resize: sizes[%d] = %lld differs from dim %d of input 0 (x) (%lld); only the last "
+                                  "two dims are resized",
+                                  (int)i, (long long)p->list[i], (int)i, (long long)x->dims[i]);
+    const ops_param_key sk[2] = {PM_SCALE_H, PM_SCALE_W};
+    for (int i = 0; i < 2; i++) {
+        float f = ops_p2f(p->v[sk[i]]);
+        if (!(f == 0.0f || (f > 0.0f && isfinite(f))))
+            return base_fail_line(err, errlen, "resize: %s = %g must be 0 (out/in) or positive and finite",
+                                  ops_param_table[sk[i]].name, (double)f);
+    }
+    out[0] = ops_shape_make(p->n_list, p->list);
+    if (ops_shape_numel(&out[0]) < 0)
+        return base_fail_line(err, errlen, "resize: the number of elements of sizes overflows");
+    *n_out = 1;
+    return 0;
+}
+
+/* pad: pads (the list) holds the begins, then the ends, of every dim; reflect needs pads < dim. */
+SHAPE_FN(pad) {
+    char s1[96];
+    const ops_shape *x = &in[0];
+    int32_t r = x->rank;
+    if (r < 1 || r > OPS_MAX_LIST / 2)
+        return base_fail_line(err, errlen, "pad: input 0 (x) has rank %d, expected 1..%d (pads holds at most %d values)",
+                              (int)r, OPS_MAX_LIST / 2, OPS_MAX_LIST);
+    if (p->n_list != 2 * r)
+        return base_fail_line(err, errlen, "pad: pads has %d entries, expected %d (begins and ends of %s)",
+                              (int)p->n_list, (int)(2 * r), ops_shape_str(x, s1, sizeof s1));
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t i = 0; i < r; i++) {
+        int64_t b = p->list[i], e = p->list[r + i];
+        if (p->v[PM_MODE] == 1 && (b >= x->dims[i] || e >= x->dims[i]))
+            return base_fail_line(err, errlen,
+                                  "pad: reflect pads %lld, %lld of dim %d need to be smaller than the dim (%lld)",
+                                  (long long)b, (long long)e, (int)i, (long long)x->dims[i]);
+        if (base_add_i64(x->dims[i], b, &d[i]) || base_add_i64(d[i], e, &d[i]))
+            return base_fail_line(err, errlen, "pad: the padded dim %d overflows", (int)i);
+    }
     out[0] = ops_shape_make(r, d);
     *n_out = 1;
     return 0;
@@ -661,6 +759,10 @@ FLOPS_FN(globalavgpool) { return numel_d(&s->in[0]); }
 FLOPS_FN(batchnorm) { return 2.0 * numel_d(&s->out[0]); }
 /* max, exp, sum, divide */
 FLOPS_FN(softmax) { return 4.0 * numel_d(&s->out[0]); }
+/* one comparison per input element */
+FLOPS_FN(reducemax) { return numel_d(&s->in[0]); }
+/* bilinear: four weights and three adds per output element; nearest only picks */
+FLOPS_FN(resize) { return s->p->v[PM_MODE] == 1 ? 7.0 * numel_d(&s->out[0]) : 0.0; }
 /* mean, variance (2), normalise (2), gamma, beta */
 FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0]); }
 
@@ -801,8 +903,9 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), ROLES("x"), .shape = shape_softmax, .flops = flops_softmax, \
     ONNX_ATTRS("Softmax", 0, OA(AXIS, "axis"))
 #define OPS_ENTRY_LAYERNORM \
-    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5)), ROLES("x", "gamma", "beta"), \
-    .shape = shape_layernorm, .flops = flops_layernorm, .weight_input_mask = 0x6, ONNX("LayerNormalization")
+    PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1), P_FLOAT(EPS, F_1EM5), P_INT(AXIS_END, 0, OPS_MAX_DIMS, 0)), \
+    ROLES("x", "gamma", "beta"), .shape = shape_layernorm, .flops = flops_layernorm, .weight_input_mask = 0x6, \
+    ONNX("LayerNormalization")
 #define OPS_ENTRY_GATHER \
     PARAMS(P_INT(AXIS, 0, 0, 0)), ROLES("table", "ids"), .shape = shape_gather, .flops = flops_zero, \
     .weight_input_mask = 0x1, ONNX("Gather")
@@ -810,6 +913,18 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     ROLES("x"), .shape = shape_same, .flops = flops_elementwise, ONNX("HardSwish"), .act = OPS_ACT_HARDSWISH
 /* ONNX has no SiLU before opset 24 and Gelu only from opset 20: the exporter writes their
  * patterns (onnx_export.c), the importer finds them (onnx_pattern.c). */
+/* reducemax, resize, pad: data ops outside the generation set (no fingerprint, no Z3 symbol); the
+ * exporter writes their ONNX inputs and string attributes (onnx_export.c). */
+#define OPS_ENTRY_REDUCEMAX \
+    PARAMS(P_LIST("axes", 0, OPS_MAX_DIMS - 1, 0), P_INT(KEEPDIMS, 0, 1, 1)), ROLES("x"), \
+    .shape = shape_reducemax, .flops = flops_reducemax, ONNX("ReduceMax")
+#define OPS_ENTRY_RESIZE \
+    PARAMS(P_LIST("sizes", 1, MAX_DIM, 1), P_INT(MODE, 0, 1, 0), P_INT(COORD, 0, 3, 0), P_INT(NEAREST, 0, 3, 0), \
+           P_FLOAT(SCALE_H, 0), P_FLOAT(SCALE_W, 0)), \
+    ROLES("x"), .shape = shape_resize, .flops = flops_resize, ONNX("Resize")
+#define OPS_ENTRY_PAD \
+    PARAMS(P_LIST("pads", 0, MAX_DIM, 1), P_INT(MODE, 0, 2, 0), P_FLOAT(VALUE, 0)), ROLES("x"), .shape = shape_pad, \
+    .flops = flops_zero, ONNX("Pad")
 #define OPS_ENTRY_SILU ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .act = OPS_ACT_SILU
 #define OPS_ENTRY_GELU_TANH ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .act = OPS_ACT_GELU_TANH
 

@@ -503,37 +503,210 @@ void ops_cpu_softmax(const ops_sig *s, const float *const *in, float *const *out
     }
 }
 
-/* Normalise over dims axis..end (mean and biased variance in double), then * gamma + beta. */
+/* Normalise over dims [axis, axis_end) (axis_end 0: the rank) per position of the other dims (mean
+ * and biased variance in double, summed in index order), then * gamma + beta. The block of L
+ * normalised elements of position (o, i) is strided by inner, the product of the dims after it. */
 void ops_cpu_layernorm(const ops_sig *s, const float *const *in, float *const *out) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
-    int64_t outer = 1;
-    for (int32_t i = 0; i < axis; i++)
-        outer *= xs->dims[i];
-    const int64_t L = cpu_numel(xs) / outer;
+    const int64_t end = s->p->v[PM_AXIS_END] ? s->p->v[PM_AXIS_END] : xs->rank;
+    int64_t outer = 1, L = 1, inner = 1;
+    for (int32_t i = 0; i < xs->rank; i++) {
+        if (i < axis)
+            outer *= xs->dims[i];
+        else if (i < end)
+            L *= xs->dims[i];
+        else
+            inner *= xs->dims[i];
+    }
     const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
-    const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL; /* x.dims[axis..] */
-#pragma omp parallel for schedule(static) if (outer * L > CPU_PAR_MIN)
-    for (int64_t o = 0; o < outer; o++) {
-        const float *x = in[0] + o * L;
-        float *y = out[0] + o * L;
+    const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL; /* x.dims[axis..end) */
+#pragma omp parallel for schedule(static) if (outer * L * inner > CPU_PAR_MIN)
+    for (int64_t oi = 0; oi < outer * inner; oi++) {
+        const int64_t o = oi / inner, i = oi % inner;
+        const float *x = in[0] + o * L * inner + i;
+        float *y = out[0] + o * L * inner + i;
         double mean = 0.0, var = 0.0;
         for (int64_t l = 0; l < L; l++)
-            mean += x[l];
+            mean += x[l * inner];
         mean /= (double)L;
         for (int64_t l = 0; l < L; l++) {
-            double d = (double)x[l] - mean;
+            double d = (double)x[l * inner] - mean;
             var += d * d;
         }
         var /= (double)L;
         double inv = 1.0 / sqrt(var + eps);
         for (int64_t l = 0; l < L; l++) {
-            double v = ((double)x[l] - mean) * inv;
+            double v = ((double)x[l * inner] - mean) * inv;
             if (gamma)
                 v *= gamma[l];
             if (beta)
                 v += beta[l];
-            y[l] = (float)v;
+            y[l * inner] = (float)v;
+        }
+    }
+}
+
+/* --- reducemax, resize, pad ----------------------------------------------------------------- */
+
+/* Max over the reduced dims (axes; all dims when empty), visited in ascending row-major order; a
+ * NaN among them gives NaN (as maxpool2d). */
+void ops_cpu_reducemax(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0];
+    const int32_t r = xs->rank;
+    int red[OPS_MAX_DIMS] = {0};
+    for (int32_t k = 0; k < s->p->n_list; k++)
+        red[s->p->list[k]] = 1;
+    int64_t xst[OPS_MAX_DIMS], kd[OPS_MAX_DIMS], rd[OPS_MAX_DIMS], kst[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
+    ops_impl_strides(xs, xst);
+    int32_t nk = 0, nr = 0;
+    int64_t n_out = 1, n_red = 1;
+    for (int32_t i = 0; i < r; i++) {
+        if (red[i] || s->p->n_list == 0) {
+            rd[nr] = xs->dims[i];
+            rst[nr++] = xst[i];
+            n_red *= xs->dims[i];
+        } else {
+            kd[nk] = xs->dims[i];
+            kst[nk++] = xst[i];
+            n_out *= xs->dims[i];
+        }
+    }
+    const float *x = in[0];
+#pragma omp parallel for schedule(static) if (n_out * n_red > CPU_PAR_MIN)
+    for (int64_t o = 0; o < n_out; o++) {
+        int64_t base = cpu_bcast_off(o, nk, kd, kst);
+        float m = -INFINITY;
+        for (int64_t q = 0; q < n_red; q++) {
+            float v = x[base + cpu_bcast_off(q, nr, rd, rst)];
+            if (v > m || isnan(v))
+                m = v;
+            if (isnan(m))
+                break;
+        }
+        out[0][o] = m;
+    }
+}
+
+/* The input coordinate of output index x along one resized axis, in float as onnxruntime computes
+ * it (coord: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel). The CUDA kernel
+ * (ops_data.cu oc_resize_coord) repeats these operations. */
+static float cpu_resize_coord(int coord, int64_t x, float scale, int64_t len_in, int64_t len_out) {
+    const float xr = (float)x;
+    switch (coord) {
+    case 1:
+        return xr / scale;
+    case 2:
+        return len_out == 1 ? 0.0f : xr * (float)(len_in - 1) / (float)(len_out - 1);
+    case 3:
+        return len_out > 1 ? (xr + 0.5f) / scale - 0.5f : 0.0f;
+    default:
+        return (xr + 0.5f) / scale - 0.5f;
+    }
+}
+
+/* Nearest input index (nearest: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil), clamped. */
+static int64_t cpu_resize_nearest(int nearest, float c, int64_t len_in) {
+    int64_t i;
+    if (nearest == 2)
+        i = (int64_t)floorf(c);
+    else if (nearest == 3)
+        i = (int64_t)ceilf(c);
+    else if (nearest == 0 && c == (float)(int64_t)c + 0.5f)
+        i = (int64_t)floorf(c);
+    else
+        i = (int64_t)roundf(c);
+    return i < 0 ? 0 : i >= len_in ? len_in - 1 : i;
+}
+
+/* The two input indices and their weights for bilinear sampling (onnxruntime's UpsampleBilinear):
+ * the coordinate clamped into [0, len_in - 1]; w1 weighs i1, w2 weighs i2. */
+static void cpu_resize_linear(float c, int64_t len_in, int64_t *i1, int64_t *i2, float *w1, float *w2) {
+    c = c < 0.0f ? 0.0f : c > (float)(len_in - 1) ? (float)(len_in - 1) : c;
+    *i1 = (int64_t)c < len_in - 1 ? (int64_t)c : len_in - 1;
+    *i2 = *i1 + 1 < len_in - 1 ? *i1 + 1 : len_in - 1;
+    float d1 = fabsf(c - (float)*i1), d2 = fabsf(c - (float)*i2);
+    if (*i1 == *i2)
+        d1 = d2 = 0.5f;
+    *w1 = d2; /* the nearer i1, the larger its weight */
+    *w2 = d1;
+}
+
+/* The effective scale of an axis: the parameter, or out / in in float when it is 0. */
+static float cpu_resize_scale(int64_t bits, int64_t len_in, int64_t len_out) {
+    float f = ops_p2f(bits);
+    return f > 0.0f ? f : (float)len_out / (float)len_in;
+}
+
+/* Planes (...) of (H, W) into (OH, OW): nearest picks one input cell, linear weighs four
+ * (w_y1 w_x1 x11 + w_y1 w_x2 x12 + w_y2 w_x1 x21 + w_y2 w_x2 x22 in double, rounded once). */
+void ops_cpu_resize(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int32_t r = xs->rank;
+    const int64_t H = xs->dims[r - 2], W = xs->dims[r - 1], OH = os->dims[r - 2], OW = os->dims[r - 1];
+    const int64_t planes = cpu_numel(xs) / (H * W);
+    const int coord = (int)s->p->v[PM_COORD], nearest = (int)s->p->v[PM_NEAREST], linear = s->p->v[PM_MODE] == 1;
+    const float sh = cpu_resize_scale(s->p->v[PM_SCALE_H], H, OH), sw = cpu_resize_scale(s->p->v[PM_SCALE_W], W, OW);
+#pragma omp parallel for schedule(static) if (planes * OH * OW > CPU_PAR_MOVE)
+    for (int64_t row = 0; row < planes * OH; row++) {
+        const int64_t pl = row / OH, oy = row % OH;
+        const float *x = in[0] + pl * H * W;
+        float *y = out[0] + row * OW;
+        const float cy = cpu_resize_coord(coord, oy, sh, H, OH);
+        if (!linear) {
+            const float *xrow = x + cpu_resize_nearest(nearest, cy, H) * W;
+            for (int64_t ox = 0; ox < OW; ox++)
+                y[ox] = xrow[cpu_resize_nearest(nearest, cpu_resize_coord(coord, ox, sw, W, OW), W)];
+            continue;
+        }
+        int64_t y1, y2;
+        float wy1, wy2;
+        cpu_resize_linear(cy, H, &y1, &y2, &wy1, &wy2);
+        for (int64_t ox = 0; ox < OW; ox++) {
+            int64_t x1, x2;
+            float wx1, wx2;
+            cpu_resize_linear(cpu_resize_coord(coord, ox, sw, W, OW), W, &x1, &x2, &wx1, &wx2);
+            double v = (double)wy1 * wx1 * x[y1 * W + x1] + (double)wy1 * wx2 * x[y1 * W + x2] +
+                       (double)wy2 * wx1 * x[y2 * W + x1] + (double)wy2 * wx2 * x[y2 * W + x2];
+            y[ox] = (float)v;
+        }
+    }
+}
+
+/* The input index of padded index i along a dim of length len with begin pad b (mode 1 reflect,
+ * 2 edge); -1 for a constant cell (mode 0). Reflect pads are smaller than len (shape_pad). */
+static int64_t cpu_pad_src(int mode, int64_t i, int64_t b, int64_t len) {
+    int64_t q = i - b;
+    if (q >= 0 && q < len)
+        return q;
+    if (mode == 0)
+        return -1;
+    if (mode == 2)
+        return q < 0 ? 0 : len - 1;
+    return q < 0 ? -q : 2 * (len - 1) - q;
+}
+
+/* Each output row (last dim) finds its input row, then each element its column. */
+void ops_cpu_pad(const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int32_t r = xs->rank;
+    const int mode = (int)s->p->v[PM_MODE];
+    const float value = ops_p2f(s->p->v[PM_VALUE]);
+    const int64_t *beg = s->p->list, OW = os->dims[r - 1], W = xs->dims[r - 1], rows = cpu_numel(os) / OW;
+    int64_t xst[OPS_MAX_DIMS];
+    ops_impl_strides(xs, xst);
+#pragma omp parallel for schedule(static) if (rows * OW > CPU_PAR_MOVE)
+    for (int64_t row = 0; row < rows; row++) {
+        float *y = out[0] + row * OW;
+        int64_t off = 0, rem = row;
+        for (int32_t d = r - 2; d >= 0 && off >= 0; d--) {
+            int64_t q = cpu_pad_src(mode, rem % os->dims[d], beg[d], xs->dims[d]);
+            rem /= os->dims[d];
+            off = q < 0 ? -1 : off + q * xst[d];
+        }
+        for (int64_t j = 0; j < OW; j++) {
+            int64_t q = off < 0 ? -1 : cpu_pad_src(mode, j, beg[r - 1], W);
+            y[j] = q < 0 ? value : in[0][off + q];
         }
     }
 }

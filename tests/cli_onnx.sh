@@ -51,7 +51,10 @@ expect 2 "$TASC" export "$D/conv_ops.onnx" && err_has "usage: tasc export"
 # --- errors: one line, exit 1, no output files ---------------------------------------------------
 expect 1 "$TASC" import "$D/unsupported.onnx" --out "$T/u.json" &&
     err_has "tasc import: $D/unsupported.onnx: unsupported operators: NonMaxSuppression (x2, first 'nms_1'), Loop (x1, first 'loop'), com.microsoft.FusedMatMul (x1, first 'fused')"
-expect 1 "$TASC" import "$D/pad_relu.onnx" --out "$T/u.json" && err_has "Pad (x1, first 'pad0'"
+expect 1 "$TASC" import "$D/data_bad_cubic.onnx" --out "$T/u.json" &&
+    err_has "unsupported operators: Resize (x1, first 'rz': attribute mode = 'cubic' (supported: nearest, linear))"
+expect 1 "$TASC" import "$D/data_bad_reflect.onnx" --out "$T/u.json" &&
+    err_has "node 'pd' (Pad): reflect pads 5, 0 of dim 2 must be smaller than the dim (5)"
 expect 1 "$TASC" import "$D/truncated.onnx" --out "$T/u.json" && err_has "not a valid ONNX model"
 expect 1 "$TASC" import "$D/opset12.onnx" --out "$T/u.json" && err_has "opset 12"
 expect 1 "$TASC" import "$D/ext_missing.onnx" --out "$T/u.json" &&
@@ -152,7 +155,7 @@ for f in "$T"/c/*.npy; do
     n=$((n + 1))
     [ -f "$T/d/$(basename "$f")" ] && ok || bad "exported model lacks output $(basename "$f")"
 done
-[ "$n" -eq 13 ] && ok || bad "all_ops.json should have 13 outputs, ran $n"
+[ "$n" -eq 16 ] && ok || bad "all_ops.json should have 16 outputs, ran $n"
 expect 0 "$TASC" export "$T/mlp.json" --out "$T/mlp.onnx"
 expect 0 "$TASC" run "$T/mlp.onnx" --out-dir "$T/e"
 for f in "$T"/a/*.npy; do

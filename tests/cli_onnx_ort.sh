@@ -39,7 +39,8 @@ check() {
     fi
 }
 
-for m in conv_ops mlp_ops typed ext_data reduce_ops opset18 hardsigmoid act_patterns; do
+for m in conv_ops mlp_ops typed ext_data reduce_ops opset18 hardsigmoid act_patterns norm_ops data_ops data_ops18 \
+    pad_relu; do
     echo "== $m"
     check import "$D/$m.onnx"
     check sidecar "$D/$m.onnx"

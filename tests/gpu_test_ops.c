@@ -12,7 +12,9 @@
  * (test_table_defaults), so a new op is covered from the start. Runtime features: folding of
  * weight-only nodes, reshape aliases, dead nodes, arena reuse, errors (bad input index, workspace
  * limit). Whole models (squeezenet, nasrnn,
- * bert) against the CPU executor. The measured cost model: cache keys, the file round trip and
+ * bert) against the CPU executor. Scatter stores (transposes, splits and gathers run by the
+ * matmul's store): attention in bert's and vit's export forms against the CPU executor, with node
+ * checks, and equal to the runtime with them off (TASC_NO_SCATTER). The measured cost model: cache keys, the file round trip and
  * its errors (host), measured times (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
  * exits 77 after the host part passed.
  */
@@ -481,6 +483,77 @@ static void tr_case(const char *label, t_shape x, int32_t r, const int64_t *perm
     run_case(label, OP_TRANSPOSE, &p, 1, &x, F3, 0);
 }
 
+/* pad in each mode (rank 4, 2 and 1), resize nearest and bilinear in each coordinate mode (scales
+ * and sizes, up and down), reducemax over inner, outer, strided and all dims: equal to the CPU
+ * reference within run_case's 1e-5 (the kernels repeat the reference's operations: bit for bit). */
+static void data_op_cases(void) {
+    const struct {
+        const char *label;
+        t_shape x;
+        int32_t n;
+        int64_t pads[8];
+        int mode;
+    } pads[] = {
+        {"pad constant 4d", SH(2, 3, 7, 9), 8, {0, 1, 2, 3, 1, 0, 4, 1}, 0},
+        {"pad reflect 4d", SH(2, 3, 7, 9), 8, {0, 0, 3, 8, 0, 0, 6, 2}, 1},
+        {"pad edge 4d", SH(1, 4, 5, 33), 8, {1, 2, 0, 7, 0, 1, 3, 0}, 2},
+        {"pad reflect 2d", SH(17, 40), 4, {5, 1, 11, 39}, 1},
+        {"pad edge 1d", SH(1000), 2, {300, 17}, 2},
+    };
+    for (int k = 0; k < (int)(sizeof pads / sizeof pads[0]); k++) {
+        ops_params p = P(OP_PAD);
+        set_list(&p, pads[k].n, pads[k].pads);
+        p.v[PM_MODE] = pads[k].mode;
+        p.v[PM_VALUE] = ops_f2p(-2.5f);
+        run_case(pads[k].label, OP_PAD, &p, 1, &pads[k].x, F3, 0);
+    }
+    const struct {
+        const char *label;
+        int mode, coord, nearest;
+        float sh, sw;
+        int64_t oh, ow;
+    } rs[] = {
+        {"resize nearest half_pixel x2", 0, 0, 0, 2.0f, 2.0f, 26, 34},
+        {"resize nearest asymmetric floor", 0, 1, 2, 1.5f, 0.5f, 19, 8},
+        {"resize nearest align_corners ceil", 0, 2, 3, 0.0f, 0.0f, 40, 9},
+        {"resize nearest pytorch round_prefer_ceil", 0, 3, 1, 0.0f, 0.0f, 5, 1},
+        {"resize linear half_pixel x2", 1, 0, 0, 2.0f, 2.0f, 26, 34},
+        {"resize linear asymmetric", 1, 1, 0, 0.6f, 1.7f, 7, 28},
+        {"resize linear align_corners", 1, 2, 0, 0.0f, 0.0f, 31, 50},
+        {"resize linear pytorch_half_pixel", 1, 3, 0, 0.0f, 0.0f, 1, 11},
+    };
+    const t_shape rx = SH(2, 3, 13, 17);
+    for (int k = 0; k < (int)(sizeof rs / sizeof rs[0]); k++) {
+        ops_params p = P(OP_RESIZE);
+        set_list(&p, 4, (int64_t[]){2, 3, rs[k].oh, rs[k].ow});
+        p.v[PM_MODE] = rs[k].mode;
+        p.v[PM_COORD] = rs[k].coord;
+        p.v[PM_NEAREST] = rs[k].nearest;
+        p.v[PM_SCALE_H] = ops_f2p(rs[k].sh);
+        p.v[PM_SCALE_W] = ops_f2p(rs[k].sw);
+        run_case(rs[k].label, OP_RESIZE, &p, 1, &rx, F3, 0);
+    }
+    const struct {
+        const char *label;
+        t_shape x;
+        int32_t n;
+        int64_t axes[4];
+        int keep;
+    } rm[] = {
+        {"reducemax last", SH(4, 7, 300), 1, {2}, 1},
+        {"reducemax outer", SH(5, 9, 33), 1, {0}, 0},
+        {"reducemax spatial", SH(2, 16, 13, 11), 2, {2, 3}, 1},
+        {"reducemax strided", SH(3, 5, 7, 2), 2, {1, 3}, 0},
+        {"reducemax all", SH(6, 1000), 0, {0}, 1},
+    };
+    for (int k = 0; k < (int)(sizeof rm / sizeof rm[0]); k++) {
+        ops_params p = P(OP_REDUCEMAX);
+        set_list(&p, rm[k].n, rm[k].axes);
+        p.v[PM_KEEPDIMS] = rm[k].keep;
+        run_case(rm[k].label, OP_REDUCEMAX, &p, 1, &rm[k].x, F3, 0);
+    }
+}
+
 static void test_data(void) {
     tr_case("transpose 3d", SH(2, 3, 4), 3, (int64_t[]){2, 0, 1});
     tr_case("transpose heads", SH(1, 8, 12, 16), 4, (int64_t[]){0, 2, 1, 3});
@@ -543,6 +616,7 @@ static void test_data(void) {
     p.v[PM_KH] = p.v[PM_KW] = 5;
     sx = SH(2, 2, 3, 3);
     run_case("enlarge 3x3 to 5x5", OP_ENLARGE, &p, 1, &sx, F3, 0);
+    data_op_cases();
 }
 
 static void test_constants(void) {
@@ -625,6 +699,19 @@ static void test_pools_norms(void) {
     run_case("layernorm gamma only", OP_LAYERNORM, &p, 2, l2, F3, 0);
     x = SH(4, 16);
     run_case("layernorm plain", OP_LAYERNORM, &p, 1, &x, F3, 0);
+    /* over the channels of NCHW (axis_end before the rank): the per-position kernel, at the
+     * shapes of convnext_tiny's stages (wide position tiles, then narrow ones) and odd sizes */
+    p.v[PM_EPS] = ops_f2p(1e-6f);
+    p.v[PM_AXIS_END] = 2;
+    t_shape c1[3] = {SH(1, 96, 56, 56), SH(96), SH(96)};
+    run_case("layernorm channels 96x56x56", OP_LAYERNORM, &p, 3, c1, F3, 0);
+    t_shape c2[3] = {SH(1, 768, 7, 7), SH(768), SH(768)};
+    run_case("layernorm channels 768x7x7", OP_LAYERNORM, &p, 3, c2, F3, 0);
+    t_shape c3[2] = {SH(3, 5, 7, 3), SH(5)};
+    run_case("layernorm channels odd", OP_LAYERNORM, &p, 2, c3, F3, 0);
+    p.v[PM_AXIS_END] = 3;
+    t_shape c4[3] = {SH(2, 4, 6, 33), SH(4, 6), SH(4, 6)};
+    run_case("layernorm middle block", OP_LAYERNORM, &p, 3, c4, F3, 0);
 }
 
 /* ---- device part: the runtime -------------------------------------------------------------- */
@@ -826,6 +913,106 @@ static void test_models(void) {
     }
 }
 
+/* ---- scatter store: movement trees executed by the matmul's store (rt_scatter.c) ------------- */
+
+/* Attention with its head split and merge as exported models have them: bert's form (one qkv
+ * product split in three, q and v (0,2,1,3), k (0,2,3,1)) at batch 2, and vit's (the product
+ * (S, 1, 3C) -> (S, 1, 3, C) -> (3, S, 1, C), gathers 0, 1, 2, (S, H, D) -> (H, S, D), K^T). */
+static graph *scatter_graph(int vit) {
+    enum { S = 20, H = 4, D = 8, C = H * D };
+    graph *g = graph_new(vit ? "scatter_vit" : "scatter_bert");
+    const int64_t nbt = vit ? S : 2, xd[3] = {nbt, vit ? 1 : S, C}, wd[2] = {C, 3 * C}, wod[2] = {C, C};
+    int32_t x = graph_input(g, "x", 3, xd), w = graph_weight_he(g, "wqkv", 2, wd), wo = graph_weight_he(g, "wo", 2, wod);
+    int32_t o = graph_matmul(g, x, w, OPS_ACT_NONE), q, k, v;
+    static const int32_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1}, p021[3] = {0, 2, 1}, p102[3] = {1, 0, 2};
+    if (!vit) {
+        int32_t parts[3];
+        const int64_t hd[4] = {2, S, H, D};
+        graph_split(g, o, 2, 3, NULL, parts);
+        q = graph_transpose(g, graph_reshape(g, parts[0], 4, hd), 4, p0213);
+        k = graph_transpose(g, graph_reshape(g, parts[1], 4, hd), 4, p0231);
+        v = graph_transpose(g, graph_reshape(g, parts[2], 4, hd), 4, p0213);
+    } else {
+        static const int32_t p2013[4] = {2, 0, 1, 3};
+        const int64_t r1[4] = {S, 1, 3, C}, r2[3] = {S, H, D};
+        int32_t t = graph_transpose(g, graph_reshape(g, o, 4, r1), 4, p2013), qkv[3];
+        for (int32_t i = 0; i < 3; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "id%d", (int)i);
+            int32_t in[2] = {t, graph_weight_const(g, name, 0, NULL, (float)i)}, out[OPS_MAX_OUTPUTS];
+            ops_params pg = P(OP_GATHER);
+            graph_add(g, NULL, OP_GATHER, &pg, 2, in, out);
+            qkv[i] = graph_transpose(g, graph_reshape(g, out[0], 3, r2), 3, p102);
+        }
+        q = qkv[0];
+        k = graph_transpose(g, qkv[1], 3, p021);
+        v = qkv[2];
+    }
+    int32_t att = graph_softmax(g, graph_matmul(g, q, k, OPS_ACT_NONE), vit ? 2 : 3);
+    int32_t ctx = graph_matmul(g, att, v, OPS_ACT_NONE);
+    const int64_t md[3] = {nbt, vit ? 1 : S, C};
+    int32_t merged = vit ? graph_reshape(g, graph_transpose(g, ctx, 3, p102), 3, md)
+                         : graph_reshape(g, graph_transpose(g, ctx, 4, p0213), 3, md);
+    graph_mark_output(g, graph_matmul(g, merged, wo, OPS_ACT_NONE));
+    return g;
+}
+
+static void test_scatter_runtime(void) {
+    for (int vit = 0; vit < 2; vit++) {
+        char err[1024];
+        graph *g = scatter_graph(vit);
+        CHECK(graph_ok(g));
+        if (!graph_ok(g)) {
+            fprintf(stderr, "scatter graph: %s\n", graph_error(g));
+            graph_free(g);
+            continue;
+        }
+        const int64_t n = ops_shape_numel(&g->tensors[g->outputs[0]].shape);
+        float *cpu[1] = {0}, *on = malloc((size_t)n * sizeof(float)), *off = malloc((size_t)n * sizeof(float));
+        CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+        rt_opts o = {0};
+        o.check_tol = 1e-4; /* every node checked, the scattered products through their placement */
+        rt_ctx *c = rt_ctx_new(g, &o, err, sizeof err);
+        if (!c)
+            fprintf(stderr, "scatter: %s\n", err);
+        CHECK(c != NULL);
+        rt_info info = {0};
+        if (c) {
+            CHECK_EQ_INT(rt_run(c, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(c, 0, on, err, sizeof err), 0);
+            rt_get_info(c, &info);
+            CHECK(exec_compare(on, cpu[0], n).rel_l2 <= 1e-5);
+            CHECK_EQ_INT(info.check_failed, 0);
+            CHECK_EQ_INT(info.scatter_stores, 2); /* the qkv product and the head merge */
+            CHECK(info.nodes_scattered >= (vit ? 9 : 7));
+            CHECK(info.graph == 1);
+            printf("scatter %s: %d movement nodes in %d stores, %d nodes run, rel L2 vs CPU %.3g\n",
+                   vit ? "vit" : "bert", (int)info.nodes_scattered, (int)info.scatter_stores, (int)info.nodes_run,
+                   exec_compare(on, cpu[0], n).rel_l2);
+        }
+        rt_ctx_free(c);
+        setenv("TASC_NO_SCATTER", "1", 1); /* as --no-scatter: every move a kernel, the same numbers */
+        c = rt_ctx_new(g, NULL, err, sizeof err);
+        unsetenv("TASC_NO_SCATTER");
+        CHECK(c != NULL);
+        if (c) {
+            rt_info i2;
+            CHECK_EQ_INT(rt_run(c, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(c, 0, off, err, sizeof err), 0);
+            rt_get_info(c, &i2);
+            CHECK_EQ_INT(i2.nodes_scattered, 0);
+            CHECK_EQ_INT(i2.scatter_stores, 0);
+            CHECK(i2.nodes_run > info.nodes_run);
+            CHECK(exec_compare(off, cpu[0], n).rel_l2 <= 1e-5);
+        }
+        rt_ctx_free(c);
+        free(cpu[0]);
+        free(on);
+        free(off);
+        graph_free(g);
+    }
+}
+
 /* Ops without a hand-written case (a new op: hardswish) get cases from the op table alone: min_in
  * inputs of one shape, normal values, default parameters, an odd size and a multiple of 4 (the
  * scalar and the vector paths), when the op accepts them. Runs after the other groups. */
@@ -861,7 +1048,7 @@ static const struct {
     {"conv", test_conv},         {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
-    {"table", test_table_defaults},
+    {"scatter", test_scatter_runtime},  {"table", test_table_defaults},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */

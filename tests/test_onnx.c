@@ -5,12 +5,14 @@
  * are printed), the graph-only resnet50 and bert_base refused without their weights and run with
  * --random-weights (finite outputs, deterministic values); squeezenet1_1 and bert_mini optimized
  * (built-in rewrites + rules/verified-3.json) still match the reference. Crafted models (tests/data/onnx, see
- * gen_onnx.py): the one-line unsupported-operator report, Pad folding and refusal, typed and
+ * gen_onnx.py): the one-line unsupported-operator report, Pad folding and pad nodes, typed and
  * external data, missing data, symbolic dims, bad files (truncation and corruption sweeps),
  * --random-weights values by role on a 40-block chain (output std of order one, legacy values by option),
  * in-memory DATA weights (shared by clones, no file paths), sidecar files written by
  * graph_save_json (exact reload, alignment, determinism, no partial output), and export round trips
  * (import(export(g)) computes what g computes, for every op of the table via all_ops.json).
+ * Activation subgraphs (SiLU, tanh- and erf-GELU) become one op; Reciprocal, InstanceNormalization
+ * and GroupNormalization import as decompositions onto existing ops (norm_ops.onnx).
  * Shape subgraphs (tests/data/onnx/shapes, gen_shapes.py) fold to exactly the real tensor work,
  * and a tiny torchvision ViT of both torch exporters (gen_vit.py) matches torch's output; so does
  * a tiny Swin transformer (gen_swin.py), whose ScatterND masks fold at import and whose strided
@@ -308,9 +310,6 @@ static void test_errors(void) {
     CHECK(g == NULL);
     CHECK(!strcmp(err, DATA "unsupported.onnx: unsupported operators: NonMaxSuppression (x2, first 'nms_1'), "
                        "Loop (x1, first 'loop'), com.microsoft.FusedMatMul (x1, first 'fused')"));
-    g = imp(DATA "pad_relu.onnx", 0, err, sizeof err);
-    CHECK(g == NULL);
-    CHECK_STR_CONTAINS(err, "unsupported operators: Pad (x1, first 'pad0'");
     g = imp(DATA "opset12.onnx", 0, err, sizeof err);
     CHECK(g == NULL);
     CHECK_STR_CONTAINS(err, "opset 12 of the default domain is not supported (13 to 18)");
@@ -762,9 +761,10 @@ static graph *through_onnx(const graph *g, const char *what) {
     return r;
 }
 
-/* Activation subgraphs become one op at import (onnx_pattern.c): SiLU and GELU's tanh form, the
- * latter moved before the reshape that follows its matmul; exported again, they come back. A
- * squeeze-excitation gate, a wrong constant or an inner value read elsewhere keep the nodes. */
+/* Activation subgraphs become one op at import (onnx_pattern.c): SiLU, GELU's tanh form and GELU's
+ * erf form in six orders (gen_onnx.py erf_gelus), the GELUs moved before the reshape that follows
+ * their matmul; exported again, they come back. A squeeze-excitation gate, a wrong constant, Div's
+ * operands the other way round or an inner value read elsewhere keep the nodes. */
 static void test_act_patterns(void) {
     char err[1024];
     graph *g = imp(DATA "act_patterns.onnx", 0, err, sizeof err);
@@ -774,13 +774,29 @@ static void test_act_patterns(void) {
     for (int pass = 0; pass < 2 && g; pass++) {
         CHECK_EQ_INT(count_op(g, OP_SILU), 2);
         CHECK_EQ_INT(count_op(g, OP_GELU_TANH), 1);
+        CHECK_EQ_INT(count_op(g, OP_GELU), 6);
         CHECK_EQ_INT(count_op(g, OP_SIGMOID), 1); /* the gate */
-        CHECK_EQ_INT(count_op(g, OP_EWMUL), 1);
+        CHECK_EQ_INT(count_op(g, OP_EWMUL), 1 + 3 * 2); /* the gate's, two in each look-alike */
+        CHECK_EQ_INT(count_op(g, OP_ERF), 3);
+        CHECK_EQ_INT(count_op(g, OP_EWDIV), 3);
+        CHECK_EQ_INT(count_op(g, OP_EWADD), 1 + 3 + 1); /* a bias, the look-alikes' 1 + erf, 'shared' */
         CHECK_EQ_INT(count_op(g, OP_TANH) + count_op(g, OP_POW), 0);
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            if (g->nodes[i].op == OP_GELU_TANH) /* reads the matmul, before the reshape */
-                CHECK_EQ_INT(g->nodes[g->tensors[g->nodes[i].in[0]].producer].op, OP_MATMUL);
+        int on_matmul = 0, on_bias = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            ops_type op = g->nodes[i].op;
+            if (op != OP_GELU && op != OP_GELU_TANH)
+                continue;
+            int32_t pn = g->tensors[g->nodes[i].in[0]].producer;
+            ops_type before = pn >= 0 ? g->nodes[pn].op : OP_COUNT;
+            if (op == OP_GELU_TANH) /* reads the matmul, before the reshape */
+                CHECK_EQ_INT(before, OP_MATMUL);
+            on_matmul += op == OP_GELU && before == OP_MATMUL; /* one moved before its reshape */
+            on_bias += op == OP_GELU && before == OP_EWADD;
+        }
+        CHECK_EQ_INT(on_matmul, 5);
+        CHECK_EQ_INT(on_bias, 1);
         CHECK_EQ_INT(g->nodes[g->tensors[g->outputs[0]].producer].op, OP_RESHAPE);
+        CHECK_EQ_INT(g->nodes[g->tensors[g->outputs[5]].producer].op, OP_RESHAPE); /* erf_gelus' 'reshape' */
         if (pass == 0)
             check_roundtrip(g, "act_patterns.onnx");
         graph *r = pass == 0 ? through_onnx(g, "act_patterns export") : NULL;
@@ -804,6 +820,126 @@ static void test_act_patterns(void) {
         }
         graph_free(r);
         graph_free(p);
+    }
+}
+
+/* The weight read by the only ewmul that multiplies by a 4-element weight, or NULL. */
+static const graph_tensor *mul_weight4(const graph *g) {
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        for (int32_t k = 0; k < g->nodes[i].n_in && g->nodes[i].op == OP_EWMUL; k++) {
+            const graph_tensor *t = &g->tensors[g->nodes[i].in[k]];
+            if (t->kind == GRAPH_T_WEIGHT && ops_shape_numel(&t->shape) == 4)
+                return t;
+        }
+    return NULL;
+}
+
+/* Reciprocal, InstanceNormalization and GroupNormalization (norm_ops.onnx, gen_onnx.py) import as
+ * ewdiv, layernorm over the trailing dims (grouped first by reshapes) and per-channel ewmul /
+ * ewadd, with identity affines left out (torch's GroupNorm export feeds its InstanceNormalization
+ * ones and zeros); a Reciprocal of a constant folds. The outputs are normalised per group (the
+ * values against onnxruntime: cli_onnx_ort.sh). Malformed normalisations are one line naming the
+ * node. */
+static void test_norm_ops(void) {
+    char err[1024];
+    graph *g = imp(DATA "norm_ops.onnx", 0, err, sizeof err);
+    if (!g)
+        fprintf(stderr, "norm_ops.onnx: %s\n", err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 5);
+        CHECK_EQ_INT(count_op(g, OP_EWDIV), 1);
+        CHECK_EQ_INT(count_op(g, OP_EWMUL), 6);
+        CHECK_EQ_INT(count_op(g, OP_EWADD), 5);
+        CHECK_EQ_INT(count_op(g, OP_RESHAPE), 7);
+        CHECK_EQ_INT(g->n_nodes, 24);
+        const graph_tensor *w = mul_weight4(g); /* 1 / (2, 4, -0.5, 8), folded */
+        float v[4] = {0};
+        CHECK(w != NULL && graph_weight_values(g, (int32_t)(w - g->tensors), v, err, sizeof err) == 0);
+        CHECK(v[0] == 0.5f && v[1] == 0.25f && v[2] == -2.0f && v[3] == 0.125f);
+        float **out = run(g, NULL);
+        CHECK(out != NULL);
+        for (int32_t grp = 0; out && grp < 2 * 2; grp++) { /* gnorm2: 2 groups of 3 x 12 values */
+            double m = 0, q = 0;
+            for (int j = 0; j < 36; j++)
+                m += out[4][grp * 36 + j] / 36.0;
+            for (int j = 0; j < 36; j++)
+                q += (out[4][grp * 36 + j] - m) * (out[4][grp * 36 + j] - m) / 36.0;
+            CHECK_NEAR(m, 0.0, 1e-5);
+            CHECK_NEAR(q, 1.0, 1e-3);
+        }
+        free_outs(g, out);
+        check_roundtrip(g, "norm_ops.onnx");
+    }
+    graph_free(g);
+    const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {DATA "norm_bad_groups.onnx", "node 'gn_bad' (GroupNormalization): num_groups 4 does not divide the 6 channels"},
+        {DATA "norm_bad_rank.onnx", "node 'in_rank' (InstanceNormalization): input 'x' has the shape (2,6)"},
+        {DATA "norm_bad_scale.onnx", "node 'in_scale' (InstanceNormalization): scale 's' has the shape (5), not (6)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        g = imp(bad[k].file, 0, err, sizeof err);
+        CHECK(g == NULL);
+        graph_free(g);
+        CHECK_STR_CONTAINS(err, bad[k].msg);
+        CHECK(strncmp(err, bad[k].file, strlen(bad[k].file)) == 0 && strchr(err, '\n') == NULL);
+    }
+}
+
+/* Resize, Pad and ReduceMax (data_ops.onnx, data_ops18.onnx; onnxruntime's values in
+ * cli_onnx_ort.sh): nodes of the new ops; the zero Pad of pad_relu.onnx folded into its Conv and a
+ * pad node for the Relu and the graph output; one-line errors naming node and attribute. */
+static void test_data_ops(void) {
+    char err[1024];
+    graph *g = imp(DATA "data_ops.onnx", 0, err, sizeof err);
+    if (!g)
+        fprintf(stderr, "data_ops.onnx: %s\n", err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_RESIZE), 10);
+        CHECK_EQ_INT(count_op(g, OP_PAD), 4);
+        CHECK_EQ_INT(count_op(g, OP_REDUCEMAX), 3);
+        CHECK_EQ_INT(count_op(g, OP_RESHAPE), 3); /* x5, and the rank-5 Pad's merge of dims 0, 1 and back */
+        CHECK_EQ_INT(g->n_nodes, 20);
+        check_roundtrip(g, "data_ops.onnx");
+    }
+    graph_free(g);
+    g = imp(DATA "data_ops18.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(count_op(g, OP_RESIZE) + count_op(g, OP_PAD) + count_op(g, OP_REDUCEMAX), 3);
+        check_roundtrip(g, "data_ops18.onnx");
+    }
+    graph_free(g);
+    g = imp(DATA "pad_relu.onnx", 0, err, sizeof err);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->n_nodes, 4);
+        CHECK_EQ_INT(count_op(g, OP_PAD), 2); /* the Relu's and the graph output's */
+        int32_t conv = -1;
+        for (int32_t k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].op == OP_CONV2D)
+                conv = k;
+        CHECK(conv >= 0 && g->nodes[conv].p.v[PM_PAD_T] == 1 && g->nodes[conv].p.v[PM_PAD_R] == 1);
+        check_roundtrip(g, "pad_relu.onnx");
+    }
+    graph_free(g);
+    const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {DATA "data_bad_cubic.onnx", "Resize (x1, first 'rz': attribute mode = 'cubic' (supported: nearest, linear))"},
+        {DATA "data_bad_channels.onnx", "Resize (x1, first 'rz': resizing dim 1 of a rank-4 input"},
+        {DATA "data_bad_dynpads.onnx", "Pad (x1, first 'pd': the pads must be a constant ('pads' is computed"},
+        {DATA "data_bad_reflect.onnx", "node 'pd' (Pad): reflect pads 5, 0 of dim 2 must be smaller than the dim (5)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        g = imp(bad[k].file, 0, err, sizeof err);
+        CHECK(g == NULL);
+        graph_free(g);
+        CHECK_STR_CONTAINS(err, bad[k].msg);
+        CHECK(strncmp(err, bad[k].file, strlen(bad[k].file)) == 0 && strchr(err, '\n') == NULL);
     }
 }
 
@@ -962,11 +1098,12 @@ static void test_vit(void) {
         CHECK_EQ_INT(count_op(g, OP_MATMUL), 13);
         CHECK_EQ_INT(count_op(g, OP_LAYERNORM), 5);
         CHECK_EQ_INT(count_op(g, OP_SOFTMAX), 2);
-        CHECK_EQ_INT(count_op(g, OP_ERF), 2);
+        CHECK_EQ_INT(count_op(g, OP_GELU), 2); /* the erf-GELU subgraphs of both exporters, one op each */
+        CHECK_EQ_INT(count_op(g, OP_ERF), 0);
         CHECK_EQ_INT(count_op(g, OP_GATHER), 7);
         CHECK_EQ_INT(count_op(g, OP_TRANSPOSE), 18);
         CHECK_EQ_INT(count_op(g, OP_RESHAPE), n_reshape[k]);
-        CHECK_EQ_INT(g->n_nodes, 72 + n_reshape[k]);
+        CHECK_EQ_INT(g->n_nodes, 64 + n_reshape[k]);
         CHECK(ref_err(g, in, DATA "vit_tiny.out.y.npy") < 1e-4);
         graph_free(g);
     }
@@ -1054,7 +1191,9 @@ static void test_swin(void) {
     CHECK_EQ_INT(count_op(g, OP_SPLIT), 14);
     CHECK_EQ_INT(count_op(g, OP_TRANSPOSE), 22);
     CHECK_EQ_INT(count_op(g, OP_RESHAPE), 39);
-    CHECK_EQ_INT(g->n_nodes, 188);
+    CHECK_EQ_INT(count_op(g, OP_GELU), 4);
+    CHECK_EQ_INT(count_op(g, OP_ERF), 0);
+    CHECK_EQ_INT(g->n_nodes, 172);
     int rank6 = 0; /* the window partition: (B, H/w, w, W/w, w, C) */
     for (int32_t i = 0; i < g->n_nodes; i++)
         rank6 += g->nodes[i].op == OP_TRANSPOSE && g->tensors[g->nodes[i].out[0]].shape.rank == 6;
@@ -1076,6 +1215,8 @@ int main(void) {
     test_export();
     test_hardswish();
     test_act_patterns();
+    test_norm_ops();
+    test_data_ops();
     test_real_models();
     return TEST_REPORT();
 }

@@ -2007,7 +2007,406 @@ static void test_layernorm(void) {
     EXPECT_ERR(OP_LAYERNORM, &p, 1, e1, "layernorm: parameter 'eps' = -1 must be positive and finite");
 }
 
+/* layernorm over a middle block [axis, axis_end) against the composition that moves the block to
+ * the end (transpose), normalises the last dims, and moves it back: the same sums in the same
+ * order, so the results are identical. */
+static void ln_mid_case(const ops_shape *xs, int32_t ax, int32_t end, int32_t n_in, uint64_t seed) {
+    const int32_t r = xs->rank;
+    ops_shape gs = ops_shape_make(end - ax, xs->dims + ax);
+    float *x = rand_buf(numel(xs), seed, -3, 3), *g = rand_buf(numel(&gs), seed + 1, -2, 2);
+    float *b = rand_buf(numel(&gs), seed + 2, -1, 1);
+    const float *in[3] = {x, g, b};
+    ops_shape ins[3] = {*xs, gs, gs};
+    ops_params p = defaults(OP_LAYERNORM);
+    p.v[PM_AXIS] = ax;
+    p.v[PM_AXIS_END] = end;
+    p.v[PM_EPS] = ops_f2p(1e-6f);
+    ops_params tp = defaults(OP_TRANSPOSE), bp = tp, lp = p;
+    tp.n_list = bp.n_list = r;
+    int32_t k = 0;
+    for (int32_t i = 0; i < r; i++)
+        if (i < ax || i >= end)
+            tp.list[k++] = i;
+    for (int32_t i = ax; i < end; i++)
+        tp.list[k++] = i;
+    for (int32_t i = 0; i < r; i++)
+        bp.list[tp.list[i]] = i;
+    lp.v[PM_AXIS] = r - (end - ax);
+    lp.v[PM_AXIS_END] = 0;
+    result got, t1, ln, t2;
+    if (run(OP_LAYERNORM, &p, n_in, ins, in, &got) < 0)
+        goto out;
+    if (run(OP_TRANSPOSE, &tp, 1, ins, in, &t1) == 0) {
+        const float *lin[3] = {t1.y[0], g, b};
+        ops_shape lins[3] = {t1.out[0], gs, gs};
+        if (run(OP_LAYERNORM, &lp, n_in, lins, lin, &ln) == 0) {
+            if (run(OP_TRANSPOSE, &bp, 1, ln.out, (const float *const *)ln.y, &t2) == 0) {
+                CHECK(same_floats(got.y[0], t2.y[0], numel(xs), "layernorm mid block vs transposes"));
+                result_free(&t2);
+            }
+            result_free(&ln);
+        }
+        result_free(&t1);
+    }
+    result_free(&got);
+out:
+    free(x);
+    free(g);
+    free(b);
+}
+
+static void test_layernorm_mid(void) {
+    ops_shape nchw = SHAPE(2, 6, 3, 5), r3 = SHAPE(4, 7, 9), r5 = SHAPE(2, 3, 4, 2, 3);
+    for (int32_t n_in = 1; n_in <= 3; n_in++) {
+        ln_mid_case(&nchw, 1, 2, n_in, 300 + (uint64_t)n_in); /* the channels of NCHW */
+        ln_mid_case(&nchw, 1, 3, n_in, 310 + (uint64_t)n_in);
+        ln_mid_case(&nchw, 0, 2, n_in, 320 + (uint64_t)n_in);
+        ln_mid_case(&r3, 1, 2, n_in, 330 + (uint64_t)n_in);
+        ln_mid_case(&r5, 2, 4, n_in, 340 + (uint64_t)n_in);
+    }
+    /* axis_end = the rank is the default form */
+    ops_shape x = SHAPE(2, 6, 3, 5);
+    float *xv = rand_buf(180, 350, -2, 2);
+    const float *in[1] = {xv};
+    ops_params p = defaults(OP_LAYERNORM), q;
+    CHECK(p.v[PM_AXIS_END] == 0);
+    p.v[PM_AXIS] = 2;
+    q = p;
+    q.v[PM_AXIS_END] = 4;
+    result a, b;
+    if (run(OP_LAYERNORM, &p, 1, &x, in, &a) == 0) {
+        if (run(OP_LAYERNORM, &q, 1, &x, in, &b) == 0) {
+            CHECK(same_floats(a.y[0], b.y[0], 180, "layernorm axis_end = rank"));
+            result_free(&b);
+        }
+        result_free(&a);
+    }
+    free(xv);
+    /* shape errors */
+    ops_shape e[2] = {SHAPE(2, 6, 3, 5), SHAPE(6, 3)};
+    p.v[PM_AXIS] = 1;
+    p.v[PM_AXIS_END] = 2;
+    EXPECT_ERR(OP_LAYERNORM, &p, 2, e,
+               "layernorm: input 1 (gamma) has shape (6,3), expected (6) (the dims of x from axis 1 to axis_end 2)");
+    p.v[PM_AXIS_END] = 1;
+    EXPECT_ERR(OP_LAYERNORM, &p, 1, e,
+               "layernorm: axis_end 1 out of range for axis 1 and input 0 (x) of rank 4 (expected axis+1..rank, or 0 "
+               "for the rank)");
+    p.v[PM_AXIS_END] = 5;
+    EXPECT_ERR(OP_LAYERNORM, &p, 1, e, "layernorm: axis_end 5 out of range for axis 1 and input 0 (x) of rank 4");
+    p.v[PM_AXIS_END] = 7;
+    EXPECT_ERR(OP_LAYERNORM, &p, 1, e, "layernorm: parameter 'axis_end' = 7 out of range 0..6");
+}
+
 /* --- FLOPs ---------------------------------------------------------------------------------- */
+
+/* --- reducemax, resize, pad ----------------------------------------------------------------- */
+
+static ops_params list_params(ops_type op, int32_t n, const int64_t *v) {
+    ops_params p = defaults(op);
+    p.n_list = n;
+    for (int32_t k = 0; k < n; k++)
+        p.list[k] = v[k];
+    return p;
+}
+
+/* Max over the axes of red (a 4-D x) by brute force over every input element. */
+static void ref_reducemax(const ops_shape *xs, const int *red, int keep, const float *x, double *y, ops_shape *ys) {
+    int64_t od[4];
+    int32_t r = 0;
+    for (int d = 0; d < 4; d++)
+        od[d] = red[d] ? 1 : xs->dims[d];
+    for (int d = 0; d < 4; d++)
+        if (!red[d] || keep)
+            ys->dims[r++] = od[d];
+    ys->rank = r;
+    int64_t n = od[0] * od[1] * od[2] * od[3];
+    for (int64_t i = 0; i < n; i++)
+        y[i] = -INFINITY;
+    int64_t i = 0;
+    for (int64_t a = 0; a < xs->dims[0]; a++)
+        for (int64_t b = 0; b < xs->dims[1]; b++)
+            for (int64_t c = 0; c < xs->dims[2]; c++)
+                for (int64_t e = 0; e < xs->dims[3]; e++, i++) {
+                    int64_t o = (((red[0] ? 0 : a) * od[1] + (red[1] ? 0 : b)) * od[2] + (red[2] ? 0 : c)) * od[3] +
+                                (red[3] ? 0 : e);
+                    if (x[i] > y[o])
+                        y[o] = x[i];
+                }
+}
+
+static void test_reducemax(void) {
+    float x[6] = {1, 5, -2, 4, NAN, 0};
+    ops_shape in = SHAPE(2, 3);
+    const float *xs[1] = {x};
+    result r;
+    ops_params p = list_params(OP_REDUCEMAX, 1, (int64_t[]){1});
+    if (run(OP_REDUCEMAX, &p, 1, &in, xs, &r) == 0) {
+        float want[2] = {5, NAN};
+        ops_shape ws = SHAPE(2, 1);
+        CHECK(ops_shape_eq(&r.out[0], &ws) && same_floats(r.y[0], want, 2, "reducemax axis 1"));
+        result_free(&r);
+    }
+    p = list_params(OP_REDUCEMAX, 1, (int64_t[]){0});
+    p.v[PM_KEEPDIMS] = 0;
+    if (run(OP_REDUCEMAX, &p, 1, &in, xs, &r) == 0) {
+        float want[3] = {4, NAN, 0};
+        ops_shape ws = SHAPE(3);
+        CHECK(ops_shape_eq(&r.out[0], &ws) && same_floats(r.y[0], want, 3, "reducemax axis 0"));
+        result_free(&r);
+    }
+    float ninf[2] = {-INFINITY, -INFINITY};
+    const float *xn[1] = {ninf};
+    ops_shape in2 = SHAPE(2);
+    p = defaults(OP_REDUCEMAX); /* no axes: every dim */
+    if (run(OP_REDUCEMAX, &p, 1, &in2, xn, &r) == 0) {
+        ops_shape ws = SHAPE(1);
+        CHECK(ops_shape_eq(&r.out[0], &ws) && r.y[0][0] == -INFINITY);
+        result_free(&r);
+    }
+    /* random 4-D inputs, every subset of axes, both keepdims, against brute force */
+    ops_shape rs = SHAPE(3, 4, 5, 6);
+    float *rx = rand_buf(numel(&rs), 77, -3, 3);
+    const float *rxs[1] = {rx};
+    double y[360];
+    int ok = 1;
+    for (int mask = 0; mask < 16; mask++)
+        for (int keep = 0; keep < 2; keep++) {
+            int red[4];
+            int64_t axes[4];
+            int32_t n = 0;
+            for (int d = 0; d < 4; d++)
+                if ((red[d] = (mask >> d) & 1))
+                    axes[n++] = d;
+            if (!n)
+                red[0] = red[1] = red[2] = red[3] = 1; /* empty axes: every dim */
+            p = list_params(OP_REDUCEMAX, n, axes);
+            p.v[PM_KEEPDIMS] = keep;
+            ops_shape ys;
+            ref_reducemax(&rs, red, keep, rx, y, &ys);
+            if (run(OP_REDUCEMAX, &p, 1, &rs, rxs, &r) == 0) {
+                ok &= ops_shape_eq(&r.out[0], &ys) && near_d(r.y[0], y, numel(&ys), 0, 0, "reducemax random");
+                result_free(&r);
+            }
+        }
+    CHECK(ok);
+    free(rx);
+    p = list_params(OP_REDUCEMAX, 1, (int64_t[]){4});
+    EXPECT_ERR(OP_REDUCEMAX, &p, 1, &rs, "reducemax: axes[0] = 4 out of range for input 0 (x) of rank 4");
+    p = list_params(OP_REDUCEMAX, 2, (int64_t[]){1, 1});
+    EXPECT_ERR(OP_REDUCEMAX, &p, 1, &rs, "reducemax: axis 1 appears twice in axes");
+    p = defaults(OP_REDUCEMAX);
+    p.v[PM_KEEPDIMS] = 2;
+    EXPECT_ERR(OP_REDUCEMAX, &p, 1, &rs, "reducemax: parameter 'keepdims' = 2 out of range 0..1");
+}
+
+/* ONNX Resize's coordinate transformations in double (the spec's formulas). */
+static double ref_coord(int coord, int64_t x, double scale, int64_t in, int64_t out) {
+    switch (coord) {
+    case 1:
+        return (double)x / scale;
+    case 2:
+        return out == 1 ? 0.0 : (double)x * (double)(in - 1) / (double)(out - 1);
+    case 3:
+        return out > 1 ? ((double)x + 0.5) / scale - 0.5 : 0.0;
+    default:
+        return ((double)x + 0.5) / scale - 0.5;
+    }
+}
+
+static int64_t ref_nearest(int nearest, double c, int64_t in) {
+    double f = floor(c);
+    int64_t i = nearest == 2 ? (int64_t)f : nearest == 3 ? (int64_t)ceil(c)
+              : c - f == 0.5 ? (int64_t)(nearest == 0 ? f : f + 1) : (int64_t)floor(c + 0.5);
+    return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
+
+/* (N, C, H, W) resized to (OH, OW) by the spec: nearest, or (1 - t) a + t b along each axis. */
+static void ref_resize(const ops_shape *xs, int64_t OH, int64_t OW, const ops_params *p, const float *x, double *y) {
+    const int64_t H = xs->dims[2], W = xs->dims[3], planes = xs->dims[0] * xs->dims[1];
+    double sh = ops_p2f(p->v[PM_SCALE_H]), sw = ops_p2f(p->v[PM_SCALE_W]);
+    sh = sh > 0 ? sh : (double)OH / (double)H;
+    sw = sw > 0 ? sw : (double)OW / (double)W;
+    const int coord = (int)p->v[PM_COORD], near = (int)p->v[PM_NEAREST];
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t i = 0; i < OH; i++)
+            for (int64_t j = 0; j < OW; j++) {
+                const float *xp = x + pl * H * W;
+                double cy = ref_coord(coord, i, sh, H, OH), cx = ref_coord(coord, j, sw, W, OW), v;
+                if (p->v[PM_MODE] == 0) {
+                    v = xp[ref_nearest(near, cy, H) * W + ref_nearest(near, cx, W)];
+                } else {
+                    cy = fmin(fmax(cy, 0.0), (double)(H - 1));
+                    cx = fmin(fmax(cx, 0.0), (double)(W - 1));
+                    int64_t y0 = (int64_t)floor(cy), x0 = (int64_t)floor(cx);
+                    int64_t y1 = y0 + 1 < H ? y0 + 1 : H - 1, x1 = x0 + 1 < W ? x0 + 1 : W - 1;
+                    double ty = cy - (double)y0, tx = cx - (double)x0;
+                    double top = (1 - tx) * xp[y0 * W + x0] + tx * xp[y0 * W + x1];
+                    double bot = (1 - tx) * xp[y1 * W + x0] + tx * xp[y1 * W + x1];
+                    v = (1 - ty) * top + ty * bot;
+                }
+                y[(pl * OH + i) * OW + j] = v;
+            }
+}
+
+static ops_params resize_params(int mode, int coord, int near, float sh, float sw, const ops_shape *out) {
+    ops_params p = list_params(OP_RESIZE, out->rank, out->dims);
+    p.v[PM_MODE] = mode;
+    p.v[PM_COORD] = coord;
+    p.v[PM_NEAREST] = near;
+    p.v[PM_SCALE_H] = ops_f2p(sh);
+    p.v[PM_SCALE_W] = ops_f2p(sw);
+    return p;
+}
+
+static void test_resize(void) {
+    float x[4] = {1, 2, 3, 4};
+    ops_shape in = SHAPE(1, 1, 2, 2), o4 = SHAPE(1, 1, 4, 4), o3 = SHAPE(1, 1, 3, 3);
+    const float *xs[1] = {x};
+    result r;
+    ops_params p = resize_params(0, 0, 0, 2.0f, 2.0f, &o4); /* nearest, half_pixel */
+    if (run(OP_RESIZE, &p, 1, &in, xs, &r) == 0) {
+        float want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+        CHECK(same_floats(r.y[0], want, 16, "resize nearest"));
+        result_free(&r);
+    }
+    p = resize_params(1, 2, 0, 0.0f, 0.0f, &o3); /* linear, align_corners */
+    if (run(OP_RESIZE, &p, 1, &in, xs, &r) == 0) {
+        float want[9] = {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4};
+        CHECK(same_floats(r.y[0], want, 9, "resize linear align_corners"));
+        result_free(&r);
+    }
+    p = resize_params(1, 0, 0, 2.0f, 2.0f, &o4); /* linear, half_pixel: the borders clamp */
+    if (run(OP_RESIZE, &p, 1, &in, xs, &r) == 0) {
+        float want[8] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f};
+        CHECK(same_floats(r.y[0], want, 8, "resize linear half_pixel"));
+        result_free(&r);
+    }
+    /* random planes: nearest where every coordinate is exact in float (power-of-two scales,
+     * align_corners ratios 1/2), compared exactly; linear with any scale within 1e-5 */
+    ops_shape rs = SHAPE(2, 3, 5, 7);
+    float *rx = rand_buf(numel(&rs), 91, -2, 2);
+    const float *rxs[1] = {rx};
+    const struct {
+        int mode, coord;
+        float sh, sw;
+        int64_t oh, ow;
+    } cases[] = {{0, 0, 2, 4, 10, 28}, {0, 1, 0.5f, 2, 2, 14}, {0, 3, 4, 0.5f, 20, 3}, {0, 2, 0, 0, 9, 13},
+                 {1, 0, 1.7f, 0.6f, 8, 4}, {1, 1, 0, 0, 9, 5}, {1, 2, 0, 0, 3, 11}, {1, 3, 0, 0, 1, 9},
+                 {1, 0, 0, 0, 5, 7}};
+    double *y = malloc(sizeof(double) * 2 * 3 * 20 * 28);
+    int ok = 1;
+    for (int k = 0; k < NELEM(cases); k++)
+        for (int near = 0; near < (cases[k].mode ? 1 : 4); near++) {
+            ops_shape os = SHAPE(2, 3, cases[k].oh, cases[k].ow);
+            p = resize_params(cases[k].mode, cases[k].coord, near, cases[k].sh, cases[k].sw, &os);
+            ref_resize(&rs, cases[k].oh, cases[k].ow, &p, rx, y);
+            if (run(OP_RESIZE, &p, 1, &rs, rxs, &r) == 0) {
+                ok &= near_d(r.y[0], y, numel(&os), cases[k].mode ? 1e-5 : 0, 0, "resize random");
+                result_free(&r);
+            }
+        }
+    CHECK(ok);
+    free(y);
+    free(rx);
+    ops_shape bad = SHAPE(1, 2, 5, 5), b1 = SHAPE(5), o1 = SHAPE(10);
+    p = resize_params(0, 0, 0, 0, 0, &o1);
+    EXPECT_ERR(OP_RESIZE, &p, 1, &b1, "resize: input 0 (x) has 1 dims, expected at least 2 (...,H,W)");
+    ops_shape ob = SHAPE(1, 4, 10, 10);
+    p = resize_params(0, 0, 0, 0, 0, &ob);
+    EXPECT_ERR(OP_RESIZE, &p, 1, &bad, "resize: sizes[1] = 4 differs from dim 1 of input 0 (x) (2)");
+    ops_shape o3r = SHAPE(2, 3, 5);
+    p = resize_params(0, 0, 0, 0, 0, &o3r);
+    EXPECT_ERR(OP_RESIZE, &p, 1, &rs, "resize: sizes has 3 entries, input 0 (x) (2,3,5,7) has rank 4");
+    ob = SHAPE(1, 2, 10, 10);
+    p = resize_params(0, 0, 0, -1.0f, 2.0f, &ob);
+    EXPECT_ERR(OP_RESIZE, &p, 1, &bad, "resize: scale_h = -1 must be 0 (out/in) or positive and finite");
+    p = resize_params(2, 0, 0, 2.0f, 2.0f, &ob);
+    EXPECT_ERR(OP_RESIZE, &p, 1, &bad, "resize: parameter 'mode' = 2 out of range 0..1");
+}
+
+/* The index of padded position i by mirroring (reflect) or clamping (edge) step by step; -1 outside for constant. */
+static int64_t ref_pad_index(int mode, int64_t i, int64_t b, int64_t len) {
+    int64_t q = i - b;
+    if (mode == 0)
+        return q >= 0 && q < len ? q : -1;
+    if (mode == 2)
+        return q < 0 ? 0 : q >= len ? len - 1 : q;
+    while (q < 0 || q >= len)
+        q = q < 0 ? -q : 2 * (len - 1) - q;
+    return q;
+}
+
+static void test_pad(void) {
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    ops_shape in = SHAPE(2, 3);
+    const float *xs[1] = {x};
+    result r;
+    ops_params p = list_params(OP_PAD, 4, (int64_t[]){1, 0, 0, 2});
+    p.v[PM_VALUE] = ops_f2p(9.0f);
+    if (run(OP_PAD, &p, 1, &in, xs, &r) == 0) {
+        float want[15] = {9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9};
+        ops_shape ws = SHAPE(3, 5);
+        CHECK(ops_shape_eq(&r.out[0], &ws) && same_floats(r.y[0], want, 15, "pad constant"));
+        result_free(&r);
+    }
+    p = list_params(OP_PAD, 4, (int64_t[]){0, 2, 0, 2});
+    p.v[PM_MODE] = 1;
+    if (run(OP_PAD, &p, 1, &in, xs, &r) == 0) {
+        float want[14] = {3, 2, 1, 2, 3, 2, 1, 6, 5, 4, 5, 6, 5, 4};
+        CHECK(same_floats(r.y[0], want, 14, "pad reflect"));
+        result_free(&r);
+    }
+    p = list_params(OP_PAD, 4, (int64_t[]){1, 1, 1, 1});
+    p.v[PM_MODE] = 2;
+    if (run(OP_PAD, &p, 1, &in, xs, &r) == 0) {
+        float want[20] = {1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6};
+        CHECK(same_floats(r.y[0], want, 20, "pad edge"));
+        result_free(&r);
+    }
+    /* random 4-D inputs in each mode against the index mapping */
+    ops_shape rs = SHAPE(2, 3, 4, 5);
+    float *rx = rand_buf(numel(&rs), 55, -1, 1);
+    const float *rxs[1] = {rx};
+    const int64_t pads[3][8] = {{1, 0, 2, 3, 0, 2, 1, 4}, {0, 2, 3, 1, 1, 1, 2, 4}, {2, 1, 0, 5, 1, 0, 3, 2}};
+    int ok = 1;
+    for (int mode = 0; mode < 3; mode++) {
+        p = list_params(OP_PAD, 8, pads[mode]);
+        p.v[PM_MODE] = mode;
+        p.v[PM_VALUE] = ops_f2p(-0.5f);
+        if (run(OP_PAD, &p, 1, &rs, rxs, &r) != 0)
+            continue;
+        const ops_shape *os = &r.out[0];
+        int64_t i = 0;
+        for (int64_t a = 0; a < os->dims[0]; a++)
+            for (int64_t b = 0; b < os->dims[1]; b++)
+                for (int64_t c = 0; c < os->dims[2]; c++)
+                    for (int64_t e = 0; e < os->dims[3]; e++, i++) {
+                        int64_t q[4] = {a, b, c, e}, off = 0;
+                        for (int d = 0; d < 4 && off >= 0; d++) {
+                            int64_t s = ref_pad_index(mode, q[d], pads[mode][d], rs.dims[d]);
+                            off = s < 0 ? -1 : off * rs.dims[d] + s;
+                        }
+                        float want = off < 0 ? -0.5f : rx[off];
+                        ok &= same_floats(&r.y[0][i], &want, 1, "pad random");
+                    }
+        result_free(&r);
+    }
+    CHECK(ok);
+    free(rx);
+    ops_shape r5 = SHAPE(1, 1, 1, 1, 2);
+    p = list_params(OP_PAD, 8, pads[0]);
+    EXPECT_ERR(OP_PAD, &p, 1, &r5, "pad: input 0 (x) has rank 5, expected 1..4 (pads holds at most 8 values)");
+    p = list_params(OP_PAD, 6, pads[0]);
+    EXPECT_ERR(OP_PAD, &p, 1, &rs, "pad: pads has 6 entries, expected 8 (begins and ends of (2,3,4,5))");
+    p = list_params(OP_PAD, 8, (int64_t[]){0, 3, 0, 0, 0, 0, 0, 0});
+    p.v[PM_MODE] = 1;
+    EXPECT_ERR(OP_PAD, &p, 1, &rs, "pad: reflect pads 3, 0 of dim 1 need to be smaller than the dim (3)");
+    p.v[PM_MODE] = 3;
+    EXPECT_ERR(OP_PAD, &p, 1, &rs, "pad: parameter 'mode' = 3 out of range 0..2");
+    p = defaults(OP_PAD);
+    EXPECT_ERR(OP_PAD, &p, 1, &rs, "pad: parameter 'pads' is required");
+}
 
 static double flops_of(ops_type op, const ops_params *p, int32_t n_in, const ops_shape *in) {
     int32_t no;
@@ -2134,6 +2533,10 @@ int main(void) {
     test_batchnorm();
     test_softmax();
     test_layernorm();
+    test_layernorm_mid();
+    test_reducemax();
+    test_resize();
+    test_pad();
     test_flops();
     test_threads();
     return TEST_REPORT();

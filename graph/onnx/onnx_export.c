@@ -5,7 +5,8 @@
  * ex_plain), the others by a special case (ex_special): fused activations become Relu / Sigmoid /
  * Tanh / HardSwish / Clip nodes, GELU its Erf form, SiLU Sigmoid and Mul, GELU's tanh form the
  * pattern GPT-2's export writes (the importer finds both again, onnx_pattern.c), matmul biases an Add (or Gemm for matrices), enlarge a Pad
- * of the kernel; pad modes become explicit pads from ops_window2d, and the constant generators
+ * of the kernel, pad, resize and reducemax their ONNX inputs and string attributes; pad modes
+ * become explicit pads from ops_window2d, and the constant generators
  * (const_imm, ...) initializers with their values. Every
  * weight is an initializer (float32, raw little-endian data); a weight read only as gather ids
  * becomes an int64 initializer. Integer tensors (ids) keep int64 through data movement; a Cast
@@ -162,6 +163,13 @@ static void ex_attr_ints(ex_ctx *x, Onnx__NodeProto *n, const char *name, const 
     a->n_ints = (size_t)cnt;
     a->ints = ex_alloc(x, sizeof(int64_t) * (size_t)(cnt ? cnt : 1));
     memcpy(a->ints, v, sizeof(int64_t) * (size_t)cnt);
+}
+
+static void ex_attr_str(ex_ctx *x, Onnx__NodeProto *n, const char *name, const char *v) {
+    Onnx__AttributeProto *a = ex_attr(x, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)ex_strdup(x, v);
 }
 
 /* An initializer; values little-endian. is_int: int64 from iv, else float32 from fv. */
@@ -450,17 +458,21 @@ static void ex_enlarge(ex_ctx *x, const graph_node *nd) {
     ex_node(x, "Pad", nd->name, 2, in, 1, &out);
 }
 
-/* layernorm: ONNX needs the scale; ones over the normalised dims when the node has none. */
+/* layernorm: ONNX needs the scale; ones over the normalised dims when the node has none. ONNX
+ * normalises from axis to the end only: dims [axis, axis_end) before the end (axis_end set, the
+ * channels of NCHW) are moved to the end by a Transpose around it, in their order (so the scale
+ * and bias keep their shape), and moved back after. */
 static void ex_layernorm(ex_ctx *x, const graph_node *nd) {
     const graph *g = x->g;
     const ops_shape *xs = &g->tensors[nd->in[0]].shape;
     const char *out = g->tensors[nd->out[0]].name, *in[3];
-    int64_t ax = nd->p.v[PM_AXIS];
+    const int32_t r = xs->rank, ax = (int32_t)nd->p.v[PM_AXIS];
+    const int32_t end = nd->p.v[PM_AXIS_END] ? (int32_t)nd->p.v[PM_AXIS_END] : r;
     in[0] = ex_in(x, nd->in[0], 0);
     if (nd->n_in >= 2) {
         in[1] = ex_in(x, nd->in[1], 0);
     } else {
-        ops_shape tail = ops_shape_make(xs->rank - (int32_t)ax, xs->dims + ax);
+        ops_shape tail = ops_shape_make(end - ax, xs->dims + ax);
         int64_t cnt = ops_shape_numel(&tail);
         float *ones = ex_alloc(x, (size_t)cnt * sizeof *ones);
         for (int64_t j = 0; j < cnt; j++)
@@ -469,9 +481,30 @@ static void ex_layernorm(ex_ctx *x, const graph_node *nd) {
     }
     if (nd->n_in >= 3)
         in[2] = ex_in(x, nd->in[2], 0);
-    Onnx__NodeProto *n = ex_node(x, "LayerNormalization", nd->name, nd->n_in >= 3 ? 3 : 2, in, 1, &out);
-    ex_attr_int(x, n, "axis", ax);
+    int64_t perm[OPS_MAX_DIMS], inv[OPS_MAX_DIMS];
+    int32_t k = 0;
+    for (int32_t i = 0; i < r; i++) /* the dims outside [ax, end), then those inside */
+        if (i < ax || i >= end)
+            perm[k++] = i;
+    for (int32_t i = ax; i < end; i++)
+        perm[k++] = i;
+    for (int32_t i = 0; i < r; i++)
+        inv[perm[i]] = i;
+    const char *y = out;
+    if (end < r) {
+        const char *moved = ex_fresh(x, out, "to_last");
+        Onnx__NodeProto *t = ex_node(x, "Transpose", ex_fresh(x, nd->name, "to_last"), 1, in, 1, &moved);
+        ex_attr_ints(x, t, "perm", perm, r);
+        in[0] = moved;
+        y = ex_fresh(x, out, "normalised");
+    }
+    Onnx__NodeProto *n = ex_node(x, "LayerNormalization", nd->name, nd->n_in >= 3 ? 3 : 2, in, 1, &y);
+    ex_attr_int(x, n, "axis", r - (end - ax));
     ex_attr_float(x, n, "epsilon", ops_p2f(nd->p.v[PM_EPS]));
+    if (end < r) {
+        Onnx__NodeProto *t = ex_node(x, "Transpose", ex_fresh(x, nd->name, "back"), 1, &y, 1, &out);
+        ex_attr_ints(x, t, "perm", inv, r);
+    }
 }
 
 /* gather: ids are int64 in ONNX; the table keeps its type. */
@@ -482,6 +515,63 @@ static void ex_gather(ex_ctx *x, const graph_node *nd) {
     Onnx__NodeProto *n = ex_node(x, "Gather", nd->name, 2, in, 1, &out);
     ex_attr_int(x, n, "axis", 0);
     x->isint[nd->out[0]] = x->isint[nd->in[0]];
+}
+
+/* reducemax: ReduceMax with the axes as an attribute (opset 17), none for every dim. */
+static void ex_reducemax(ex_ctx *x, const graph_node *nd) {
+    const char *out = x->g->tensors[nd->out[0]].name, *in = ex_in(x, nd->in[0], 0);
+    Onnx__NodeProto *n = ex_node(x, "ReduceMax", nd->name, 1, &in, 1, &out);
+    if (nd->p.n_list)
+        ex_attr_ints(x, n, "axes", nd->p.list, nd->p.n_list);
+    ex_attr_int(x, n, "keepdims", nd->p.v[PM_KEEPDIMS]);
+}
+
+/* resize: Resize(x, roi "", scales) when the node's scales give its sizes as onnxruntime computes
+ * them (the sampling then uses the same scales), else Resize(x, "", "", sizes); the modes as
+ * string attributes. */
+static void ex_resize(ex_ctx *x, const graph_node *nd) {
+    static const char *const modes[] = {"nearest", "linear"};
+    static const char *const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const graph *g = x->g;
+    const ops_shape *xs = &g->tensors[nd->in[0]].shape, *os = &g->tensors[nd->out[0]].shape;
+    const int32_t r = xs->rank;
+    const char *out = g->tensors[nd->out[0]].name, *in[4];
+    const float sh = ops_p2f(nd->p.v[PM_SCALE_H]), sw = ops_p2f(nd->p.v[PM_SCALE_W]);
+    int use_scales = sh > 0.0f && sw > 0.0f && (int64_t)(sh * (float)xs->dims[r - 2]) == os->dims[r - 2] &&
+                     (int64_t)(sw * (float)xs->dims[r - 1]) == os->dims[r - 1];
+    in[0] = ex_in(x, nd->in[0], 0);
+    in[1] = "";
+    if (use_scales) {
+        float sc[OPS_MAX_DIMS];
+        for (int32_t d = 0; d < r; d++)
+            sc[d] = d == r - 2 ? sh : d == r - 1 ? sw : 1.0f;
+        ops_shape ss = ops_shape_make(1, (int64_t[]){r});
+        in[2] = ex_init(x, ex_fresh(x, nd->name, "scales"), &ss, 0, sc, NULL);
+    } else if (sh > 0.0f || sw > 0.0f) {
+        ex_fail(x, "node '%s': resize with scales %g, %g that do not give its sizes: ONNX cannot express it",
+                nd->name, (double)sh, (double)sw);
+        return;
+    } else {
+        in[2] = "";
+        in[3] = ex_ints(x, nd->name, "sizes", os->dims, r);
+    }
+    Onnx__NodeProto *n = ex_node(x, "Resize", nd->name, use_scales ? 3 : 4, in, 1, &out);
+    ex_attr_str(x, n, "mode", modes[nd->p.v[PM_MODE]]);
+    ex_attr_str(x, n, "coordinate_transformation_mode", coords[nd->p.v[PM_COORD]]);
+    ex_attr_str(x, n, "nearest_mode", nearest[nd->p.v[PM_NEAREST]]);
+}
+
+/* pad: Pad(x, pads, constant_value) with the mode as a string attribute. */
+static void ex_pad(ex_ctx *x, const graph_node *nd) {
+    static const char *const modes[] = {"constant", "reflect", "edge"};
+    const char *out = x->g->tensors[nd->out[0]].name, *in[3];
+    in[0] = ex_in(x, nd->in[0], 0);
+    in[1] = ex_ints(x, nd->name, "pads", nd->p.list, nd->p.n_list);
+    if (nd->p.v[PM_MODE] == 0)
+        in[2] = ex_scalar(x, nd->name, "value", ops_p2f(nd->p.v[PM_VALUE]));
+    Onnx__NodeProto *n = ex_node(x, "Pad", nd->name, nd->p.v[PM_MODE] == 0 ? 3 : 2, in, 1, &out);
+    ex_attr_str(x, n, "mode", modes[nd->p.v[PM_MODE]]);
 }
 
 /* Every other op is written by its plain form (ex_plain), or as an initializer when it is a
@@ -498,6 +588,9 @@ static const ex_special_fn ex_special[OP_COUNT] = {
     [OP_ENLARGE] = ex_enlarge,
     [OP_LAYERNORM] = ex_layernorm,
     [OP_GATHER] = ex_gather,
+    [OP_REDUCEMAX] = ex_reducemax,
+    [OP_RESIZE] = ex_resize,
+    [OP_PAD] = ex_pad,
 };
 
 static void ex_one(ex_ctx *x, const graph_node *nd) {

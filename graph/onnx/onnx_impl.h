@@ -3,7 +3,7 @@
  * table, weights, node helpers, attributes: the helpers every other file uses), onnx_const.c
  * (constant tensors and their evaluation at import), onnx_ops.c (one converter per ONNX operator),
  * onnx_wire.c (the nesting limit, checked on the wire format before protobuf-c unpacks),
- * onnx_pattern.c (activation subgraphs recognised after the walk: SiLU, tanh-GELU).
+ * onnx_pattern.c (activation subgraphs recognised after the walk: SiLU, tanh-GELU, erf-GELU).
  *
  * Every ONNX value name maps to one ox_val: a runtime tensor of the graph, a constant held on
  * the host (folded at import), or poisoned (downstream of an unsupported node). Converters read
@@ -230,10 +230,10 @@ int ox_eval_table(ox_ctx *c, ops_type op, const ops_params *p, int32_t n_in, ox_
                   int32_t *n_out, ox_const *out);
 
 /* --- activation patterns (onnx_pattern.c) ---------------------------------------------------- */
-/* Mul(x, Sigmoid(x)) becomes silu, transformers' tanh-GELU subgraph gelu_tanh, in the imported
- * graph with its outputs marked; the nodes left unread are dropped (graph_compact: ids change),
- * and such an act reading a reshape of a conv2d's or matmul's output moves before the reshape.
- * The counts (may be NULL). */
+/* Mul(x, Sigmoid(x)) becomes silu, transformers' tanh-GELU subgraph gelu_tanh, torch's erf-GELU
+ * subgraph gelu, in the imported graph with its outputs marked; the nodes left unread are dropped
+ * (graph_compact: ids change), and such an act reading a reshape of a conv2d's or matmul's output
+ * moves before the reshape. The counts of silu and gelu_tanh (may be NULL). */
 void ox_find_patterns(graph *g, int32_t *n_silu, int32_t *n_gelu_tanh);
 
 /* --- wire format (onnx_wire.c) -------------------------------------------------------------- */

@@ -109,8 +109,9 @@ static void ox_record_unsup(ox_ctx *c, const char *op_type, const char *node, co
     u->reason = reason && reason[0] ? base_xstrdup(reason) : NULL;
 }
 
-/* List the Pad node behind a padded value as unsupported, once per Pad node. */
-static void ox_report_pad(ox_ctx *c, const ox_val *v) {
+/* List the Pad node behind a padded value as unsupported (why: the pad node's refusal), once per
+ * Pad node. */
+static void ox_report_pad(ox_ctx *c, const ox_val *v, const char *why) {
     const char *pn = v->pad_node ? v->pad_node : "";
     ox_name *e = NULL;
     HASH_FIND_STR(c->reported_pads, pn, e);
@@ -119,7 +120,49 @@ static void ox_report_pad(ox_ctx *c, const ox_val *v) {
     e = base_xcalloc(1, sizeof *e);
     e->name = base_xstrdup(pn);
     HASH_ADD_KEYPTR(hh, c->reported_pads, e->name, strlen(e->name), e);
-    ox_record_unsup(c, "Pad", pn, "only a zero constant Pad of the spatial dims feeding a Conv is folded");
+    ox_record_unsup(c, "Pad", pn, why);
+}
+
+/* Apply the zero padding pending on v (a folded Pad read by something other than a Conv's input 0,
+ * or a graph output) as a pad node named after the Pad node; v becomes that node's output. Returns
+ * OX_OK, or a code with c->err / c->reason set (the pad node's shape check). */
+static int ox_apply_pad(ox_ctx *c, ox_val *v) {
+    const ops_shape *xs = &c->g->tensors[v->t].shape;
+    ops_params p;
+    ops_params_default(OP_PAD, &p);
+    p.n_list = 8;
+    const int64_t list[8] = {0, 0, v->pad[0], v->pad[1], 0, 0, v->pad[2], v->pad[3]}; /* t, l, b, r */
+    memcpy(p.list, list, sizeof list);
+    if (xs->rank != 4)
+        return ox_fail(c, "the padded value '%s' has rank %d, expected 4", v->name, (int)xs->rank);
+    const char *saved = c->node_name;
+    c->node_name = v->pad_node ? v->pad_node : v->name;
+    const char *names[1] = {v->name};
+    int32_t out[OPS_MAX_OUTPUTS], in = v->t;
+    int rc = ox_node(c, OP_PAD, &p, 1, &in, names, out);
+    c->node_name = saved;
+    if (rc != OX_OK)
+        return rc;
+    v->t = out[0];
+    v->has_pad = 0;
+    memset(v->pad, 0, sizeof v->pad);
+    return OX_OK;
+}
+
+/* ox_apply_pad for a walk: 0 applied; 1 refused (listed as an unsupported Pad); -1 with err set. */
+static int ox_pad_pending(ox_ctx *c, ox_val *v, char *err, size_t errlen) {
+    c->reason[0] = c->err[0] = '\0';
+    int pr = ox_apply_pad(c, v);
+    if (pr == OX_UNSUP) {
+        ox_report_pad(c, v, c->reason);
+        return 1;
+    }
+    if (pr != OX_OK) {
+        base_fail_line(err, errlen, "%s: node '%s' (Pad): %s", c->where, v->pad_node ? v->pad_node : "?",
+                       c->err[0] ? c->err : "conversion failed");
+        return -1;
+    }
+    return 0;
 }
 
 static void ox_poison_outputs(ox_ctx *c, const Onnx__NodeProto *n) {
@@ -512,14 +555,17 @@ static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errl
             ox_poison_outputs(c, nd);
             continue;
         }
-        /* a folded Pad reaches its consumer as a padding still to apply: only Conv can */
+        /* a folded Pad reaches its consumer as a padding still to apply: a Conv's input 0 takes
+         * it as conv padding, every other consumer gets it applied by a pad node first */
         int pad_bad = 0;
-        for (size_t i = 0; i < nd->n_input; i++) {
+        for (size_t i = 0; i < nd->n_input && pad_bad >= 0; i++) {
             ox_val *v = nd->input[i] && nd->input[i][0] ? ox_find(c, nd->input[i]) : NULL;
-            if (v && v->has_pad && (i != 0 || strcmp(op_type, "Conv") != 0)) {
-                ox_report_pad(c, v);
-                pad_bad = 1;
-            }
+            if (v && v->has_pad && (i != 0 || strcmp(op_type, "Conv") != 0))
+                pad_bad |= ox_pad_pending(c, v, err, errlen);
+        }
+        if (pad_bad < 0) {
+            rc = -1;
+            break;
         }
         if (pad_bad) {
             ox_poison_outputs(c, nd);
@@ -558,8 +604,8 @@ static int ox_walk(ox_ctx *c, const Onnx__GraphProto *gp, char *err, size_t errl
     free(order);
     for (size_t k = 0; rc == 0 && k < gp->n_output; k++) { /* a graph output cannot stay padded */
         ox_val *v = gp->output[k]->name ? ox_find(c, gp->output[k]->name) : NULL;
-        if (v && v->has_pad)
-            ox_report_pad(c, v);
+        if (v && v->has_pad && ox_pad_pending(c, v, err, errlen) < 0)
+            rc = -1;
     }
     if (rc == 0 && c->n_unsup) {
         ox_format_unsup(c, err, errlen);

@@ -221,6 +221,31 @@ static int cv_neg(ox_ctx *c) {
     return emit1(c, OP_EWMUL, NULL, 2, in, x->is_int);
 }
 
+/* Reciprocal 1 / x: ewdiv of a one-element weight 1 by x (x / y with numpy broadcasting, so the
+ * division's kernels, fusions and rules apply); a constant x folds at import. */
+static int cv_reciprocal(ox_ctx *c) {
+    ox_val *x;
+    if (need_in(c, 0, &x) != OX_OK)
+        return OX_ERR;
+    if (is_const(x) ? x->c.is_int : x->is_int)
+        return ox_unsup(c, "Reciprocal of an integer tensor");
+    if (is_const(x)) {
+        ox_const one, r;
+        ops_shape s;
+        memset(&s, 0, sizeof s);
+        ox_const_alloc(&one, &s, 0);
+        one.f[0] = 1.0f;
+        int rc = ox_eval_binary(c, '/', &one, &x->c, &r);
+        ox_const_free(&one);
+        return rc != OX_OK ? rc : ox_set_const(c, 0, &r);
+    }
+    int32_t w = scalar_weight(c, "one", 1.0f);
+    if (w < 0)
+        return OX_ERR;
+    int32_t in[2] = {w, ox_tensor(c, x)};
+    return emit1(c, OP_EWDIV, NULL, 2, in, 0);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * identity-like, types, constants, shapes
  */
@@ -1343,6 +1368,72 @@ static int pad_const(ox_ctx *c, ox_val *x, const int64_t *full, float value) {
     return ox_set_const(c, 0, &k);
 }
 
+/* The pad parameters of pads full (begins, then ends, >= 0) over rank r dims. */
+static void pad_params(ops_params *p, int32_t r, const int64_t *full, int mode, float val) {
+    ops_params_default(OP_PAD, p);
+    p->v[PM_MODE] = mode;
+    p->v[PM_VALUE] = ops_f2p(val);
+    p->n_list = 2 * r;
+    for (int32_t k = 0; k < 2 * r; k++)
+        p->list[k] = full[k];
+}
+
+/* Output 0 = the float constant x padded by reflection (mode 1) or its edge (2), by the CPU reference. */
+static int pad_fold(ox_ctx *c, ox_val *x, const int64_t *full, int mode) {
+    int32_t r = x->c.shape.rank;
+    if (x->c.is_int || r > OPS_MAX_LIST / 2)
+        return ox_unsup(c, "%s padding of the %s constant '%s'", mode == 1 ? "reflect" : "edge",
+                        x->c.is_int ? "integer" : "rank > 4", x->name);
+    ops_params p;
+    pad_params(&p, r, full, mode, 0.0f);
+    return fold_table(c, OP_PAD, &p, 1, &x);
+}
+
+/* Output 0 = the runtime x padded by full (>= 0) as a pad node. Above pad's rank 4, neighbouring
+ * dims without padding are merged first (a reshape around the node), so a tensor of any rank whose
+ * padded dims, after merging, number at most four is taken. */
+static int pad_emit(ox_ctx *c, ox_val *x, const int64_t *full, int mode, float val) {
+    if (refuse_int(c, x) != OX_OK)
+        return OX_UNSUP;
+    const ops_shape xs = *ox_shape(c, x);
+    const int32_t r = xs.rank;
+    int64_t md[OPS_MAX_DIMS], mf[2 * OPS_MAX_DIMS], me[OPS_MAX_DIMS];
+    int32_t m = 0;
+    for (int32_t d = 0; d < r; d++) {
+        int padded = full[d] || full[r + d];
+        if (r > OPS_MAX_LIST / 2 && !padded && m > 0 && !mf[m - 1] && !me[m - 1]) {
+            md[m - 1] *= xs.dims[d];
+            continue;
+        }
+        md[m] = xs.dims[d];
+        mf[m] = full[d];
+        me[m++] = full[r + d];
+    }
+    if (m > OPS_MAX_LIST / 2)
+        return ox_unsup(c, "pads on a rank-%d input that leave %d dims after merging unpadded neighbours (at most %d)",
+                        (int)r, (int)m, OPS_MAX_LIST / 2);
+    for (int32_t k = 0; k < m; k++)
+        mf[m + k] = me[k];
+    ops_params p;
+    pad_params(&p, m, mf, mode, val);
+    ops_shape ms = ops_shape_make(m, md);
+    int rc = OX_OK;
+    int32_t t = tensor_as(c, x, &ms, &rc);
+    if (t < 0)
+        return rc != OX_OK ? rc : OX_ERR;
+    if (m == r)
+        return emit1(c, OP_PAD, &p, 1, &t, 0);
+    int32_t o;
+    if ((rc = ox_helper(c, OP_PAD, &p, 1, &t, &o)) != OX_OK)
+        return rc;
+    ops_shape os = xs;
+    for (int32_t d = 0; d < r; d++)
+        os.dims[d] += full[d] + full[r + d]; /* each padded dim's sum was checked by pad's shape inference */
+    if ((rc = ox_reshape(c, o, &os, out0(c), &o)) != OX_OK)
+        return rc;
+    return ox_set_runtime(c, 0, o, 0);
+}
+
 static int cv_pad(ox_ctx *c) {
     ox_val *x, *pv;
     if (need_in(c, 0, &x) != OX_OK || need_in(c, 1, &pv) != OX_OK)
@@ -1350,9 +1441,10 @@ static int cv_pad(ox_ctx *c) {
     char mode[32];
     if (ox_attr_str(c, "mode", "constant", mode, sizeof mode) != OX_OK)
         return OX_ERR;
-    if (strcmp(mode, "constant") != 0)
-        return ox_unsup(c, "mode '%s' (only a zero constant Pad folded into a following Conv)", mode);
-    ox_val *cv = ox_in(c, 2);
+    const int pm = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
+    if (pm < 0)
+        return ox_unsup(c, "attribute mode = '%s' (supported: constant, reflect, edge)", mode);
+    ox_val *cv = pm == 0 ? ox_in(c, 2) : NULL; /* the value is read in constant mode only */
     float val = 0.0f;
     if (cv) {
         if (!is_const(cv) || ox_numel(&cv->c.shape) != 1)
@@ -1397,19 +1489,22 @@ static int cv_pad(ox_ctx *c) {
         any |= full[k] != 0;
     if (!any)
         return ox_set_alias(c, 0, x);
-    if (is_const(x)) /* a padded constant (an enlarged kernel, say) is evaluated here */
-        return pad_const(c, x, full, val);
-    if (val != 0.0f)
-        return ox_unsup(c, "the pad value %g (only zero padding folds into a Conv)", (double)val);
-    if (r != 4)
-        return ox_unsup(c, "padding a rank-%d tensor (only the spatial dims of an NCHW Conv input)", (int)r);
-    if (full[0] || full[1] || full[4] || full[5])
-        return ox_unsup(c, "padding the batch or channel dims");
-    for (int32_t k = 0; k < 8; k++)
+    for (int32_t k = 0; k < 2 * r; k++)
         if (full[k] < 0)
             return ox_unsup(c, "negative pads (cropping)");
-    int64_t add[4] = {full[2], full[3], full[6], full[7]}; /* top, left, bottom, right */
-    return ox_set_padded(c, 0, x, add);
+    for (int32_t d = 0; d < r && pm == 1; d++) /* checked here to name the model's dim, not a merged one */
+        if (full[d] >= xs->dims[d] || full[r + d] >= xs->dims[d])
+            return ox_fail(c, "reflect pads %lld, %lld of dim %d must be smaller than the dim (%lld)",
+                           (long long)full[d], (long long)full[r + d], (int)d, (long long)xs->dims[d]);
+    if (is_const(x)) /* a padded constant (an enlarged kernel, say) is evaluated here */
+        return pm == 0 ? pad_const(c, x, full, val) : pad_fold(c, x, full, pm);
+    /* A zero padding of an NCHW tensor's spatial dims stays pending: a Conv reading it takes it
+     * as its own padding; any other consumer gets a pad node (onnx_import.c ox_apply_pad). */
+    if (pm == 0 && val == 0.0f && r == 4 && !full[0] && !full[1] && !full[4] && !full[5]) {
+        int64_t add[4] = {full[2], full[3], full[6], full[7]}; /* top, left, bottom, right */
+        return ox_set_padded(c, 0, x, add);
+    }
+    return pad_emit(c, x, full, pm, val);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1512,6 +1607,163 @@ static int cv_layernorm(ox_ctx *c) {
     if (rc != OX_OK)
         return rc;
     return emit1(c, OP_LAYERNORM, &p, b ? 3 : 2, in, 0);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * InstanceNormalization and GroupNormalization, as layernorm over the trailing dims and a
+ * per-channel ewmul / ewadd: existing ops, so their kernels, fusions and rules apply.
+ */
+/* One step of a decomposition: the last one defines output 0 (the ONNX name), the others are
+ * helpers; *cur is the step's input and becomes its output. */
+static int norm_step(ox_ctx *c, ops_type op, const ops_params *p, int32_t w, int last, int32_t *cur) {
+    int32_t in[2] = {*cur, w};
+    if (last)
+        return emit1(c, op, p, w >= 0 ? 2 : 1, in, 0);
+    return ox_helper(c, op, p, w >= 0 ? 2 : 1, in, cur);
+}
+
+/* 1 if v is a constant with every value ident and real values (not made up by --random-weights:
+ * those keep their op, as the model has it). */
+static int norm_identity(ox_ctx *c, ox_val *v, float ident) {
+    if (!is_const(v) || v->c.is_int || v->c.synthetic)
+        return 0;
+    float *f = NULL;
+    if (ox_const_floats(c, &v->c, &f) != OX_OK)
+        return 0; /* the weight's own error comes back when it is used */
+    int64_t n = ox_numel(&v->c.shape), k = 0;
+    while (k < n && f[k] == ident)
+        k++;
+    free(f);
+    return k == n;
+}
+
+/* The affine parameter v of a normalisation over x (rank r, C channels): v has n values (C, or
+ * the number of groups, each value then repeated over its C / n channels); *t becomes a
+ * (C, 1, ..., 1) tensor of rank r - 1, or -1 when v is the identity value ident. */
+static int norm_param(ox_ctx *c, ox_val *v, const char *what, int64_t n, int64_t C, int32_t r, float ident,
+                      int32_t *t) {
+    *t = -1;
+    char b[160];
+    const ops_shape *vs = ox_shape(c, v);
+    if (vs->rank != 1 || vs->dims[0] != n)
+        return ox_fail(c, "%s '%s' has the shape %s, not (%lld)", what, v->name, ops_shape_str(vs, b, sizeof b),
+                       (long long)n);
+    if (refuse_int(c, v) != OX_OK)
+        return OX_UNSUP;
+    if (norm_identity(c, v, ident))
+        return OX_OK;
+    int64_t d[OPS_MAX_DIMS];
+    for (int32_t k = 0; k < r - 1; k++)
+        d[k] = k ? 1 : C;
+    ops_shape cs = ops_shape_make(r - 1, d);
+    int rc = OX_OK;
+    if (n == C) {
+        *t = tensor_as(c, v, &cs, &rc);
+        return rc;
+    }
+    if (!is_const(v))
+        return ox_unsup(c, "a per-group %s '%s' computed at run time", what, v->name);
+    float *f = NULL;
+    if (ox_const_floats(c, &v->c, &f) != OX_OK)
+        return OX_ERR;
+    ox_const k;
+    ox_const_alloc(&k, &cs, 0);
+    for (int64_t ch = 0; ch < C; ch++)
+        k.f[ch] = f[ch / (C / n)];
+    k.synthetic = v->c.synthetic;
+    free(f);
+    *t = helper_weight(c, what, &k);
+    ox_const_free(&k);
+    return *t < 0 ? OX_ERR : OX_OK;
+}
+
+/* The normalisation of x, read as (N, C, D...): the layernorm node (axis 2, epsilon eps) over
+ * *cur, reshaped to grouped first when grouped holds a shape, back to x's shape, then * scale +
+ * bias (per channel, tensors of norm_param; -1: left out). */
+static int norm_emit(ox_ctx *c, int32_t *cur, const ops_shape *grouped, const ops_shape *xs, float eps,
+                     int32_t scale, int32_t bias) {
+    ops_params p;
+    ops_params_default(OP_LAYERNORM, &p);
+    p.v[PM_AXIS] = 2;
+    p.v[PM_EPS] = ops_f2p(eps);
+    int rc = grouped ? ox_reshape(c, *cur, grouped, NULL, cur) : OX_OK;
+    int tail = scale < 0 && bias < 0; /* the last step */
+    if (rc == OX_OK)
+        rc = norm_step(c, OP_LAYERNORM, &p, -1, tail && !grouped, cur);
+    if (rc == OX_OK && grouped)
+        rc = ox_reshape(c, *cur, xs, tail ? out0(c) : NULL, cur);
+    if (rc == OX_OK && grouped && tail)
+        return ox_set_runtime(c, 0, *cur, 0);
+    if (rc == OX_OK && scale >= 0)
+        rc = norm_step(c, OP_EWMUL, NULL, scale, bias < 0, cur);
+    if (rc == OX_OK && bias >= 0)
+        rc = norm_step(c, OP_EWADD, NULL, bias, 1, cur);
+    return rc;
+}
+
+/* The input of a normalisation: a float tensor at run time of rank >= min_rank (N, C, ...). */
+static int norm_input(ox_ctx *c, int32_t min_rank, ox_val **x, float *eps) {
+    if (need_in(c, 0, x) != OX_OK || ox_attr_float(c, "epsilon", 1e-5f, eps) != OX_OK)
+        return OX_ERR;
+    if (!(*eps >= 0.0f) || !isfinite(*eps))
+        return ox_fail(c, "epsilon %g must be a finite number >= 0", (double)*eps);
+    if (refuse_int(c, *x) != OX_OK)
+        return OX_UNSUP;
+    if (is_const(*x))
+        return ox_unsup(c, "%s of a constant tensor (only run-time inputs)", c->node->op_type);
+    char b[160];
+    const ops_shape *xs = ox_shape(c, *x);
+    if (xs->rank < min_rank || ox_numel(xs) == 0)
+        return ox_fail(c, "input '%s' has the shape %s: %s needs (N, C%s), none of them 0", (*x)->name,
+                       ops_shape_str(xs, b, sizeof b), c->node->op_type, min_rank > 2 ? ", D1, ..." : ", ...");
+    return OX_OK;
+}
+
+/* InstanceNormalization: (x - mean) / sqrt(var + eps) over each (n, c)'s D1... , * scale[c] +
+ * B[c]; a scale of ones and a B of zeros (torch's GroupNorm export feeds it those) are left out. */
+static int cv_instancenorm(ox_ctx *c) {
+    ox_val *x, *sc, *b;
+    float eps;
+    int rc = norm_input(c, 3, &x, &eps);
+    if (rc != OX_OK)
+        return rc;
+    if (need_in(c, 1, &sc) != OX_OK || need_in(c, 2, &b) != OX_OK)
+        return OX_ERR;
+    const ops_shape xs = *ox_shape(c, x); /* a copy: the tensor array may move */
+    int32_t ts = -1, tb = -1, cur = ox_tensor(c, x);
+    if ((rc = norm_param(c, sc, "scale", xs.dims[1], xs.dims[1], xs.rank, 1.0f, &ts)) != OX_OK ||
+        (rc = norm_param(c, b, "B", xs.dims[1], xs.dims[1], xs.rank, 0.0f, &tb)) != OX_OK)
+        return rc;
+    return norm_emit(c, &cur, NULL, &xs, eps, ts, tb);
+}
+
+/* GroupNormalization (opset 18: scale and bias per group): x (N, C, D...) reshaped to (N, G, -1),
+ * layernorm over the last axis, reshaped back, * scale + bias with each group's value repeated
+ * over its C / G channels. */
+static int cv_groupnorm(ox_ctx *c) {
+    ox_val *x, *sc, *b;
+    float eps;
+    int64_t groups;
+    int rc = norm_input(c, 2, &x, &eps);
+    if (rc != OX_OK)
+        return rc;
+    if (need_in(c, 1, &sc) != OX_OK || need_in(c, 2, &b) != OX_OK)
+        return OX_ERR;
+    if (!ox_attr(c, "num_groups"))
+        return ox_fail(c, "the attribute num_groups is missing");
+    if (ox_attr_int(c, "num_groups", 0, &groups) != OX_OK)
+        return OX_ERR;
+    const ops_shape xs = *ox_shape(c, x);
+    int64_t C = xs.dims[1];
+    if (groups < 1 || C % groups)
+        return ox_fail(c, "num_groups %lld does not divide the %lld channels", (long long)groups, (long long)C);
+    int32_t ts = -1, tb = -1, cur = ox_tensor(c, x);
+    if ((rc = norm_param(c, sc, "scale", groups, C, xs.rank, 1.0f, &ts)) != OX_OK ||
+        (rc = norm_param(c, b, "bias", groups, C, xs.rank, 0.0f, &tb)) != OX_OK)
+        return rc;
+    int64_t gd[3] = {xs.dims[0], groups, ox_numel(&xs) / (xs.dims[0] * groups)};
+    ops_shape gs = ops_shape_make(3, gd);
+    return norm_emit(c, &cur, ops_shape_eq(&gs, &xs) ? NULL : &gs, &xs, eps, ts, tb);
 }
 
 static int cv_batchnorm(ox_ctx *c) {
@@ -2236,6 +2488,198 @@ static int cv_reduce(ox_ctx *c) {
     return ox_set_runtime(c, 0, outs[0], 0);
 }
 
+/* ReduceMax: a reducemax node over the normalised axes (axes attribute, or input 1 from opset 18;
+ * none: every dim, or the input itself with noop_with_empty_axes); float constants are evaluated. */
+static int cv_reducemax(ox_ctx *c) {
+    ox_val *x;
+    if (need_in(c, 0, &x) != OX_OK)
+        return OX_ERR;
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
+    int64_t keep, noop, axes[OX_MAX_LIST];
+    int32_t n = -1;
+    if (ox_attr_int(c, "keepdims", 1, &keep) != OX_OK || ox_attr_int(c, "noop_with_empty_axes", 0, &noop) != OX_OK)
+        return OX_ERR;
+    int rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &n);
+    if (rc != OX_OK)
+        return rc;
+    ox_val *av = ox_in(c, 1);
+    if (n < 0 && av && (rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n)) != OX_OK)
+        return rc;
+    if (n <= 0 && noop)
+        return ox_set_alias(c, 0, x);
+    int red[OPS_MAX_DIMS] = {0};
+    for (int32_t k = 0; k < n; k++) {
+        int32_t a = 0;
+        if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
+            return OX_ERR;
+        red[a] = 1;
+    }
+    ops_params p;
+    ops_params_default(OP_REDUCEMAX, &p);
+    p.v[PM_KEEPDIMS] = keep ? 1 : 0;
+    for (int32_t d = 0; d < xs->rank; d++)
+        if (red[d])
+            p.list[p.n_list++] = d;
+    if (is_const(x)) {
+        if (x->c.is_int)
+            return ox_unsup(c, "ReduceMax of the integer constant '%s'", x->name);
+        return fold_table(c, OP_REDUCEMAX, &p, 1, &x);
+    }
+    if (refuse_int(c, x) != OX_OK)
+        return OX_UNSUP;
+    if (!keep && (p.n_list == 0 || p.n_list == xs->rank))
+        return ox_unsup(c, "a scalar result at run time");
+    int32_t t = ox_tensor(c, x);
+    return emit1(c, OP_REDUCEMAX, &p, 1, &t, 0);
+}
+
+/* Index of s in names[n], or -1. */
+static int name_index(const char *s, const char *const *names, int n) {
+    for (int k = 0; k < n; k++)
+        if (!strcmp(s, names[k]))
+            return k;
+    return -1;
+}
+
+/* Resize's attributes into p (mode, coord, nearest); what resize cannot do is OX_UNSUP naming the
+ * attribute. cubic_coeff_a and extrapolation_value only matter to modes refused here. */
+static int resize_attrs(ox_ctx *c, ops_params *p) {
+    static const char *const modes[] = {"nearest", "linear"};
+    static const char *const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    char md[64], cm[64], nm[64], kar[64];
+    int64_t anti, excl;
+    if (ox_attr_str(c, "mode", "nearest", md, sizeof md) != OX_OK ||
+        ox_attr_str(c, "coordinate_transformation_mode", "half_pixel", cm, sizeof cm) != OX_OK ||
+        ox_attr_str(c, "nearest_mode", "round_prefer_floor", nm, sizeof nm) != OX_OK ||
+        ox_attr_str(c, "keep_aspect_ratio_policy", "stretch", kar, sizeof kar) != OX_OK ||
+        ox_attr_int(c, "antialias", 0, &anti) != OX_OK || ox_attr_int(c, "exclude_outside", 0, &excl) != OX_OK)
+        return OX_ERR;
+    int m = name_index(md, modes, 2), co = name_index(cm, coords, 4), ne = name_index(nm, nearest, 4);
+    if (m < 0)
+        return ox_unsup(c, "attribute mode = '%s' (supported: nearest, linear)", md);
+    if (co < 0)
+        return ox_unsup(c, "attribute coordinate_transformation_mode = '%s' (supported: half_pixel, asymmetric, "
+                        "align_corners, pytorch_half_pixel)", cm);
+    if (ne < 0)
+        return ox_unsup(c, "attribute nearest_mode = '%s' (supported: round_prefer_floor, round_prefer_ceil, floor, "
+                        "ceil)", nm);
+    if (anti)
+        return ox_unsup(c, "attribute antialias = %lld (supported: 0)", (long long)anti);
+    if (excl)
+        return ox_unsup(c, "attribute exclude_outside = %lld (supported: 0)", (long long)excl);
+    if (strcmp(kar, "stretch") != 0)
+        return ox_unsup(c, "attribute keep_aspect_ratio_policy = '%s' (supported: stretch)", kar);
+    p->v[PM_MODE] = m;
+    p->v[PM_COORD] = co;
+    p->v[PM_NEAREST] = ne;
+    return OX_OK;
+}
+
+/* The output dims and scales of Resize from its constant scales (input 2) or sizes (input 3) over
+ * ax[0..na); a scale gives the dim as onnxruntime computes it, (int64)(scale * (float)dim). */
+static int resize_dims(ox_ctx *c, const ops_shape *xs, const int32_t *ax, int32_t na, int64_t *out, float *sc) {
+    ox_val *sv = ox_in(c, 2), *zv = ox_in(c, 3);
+    if (sv && is_const(sv) && ox_numel(&sv->c.shape) == 0)
+        sv = NULL; /* an empty tensor stands for an absent input */
+    if (zv && is_const(zv) && ox_numel(&zv->c.shape) == 0)
+        zv = NULL;
+    if (!sv == !zv)
+        return ox_fail(c, "exactly one of scales (input 2) and sizes (input 3) must be given");
+    for (int32_t d = 0; d < xs->rank; d++) {
+        out[d] = xs->dims[d];
+        sc[d] = 1.0f;
+    }
+    if (zv) {
+        int64_t sz[OX_MAX_LIST];
+        int32_t n = 0;
+        int rc = ox_const_list(c, zv, "sizes", sz, OX_MAX_LIST, &n);
+        if (rc != OX_OK)
+            return rc;
+        if (n != na)
+            return ox_fail(c, "%d sizes for %d axes", (int)n, (int)na);
+        for (int32_t k = 0; k < n; k++) {
+            if (sz[k] < 1)
+                return ox_fail(c, "sizes[%d] = %lld, expected >= 1", (int)k, (long long)sz[k]);
+            out[ax[k]] = sz[k];
+            sc[ax[k]] = sz[k] == xs->dims[ax[k]] ? 1.0f : 0.0f; /* 0: out / in */
+        }
+        return OX_OK;
+    }
+    if (!is_const(sv))
+        return ox_unsup(c, "the scales must be a constant ('%s' is computed at run time)", sv->name);
+    if (sv->c.synthetic)
+        return ox_unsup(c, "the scales '%s' have no data (its external data file is missing)", sv->name);
+    float *f = NULL;
+    if (ox_numel(&sv->c.shape) != na)
+        return ox_fail(c, "%lld scales for %d axes", (long long)ox_numel(&sv->c.shape), (int)na);
+    if (ox_const_floats(c, &sv->c, &f) != OX_OK)
+        return OX_ERR;
+    for (int32_t k = 0; k < na; k++) {
+        const int32_t d = ax[k];
+        const float v = f[k], o = v * (float)xs->dims[d];
+        if (!(v > 0.0f && isfinite(v)) || !(o >= 1.0f && o < 9.0e18f)) {
+            free(f);
+            return ox_fail(c, "scales[%d] = %g gives no valid size for dim %d (%lld)", (int)k, (double)v, (int)d,
+                           (long long)xs->dims[d]);
+        }
+        sc[d] = v;
+        out[d] = (int64_t)o;
+    }
+    free(f);
+    return OX_OK;
+}
+
+/* Resize with mode nearest or linear over the last two dims, constant scales or sizes (roi is
+ * read only by tf_crop_and_resize, which is refused). */
+static int cv_resize(ox_ctx *c) {
+    ox_val *x;
+    if (need_in(c, 0, &x) != OX_OK)
+        return OX_ERR;
+    ops_params p;
+    ops_params_default(OP_RESIZE, &p);
+    int rc = resize_attrs(c, &p);
+    if (rc != OX_OK)
+        return rc;
+    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
+    const int32_t r = xs->rank;
+    if (r < 2)
+        return ox_unsup(c, "a rank-%d input (the last two dims are resized: rank >= 2)", (int)r);
+    int64_t axes[OX_MAX_LIST];
+    int32_t na = -1, ax[OPS_MAX_DIMS];
+    if ((rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &na)) != OX_OK)
+        return rc;
+    if (na > r)
+        return ox_fail(c, "attribute axes has %d entries for a rank-%d input", (int)na, (int)r);
+    for (int32_t k = 0; k < (na < 0 ? r : na); k++)
+        if (na < 0)
+            ax[k] = k;
+        else if (norm_axis(c, axes[k], r, &ax[k]) != OX_OK)
+            return OX_ERR;
+    int64_t out[OPS_MAX_DIMS];
+    float sc[OPS_MAX_DIMS];
+    if ((rc = resize_dims(c, xs, ax, na < 0 ? r : na, out, sc)) != OX_OK)
+        return rc;
+    for (int32_t d = 0; d < r - 2; d++)
+        if (out[d] != xs->dims[d] || sc[d] != 1.0f)
+            return ox_unsup(c, "resizing dim %d of a rank-%d input (scales or sizes; only the last two dims)", (int)d,
+                            (int)r);
+    p.n_list = r;
+    for (int32_t d = 0; d < r; d++)
+        p.list[d] = out[d];
+    p.v[PM_SCALE_H] = ops_f2p(sc[r - 2] == 1.0f && out[r - 2] != xs->dims[r - 2] ? 0.0f : sc[r - 2]);
+    p.v[PM_SCALE_W] = ops_f2p(sc[r - 1] == 1.0f && out[r - 1] != xs->dims[r - 1] ? 0.0f : sc[r - 1]);
+    if (is_const(x)) {
+        if (x->c.is_int)
+            return ox_unsup(c, "resizing the integer constant '%s'", x->name);
+        return fold_table(c, OP_RESIZE, &p, 1, &x);
+    }
+    if (refuse_int(c, x) != OX_OK)
+        return OX_UNSUP;
+    int32_t t = ox_tensor(c, x);
+    return emit1(c, OP_RESIZE, &p, 1, &t, 0);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * the table of converters, sorted by op type
  */
@@ -2264,9 +2708,11 @@ static const ox_converter ox_converters[] = {
     {"GlobalMaxPool", cv_global_pool, ""},
     {"Greater", cv_compare, ""},
     {"GreaterOrEqual", cv_compare, ""},
+    {"GroupNormalization", cv_groupnorm, "epsilon,num_groups"},
     {"HardSigmoid", cv_hardsigmoid, "alpha,beta"},
     {"HardSwish", cv_unary, ""},
     {"Identity", cv_identity, ""},
+    {"InstanceNormalization", cv_instancenorm, "epsilon"},
     {"LayerNormalization", cv_layernorm, "axis,epsilon,stash_type"},
     {"Less", cv_compare, ""},
     {"LessOrEqual", cv_compare, ""},
@@ -2282,10 +2728,15 @@ static const ox_converter ox_converters[] = {
     {"Pad", cv_pad, "mode"},
     {"Pow", cv_binary, ""},
     {"Range", cv_range, ""},
+    {"Reciprocal", cv_reciprocal, ""},
+    {"ReduceMax", cv_reducemax, "axes,keepdims,noop_with_empty_axes"},
     {"ReduceMean", cv_reduce, "axes,keepdims,noop_with_empty_axes"},
     {"ReduceSum", cv_reduce, "keepdims,noop_with_empty_axes"},
     {"Relu", cv_unary, ""},
     {"Reshape", cv_reshape, "allowzero"},
+    {"Resize", cv_resize,
+     "mode,coordinate_transformation_mode,nearest_mode,cubic_coeff_a,exclude_outside,extrapolation_value,antialias,"
+     "axes,keep_aspect_ratio_policy"},
     {"ScatterND", cv_scatter_nd, "reduction"},
     {"Shape", cv_shape, "start,end"},
     {"Sigmoid", cv_unary, ""},

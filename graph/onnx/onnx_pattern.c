@@ -5,10 +5,13 @@
  *   GELU   Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1))
  *                                                                  -> gelu_tanh (transformers'
  *          NewGELUActivation, GPT-2), every Add and Mul in either operand order.
+ *   GELU   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)              -> gelu (torch.nn.GELU as
+ *          torchvision and transformers export it), also Mul(x, Mul(E, 0.5)), Mul(Mul(x, 0.5), E)
+ *          and Erf(Mul(x, 1/sqrt 2)); every Add and Mul in either operand order.
  * The pass runs on the imported graph: the last node of a pattern becomes the op, reading x; the
  * nodes before it drop out at graph_compact when nothing else reads them. Such an op that reads a
  * reshape of a conv2d's or matmul's output then moves before the reshape (pat_act_before_reshape). Every value inside the
- * GELU pattern must be read by the pattern only (else the work would be done twice), and the
+ * GELU patterns must be read by the pattern only (else the work would be done twice), and the
  * constants must be one-element weights of the stated values (float32 of them, to 1e-6).
  */
 #include <math.h>
@@ -129,6 +132,66 @@ static int pat_gelu_tanh(const ox_pat *p, int32_t n, int32_t *x) {
     return 0;
 }
 
+/* The x of Erf(Div(x, sqrt 2)) or Erf(Mul(x, 1/sqrt 2)) (either order of the Mul), read through
+ * erf node e, or -1. Div's operands are ordered: Div(sqrt 2, x) is not this. */
+static int32_t pat_erf_arg(const ox_pat *p, int32_t e) {
+    int32_t u = p->g->nodes[e].in[0];
+    int32_t d = pat_prod(p, u, OP_EWDIV, 1);
+    if (d >= 0) {
+        const graph_node *dd = &p->g->nodes[d];
+        return pat_scalar(p, dd->in[1], 1.41421356237309504880) ? dd->in[0] : -1;
+    }
+    int32_t m = pat_prod(p, u, OP_EWMUL, 1);
+    return m >= 0 ? pat_beside_scalar(p, m, 0.70710678118654752440) : -1;
+}
+
+/* The x of 1 + Erf(x / sqrt 2) (Add in either order), read through tensor t, or -1. */
+static int32_t pat_erf_one(const ox_pat *p, int32_t t) {
+    int32_t a = pat_prod(p, t, OP_EWADD, 1);
+    int32_t et = a >= 0 ? pat_beside_scalar(p, a, 1.0) : -1;
+    int32_t e = et >= 0 ? pat_prod(p, et, OP_ERF, 1) : -1;
+    return e >= 0 ? pat_erf_arg(p, e) : -1;
+}
+
+/* The x of n = x * (1 + erf(x / sqrt 2)) * 0.5 in one of its association orders, or -1 (E below
+ * is 1 + Erf(...), every Mul in either operand order):
+ *   Mul(Mul(x, E), 0.5)   torch.nn.GELU / F.gelu, TorchScript exporter; transformers' GELUActivation
+ *   Mul(x, Mul(E, 0.5))   the dynamo exporter
+ *   Mul(Mul(x, 0.5), E) */
+static int32_t pat_gelu_erf_x(const ox_pat *p, int32_t n) {
+    const graph_node *nd = &p->g->nodes[n];
+    int32_t m = pat_beside_scalar(p, n, 0.5), xe = m >= 0 ? pat_prod(p, m, OP_EWMUL, 1) : -1;
+    for (int32_t s = 0; s < 2 && xe >= 0; s++) {
+        int32_t x = p->g->nodes[xe].in[s];
+        if (pat_erf_one(p, p->g->nodes[xe].in[1 - s]) == x)
+            return x;
+    }
+    for (int32_t s = 0; s < 2; s++) {
+        int32_t h = pat_prod(p, nd->in[s], OP_EWMUL, 1);
+        int32_t v = h >= 0 ? pat_beside_scalar(p, h, 0.5) : -1, b = nd->in[1 - s];
+        if (v < 0)
+            continue;
+        if (pat_erf_one(p, b) == v) /* Mul(Mul(x, 0.5), E): v is x */
+            return v;
+        if (pat_erf_one(p, v) == b) /* Mul(x, Mul(E, 0.5)): v is E, b is x */
+            return b;
+    }
+    return -1;
+}
+
+/* 1 if n is the exact GELU pattern above over an x of n's shape, x then in *x. */
+static int pat_gelu_erf(const ox_pat *p, int32_t n, int32_t *x) {
+    const graph *g = p->g;
+    const graph_node *nd = &g->nodes[n];
+    if (nd->op != OP_EWMUL || nd->n_in != 2)
+        return 0;
+    int32_t v = pat_gelu_erf_x(p, n);
+    if (v < 0 || !ops_shape_eq(&g->tensors[v].shape, &g->tensors[nd->out[0]].shape))
+        return 0; /* a scalar of higher rank broadcast x to another shape */
+    *x = v;
+    return 1;
+}
+
 /* An activation that reads a reshape of a conv2d's or matmul's output (GPT-2: Gemm, Reshape to
  * (1, seq, n), then GELU) moves before the reshape, so that it meets the op whose epilogue can take
  * it: act(reshape(m)) = reshape(act(m)) for an elementwise act. Node n keeps its output (and
@@ -165,6 +228,8 @@ void ox_find_patterns(graph *g, int32_t *n_silu, int32_t *n_gelu_tanh) {
         if (pat_gelu_tanh(&p, n, &x)) {
             pat_replace(&p, n, OP_GELU_TANH, x);
             ng++;
+        } else if (pat_gelu_erf(&p, n, &x)) {
+            pat_replace(&p, n, OP_GELU, x);
         }
     pat_count(&p); /* the GELU patterns' inner nodes are dead now; a SiLU may read a sigmoid they read */
     for (int32_t n = 0; n < g->n_nodes; n++)
@@ -176,7 +241,7 @@ void ox_find_patterns(graph *g, int32_t *n_silu, int32_t *n_gelu_tanh) {
     p.readers = base_xrealloc(p.readers, sizeof(int32_t) * ((size_t)g->n_tensors + 1));
     pat_count(&p);
     for (int32_t n = 0, nn = g->n_nodes; n < nn; n++)
-        if (g->nodes[n].op == OP_SILU || g->nodes[n].op == OP_GELU_TANH)
+        if (g->nodes[n].op == OP_SILU || g->nodes[n].op == OP_GELU_TANH || g->nodes[n].op == OP_GELU)
             pat_act_before_reshape(&p, n);
     free(p.readers);
     if (n_silu)

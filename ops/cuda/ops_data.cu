@@ -1,11 +1,13 @@
 /* ops_data.cu: CUDA implementations of the data-movement and constant ops -- transpose (a real
  * copy in the permuted order), concat and split (one launch for all inputs or outputs), reshape
  * (a copy when the runtime did not make it an alias), gather (an id that is not an integer in
- * [0, V) gives a row of zeros, as the CPU reference), enlarge, and the constants const_imm,
- * const_iconv, const_ones, const_pool.
+ * [0, V) gives a row of zeros, as the CPU reference), enlarge, pad (constant, reflect, edge),
+ * resize (nearest, bilinear), and the constants const_imm, const_iconv, const_ones, const_pool.
  *
  * Every kernel is indexed by output element (writes coalesced) except split, which is indexed by
- * input element. Values are copied, never computed, so results equal the CPU reference exactly.
+ * input element. Values are copied, never computed, so results equal the CPU reference exactly;
+ * bilinear resize repeats the reference's float coordinates and its double sum with explicitly
+ * rounded operations (no contraction into fused multiply-adds), so it agrees bit for bit too.
  */
 #include <stdint.h>
 
@@ -355,4 +357,160 @@ OPS_CUDA_FN(const_ones) { return oc_fill(env, out[0], ops_shape_numel(&s->out[0]
 OPS_CUDA_FN(const_pool) {
     const ops_shape *os = &s->out[0]; /* (c, 1, kh, kw) */
     return oc_fill(env, out[0], ops_shape_numel(os), (float)(1.0 / (double)(os->dims[2] * os->dims[3])));
+}
+
+/* --- pad and resize ------------------------------------------------------------------------- */
+
+typedef struct {
+    int32_t rank, mode;
+    float value;
+    int64_t od[OPS_MAX_DIMS], xd[OPS_MAX_DIMS], xst[OPS_MAX_DIMS], beg[OPS_MAX_DIMS];
+} oc_pad_args;
+
+/* ops_cpu.c cpu_pad_src: the input index of padded index i, or -1 for a constant cell. */
+static __device__ __forceinline__ int64_t oc_pad_src(int mode, int64_t i, int64_t b, int64_t len) {
+    int64_t q = i - b;
+    if (q >= 0 && q < len)
+        return q;
+    if (mode == 0)
+        return -1;
+    if (mode == 2)
+        return q < 0 ? 0 : len - 1;
+    return q < 0 ? -q : 2 * (len - 1) - q;
+}
+
+__global__ void oc_pad_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, oc_pad_args a) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t rem = i, off = 0;
+        for (int32_t d = a.rank - 1; d >= 0 && off >= 0; d--) {
+            int64_t q = oc_pad_src(a.mode, rem % a.od[d], a.beg[d], a.xd[d]);
+            rem /= a.od[d];
+            off = q < 0 ? -1 : off + q * a.xst[d];
+        }
+        y[i] = off < 0 ? a.value : x[off];
+    }
+}
+
+OPS_CUDA_FN(pad) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    oc_pad_args a;
+    a.rank = xs->rank;
+    a.mode = (int32_t)s->p->v[PM_MODE];
+    a.value = ops_p2f(s->p->v[PM_VALUE]);
+    int64_t acc = 1;
+    for (int32_t d = xs->rank - 1; d >= 0; d--) {
+        a.od[d] = os->dims[d];
+        a.xd[d] = xs->dims[d];
+        a.beg[d] = s->p->list[d];
+        a.xst[d] = acc;
+        acc *= xs->dims[d];
+    }
+    const int64_t total = ops_shape_numel(os);
+    if (total <= 0)
+        return 0;
+    oc_pad_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(out[0], in[0], total, a);
+    OC_LAUNCH_TRY(env);
+    return 0;
+}
+
+typedef struct {
+    int64_t H, W, OH, OW;
+    float sh, sw;
+    int32_t coord, nearest, linear;
+} oc_resize_args;
+
+/* ops_cpu.c cpu_resize_coord: the input coordinate in float, the same operations in the same order. */
+static __device__ __forceinline__ float oc_resize_coord(int coord, int64_t x, float scale, int64_t len_in,
+                                                        int64_t len_out) {
+    const float xr = (float)x;
+    switch (coord) {
+    case 1:
+        return __fdiv_rn(xr, scale);
+    case 2:
+        return len_out == 1 ? 0.0f : __fdiv_rn(__fmul_rn(xr, (float)(len_in - 1)), (float)(len_out - 1));
+    case 3:
+        return len_out > 1 ? __fsub_rn(__fdiv_rn(__fadd_rn(xr, 0.5f), scale), 0.5f) : 0.0f;
+    default:
+        return __fsub_rn(__fdiv_rn(__fadd_rn(xr, 0.5f), scale), 0.5f);
+    }
+}
+
+/* ops_cpu.c cpu_resize_nearest. */
+static __device__ __forceinline__ int64_t oc_resize_nearest(int nearest, float c, int64_t len_in) {
+    int64_t i;
+    if (nearest == 2)
+        i = (int64_t)floorf(c);
+    else if (nearest == 3)
+        i = (int64_t)ceilf(c);
+    else if (nearest == 0 && c == __fadd_rn((float)(int64_t)c, 0.5f))
+        i = (int64_t)floorf(c);
+    else
+        i = (int64_t)roundf(c);
+    return i < 0 ? 0 : i >= len_in ? len_in - 1 : i;
+}
+
+/* ops_cpu.c cpu_resize_linear. */
+static __device__ __forceinline__ void oc_resize_linear(float c, int64_t len_in, int64_t *i1, int64_t *i2, float *w1,
+                                                        float *w2) {
+    c = c < 0.0f ? 0.0f : c > (float)(len_in - 1) ? (float)(len_in - 1) : c;
+    *i1 = (int64_t)c < len_in - 1 ? (int64_t)c : len_in - 1;
+    *i2 = *i1 + 1 < len_in - 1 ? *i1 + 1 : len_in - 1;
+    float d1 = fabsf(__fsub_rn(c, (float)*i1)), d2 = fabsf(__fsub_rn(c, (float)*i2));
+    if (*i1 == *i2)
+        d1 = d2 = 0.5f;
+    *w1 = d2;
+    *w2 = d1;
+}
+
+/* a * b * v in double, each product rounded (the CPU's left-to-right evaluation). */
+static __device__ __forceinline__ double oc_w3(float a, float b, float v) {
+    return __dmul_rn(__dmul_rn((double)a, (double)b), (double)v);
+}
+
+__global__ void oc_resize_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t total, oc_resize_args a) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t ox = i % a.OW, r = i / a.OW, oy = r % a.OH, pl = r / a.OH;
+        const float *xp = x + pl * a.H * a.W;
+        const float cy = oc_resize_coord(a.coord, oy, a.sh, a.H, a.OH);
+        const float cx = oc_resize_coord(a.coord, ox, a.sw, a.W, a.OW);
+        if (!a.linear) {
+            y[i] = xp[oc_resize_nearest(a.nearest, cy, a.H) * a.W + oc_resize_nearest(a.nearest, cx, a.W)];
+            continue;
+        }
+        int64_t y1, y2, x1, x2;
+        float wy1, wy2, wx1, wx2;
+        oc_resize_linear(cy, a.H, &y1, &y2, &wy1, &wy2);
+        oc_resize_linear(cx, a.W, &x1, &x2, &wx1, &wx2);
+        double v = __dadd_rn(oc_w3(wy1, wx1, xp[y1 * a.W + x1]), oc_w3(wy1, wx2, xp[y1 * a.W + x2]));
+        v = __dadd_rn(v, oc_w3(wy2, wx1, xp[y2 * a.W + x1]));
+        v = __dadd_rn(v, oc_w3(wy2, wx2, xp[y2 * a.W + x2]));
+        y[i] = (float)v;
+    }
+}
+
+/* ops_cpu.c cpu_resize_scale: the parameter, or out / in in float. */
+static float oc_resize_scale(int64_t bits, int64_t len_in, int64_t len_out) {
+    float f = ops_p2f(bits);
+    return f > 0.0f ? f : (float)len_out / (float)len_in;
+}
+
+OPS_CUDA_FN(resize) {
+    const ops_shape *xs = &s->in[0], *os = &s->out[0];
+    const int32_t r = xs->rank;
+    oc_resize_args a;
+    a.H = xs->dims[r - 2];
+    a.W = xs->dims[r - 1];
+    a.OH = os->dims[r - 2];
+    a.OW = os->dims[r - 1];
+    a.sh = oc_resize_scale(s->p->v[PM_SCALE_H], a.H, a.OH);
+    a.sw = oc_resize_scale(s->p->v[PM_SCALE_W], a.W, a.OW);
+    a.coord = (int32_t)s->p->v[PM_COORD];
+    a.nearest = (int32_t)s->p->v[PM_NEAREST];
+    a.linear = s->p->v[PM_MODE] == 1;
+    const int64_t total = ops_shape_numel(os);
+    if (total <= 0)
+        return 0;
+    oc_resize_kernel<<<oc_blocks(total, OC_THREADS), OC_THREADS, 0, oc_stream(env)>>>(out[0], in[0], total, a);
+    OC_LAUNCH_TRY(env);
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* ops_norm.cu: CUDA implementations of the reductions and normalisations -- softmax, layernorm,
- * globalavgpool on our kernels, batchnorm (inference) on cuDNN with our kernel where cuDNN refuses
- * the configuration (found out in the setup run).
+ * globalavgpool and reducemax on our kernels, batchnorm (inference) on cuDNN with our kernel where
+ * cuDNN refuses the configuration (found out in the setup run).
  *
  * As in the CPU reference, sums are taken in double and every output is rounded once. Reductions
  * use a fixed tree over a fixed launch shape, so results are deterministic run to run; they can
@@ -137,21 +137,98 @@ __global__ void oc_layernorm_kernel(float *__restrict__ y, const float *__restri
     }
 }
 
+/* Normalising a middle dim block (axis_end before the rank; the channels of NCHW): the L
+ * elements of a position are inner apart, so a row per block would read them strided. Instead a
+ * block takes W consecutive positions (threadIdx.x: coalesced reads of each normalised index) and
+ * splits each position's L elements over G threads (threadIdx.y, l = y, y + G, ...), whose
+ * partial sums thread y = 0 adds in order of y. W and G depend on the shape only. */
+__global__ void oc_layernorm_cols_kernel(float *__restrict__ y, const float *__restrict__ x,
+                                         const float *__restrict__ gamma, const float *__restrict__ beta,
+                                         int64_t positions, int64_t L, int64_t inner, double eps) {
+    __shared__ double part[1024];
+    __shared__ double stat[2][32];
+    const int W = blockDim.x, G = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t tiles = (positions + W - 1) / W;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) { /* uniform per block: the syncs are safe */
+        const int64_t q = t * W + tx;
+        const int live = q < positions;
+        const int64_t base = live ? q / inner * L * inner + q % inner : 0;
+        const float *xq = x + base;
+        double s = 0.0;
+        for (int64_t l = ty; live && l < L; l += G)
+            s += xq[l * inner];
+        part[ty * W + tx] = s;
+        __syncthreads();
+        if (ty == 0) {
+            double m = 0.0;
+            for (int g = 0; g < G; g++)
+                m += part[g * W + tx];
+            stat[0][tx] = m / (double)L;
+        }
+        __syncthreads();
+        const double mean = stat[0][tx];
+        double v = 0.0;
+        for (int64_t l = ty; live && l < L; l += G) {
+            double d = (double)xq[l * inner] - mean;
+            v += d * d;
+        }
+        part[ty * W + tx] = v;
+        __syncthreads();
+        if (ty == 0) {
+            double m = 0.0;
+            for (int g = 0; g < G; g++)
+                m += part[g * W + tx];
+            stat[1][tx] = 1.0 / sqrt(m / (double)L + eps);
+        }
+        __syncthreads();
+        const double inv = stat[1][tx];
+        float *yq = y + base;
+        for (int64_t l = ty; live && l < L; l += G) {
+            double u = ((double)xq[l * inner] - mean) * inv;
+            if (gamma)
+                u *= gamma[l];
+            if (beta)
+                u += beta[l];
+            yq[l * inner] = (float)u;
+        }
+    }
+}
+
+/* normalised dims [axis, axis_end) (axis_end 0: the rank): outer positions before them, inner after */
 OPS_CUDA_FN(layernorm) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
-    int64_t outer = 1;
-    for (int32_t i = 0; i < axis; i++)
-        outer *= xs->dims[i];
-    const int64_t n = ops_shape_numel(xs);
-    if (n <= 0)
+    const int64_t end = s->p->v[PM_AXIS_END] ? s->p->v[PM_AXIS_END] : xs->rank;
+    int64_t outer = 1, L = 1, inner = 1;
+    for (int32_t i = 0; i < xs->rank; i++) {
+        if (i < axis)
+            outer *= xs->dims[i];
+        else if (i < end)
+            L *= xs->dims[i];
+        else
+            inner *= xs->dims[i];
+    }
+    if (outer * L * inner <= 0)
         return 0;
-    const int64_t L = n / outer;
     const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
     const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL;
-    const int threads = L >= 1024 ? 512 : L >= 256 ? 256 : 128;
-    oc_layernorm_kernel<<<oc_blocks(outer, 1), threads, 0, oc_stream(env)>>>(out[0], in[0], gamma, beta, outer, L,
-                                                                           eps);
+    if (inner == 1) {
+        const int threads = L >= 1024 ? 512 : L >= 256 ? 256 : 128;
+        oc_layernorm_kernel<<<oc_blocks(outer, 1), threads, 0, oc_stream(env)>>>(out[0], in[0], gamma, beta, outer,
+                                                                               L, eps);
+    } else {
+        /* narrower position tiles (down to 8: a 32-byte sector) until the tiles cover the SMs, then
+         * more threads per position while the grid is under 64K threads */
+        const int64_t positions = outer * inner;
+        int W = 32, G = 1;
+        while (W > 8 && (positions + W - 1) / W < 132)
+            W /= 2;
+        const int64_t tiles = (positions + W - 1) / W;
+        while (W * G * 2 <= 1024 && G * 2 <= L && tiles * W * G < 65536)
+            G *= 2;
+        oc_layernorm_cols_kernel<<<oc_blocks(tiles, 1), dim3(W, G), 0, oc_stream(env)>>>(
+            out[0], in[0], gamma, beta, positions, L, inner, eps);
+    }
     OC_LAUNCH_TRY(env);
     return 0;
 }
@@ -261,4 +338,71 @@ OPS_CUDA_FN(batchnorm) {
         }
     }
     return st->own ? oc_bn_own(env, s, in, out) : oc_bn_cudnn(env, st, s, in, out);
+}
+
+/* --- reducemax ------------------------------------------------------------------------------ */
+
+/* The kept dims (the output's order) and the reduced dims of x, with x's strides. */
+typedef struct {
+    int32_t nk, nr;
+    int64_t kd[OPS_MAX_DIMS], kst[OPS_MAX_DIMS], rd[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
+} oc_reduce_dims;
+
+static __device__ __forceinline__ int64_t oc_off(int64_t idx, int32_t r, const int64_t *d, const int64_t *st) {
+    int64_t off = 0;
+    for (int32_t i = r - 1; i >= 0; i--) {
+        off += (idx % d[i]) * st[i];
+        idx /= d[i];
+    }
+    return off;
+}
+
+/* One warp per output element; max is exact, so the lanes' order does not matter (a NaN wins, as
+ * in the CPU reference). */
+__global__ void oc_reducemax_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t n_out, int64_t n_red,
+                                    oc_reduce_dims a) {
+    const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    for (int64_t o = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); o < n_out; o += (int64_t)gridDim.x * wpb) {
+        const int64_t base = oc_off(o, a.nk, a.kd, a.kst);
+        float m = -INFINITY;
+        for (int64_t q = lane; q < n_red; q += 32)
+            m = oc_max_nan(m, x[base + oc_off(q, a.nr, a.rd, a.rst)]);
+        m = oc_warp_max(m);
+        if (lane == 0)
+            y[o] = m;
+    }
+}
+
+OPS_CUDA_FN(reducemax) {
+    const ops_shape *xs = &s->in[0];
+    int red[OPS_MAX_DIMS] = {0};
+    for (int32_t k = 0; k < s->p->n_list; k++)
+        red[s->p->list[k]] = 1;
+    oc_reduce_dims a;
+    a.nk = a.nr = 0;
+    int64_t acc = 1, n_out = 1, n_red = 1, xst[OPS_MAX_DIMS];
+    for (int32_t i = xs->rank - 1; i >= 0; i--) {
+        xst[i] = acc;
+        acc *= xs->dims[i];
+    }
+    for (int32_t i = 0; i < xs->rank; i++) {
+        if (red[i] || s->p->n_list == 0) {
+            a.rd[a.nr] = xs->dims[i];
+            a.rst[a.nr++] = xst[i];
+            n_red *= xs->dims[i];
+        } else {
+            a.kd[a.nk] = xs->dims[i];
+            a.kst[a.nk++] = xst[i];
+            n_out *= xs->dims[i];
+        }
+    }
+    if (n_out <= 0 || n_red <= 0)
+        return 0;
+    const int wpb = OC_THREADS / 32;
+    int64_t blocks = (n_out + wpb - 1) / wpb;
+    if (blocks > 65535 * 16)
+        blocks = 65535 * 16;
+    oc_reducemax_kernel<<<(unsigned)blocks, OC_THREADS, 0, oc_stream(env)>>>(out[0], in[0], n_out, n_red, a);
+    OC_LAUNCH_TRY(env);
+    return 0;
 }

@@ -18,6 +18,11 @@ What each file exercises (tests/test_onnx.c, tests/cli_onnx.sh, tests/onnx_ort_c
   typed.onnx         initializers in typed fields (float_data, int64_data, int32_data)
   reduce_ops.onnx    opset 13: a LayerNorm written out with ReduceMean / Pow / Sqrt, ReduceSum
   opset18.onnx       opset 18: Split with num_outputs (uneven), ReduceMean with an axes input
+  norm_ops.onnx      opset 18: Reciprocal, InstanceNormalization, GroupNormalization, and nn.GroupNorm
+                     as torch exports it at opset 17 (Reshape, InstanceNormalization, Reshape, Mul, Add)
+  norm_bad_*.onnx    a GroupNormalization whose groups do not divide the channels, an
+                     InstanceNormalization of rank 2, one with a scale of the wrong length
+  act_patterns.onnx  SiLU, tanh-GELU and erf-GELU as exporters write them, and look-alikes
   ext_data.onnx      initializers in an external data file (ext_data.bin) with offsets
   ext_shape.onnx     the same with the int64 Reshape shape also in ext_data.bin
   ext_missing.onnx   external data file absent: an error, or --random-weights (value_info shapes)
@@ -25,7 +30,14 @@ What each file exercises (tests/test_onnx.c, tests/cli_onnx.sh, tests/onnx_ort_c
                      and Add, every float weight in an absent data file: --random-weights by role
   deep_residual.onnx 40 residual blocks x + Conv(Relu(Conv(x))) and a projection block, weights absent
   unsupported.onnx   NonMaxSuppression x2 ('nms_1' first), Loop x1 ('loop'), a com.microsoft op
-  pad_relu.onnx      a Pad that feeds a Relu (cannot be folded): reported as unsupported Pad
+  pad_relu.onnx      a zero Pad of the spatial dims read by a Relu and a Conv, and a graph output: folded
+                     into the Conv, a pad node for the others; a second one only a graph output
+  data_ops.onnx      Resize (nearest in each nearest_mode and coordinate mode, linear in each coordinate
+                     mode, scales and sizes), Pad (constant with a value, reflect, edge, a rank-5 input)
+                     and ReduceMax (axes, keepdims 0, every dim)
+  data_ops18.onnx    opset 18: ReduceMax and Pad with axes inputs, Resize with an axes attribute
+  data_bad_*.onnx    Resize with mode cubic, Resize of the channels, Pad with pads computed at run
+                     time, a reflect Pad as large as the dim: one-line errors
   opset12.onnx       an opset outside 13..18
   symbolic.onnx      an input with the symbolic dimension 'batch'
   undefined.onnx     a node reading a value nobody produces
@@ -502,9 +514,10 @@ def hardsigmoid():
 
 def act_patterns():
     """SiLU as torchvision exports it, Mul(x, Sigmoid(x)), once in each operand order; a
-    squeeze-excitation gate (a Sigmoid of another value: no SiLU); and GELU's tanh form as
+    squeeze-excitation gate (a Sigmoid of another value: no SiLU); GELU's tanh form as
     transformers' GPT-2 exports it, after a Gemm and a Reshape (the importer makes them silu and
-    gelu_tanh, and moves the gelu_tanh before the Reshape)."""
+    gelu_tanh, and moves the gelu_tanh before the Reshape); and GELU's erf form in six orders and
+    three look-alikes over a second input z (erf_gelus: six gelu, three left as they are)."""
     b = Builder(6)
     b.n("Conv", ["x", b.w("w", [8, 4, 3, 3]), b.w("bias", [8], 0.1)], ["c"], pads=[1, 1, 1, 1])
     b.n("Sigmoid", ["c"], ["cs"])
@@ -529,9 +542,121 @@ def act_patterns():
     b.n("Tanh", ["ar"], ["t"])
     b.n("Add", [one, "t"], ["t1"])
     b.n("Mul", ["h", "t1"], ["y"])
-    inputs = [value_info("x", FLOAT, [1, 4, 6, 7])]
-    outputs = [value_info("y", FLOAT, [1, 1, 16])]
+    outs = erf_gelus(b, "z")
+    inputs = [value_info("x", FLOAT, [1, 4, 6, 7]), value_info("z", FLOAT, [2, 8])]
+    outputs = [value_info("y", FLOAT, [1, 1, 16])] + [value_info(o, FLOAT, d) for o, d in outs]
     return model("act_patterns", b.nodes, b.inits, inputs, outputs)
+
+
+# GELU's exact form x * (1 + erf(x / sqrt 2)) * 0.5 in the orders exporters write, each after a
+# MatMul of z: (arg, add, assoc, swap, extra). arg: 'div' Div(x, sqrt 2), 'mul' Mul(x, 1/sqrt 2),
+# 'imul' Mul(1/sqrt 2, x), 'rdiv' Div(sqrt 2, x) (not GELU), 'off' Div(x, sqrt 2 + 1e-3) (not
+# GELU); add: 'e1' Add(Erf, 1) or '1e'; assoc: 'A' Mul(Mul(x, E), 0.5), 'B' Mul(x, Mul(E, 0.5)),
+# 'C' Mul(Mul(x, 0.5), E); swap: every Mul with its operands the other way round; extra: 'const'
+# (the constants as Constant nodes and a bias Add before, as torch's TorchScript exporter writes
+# them), 'reshape' (a Reshape between the MatMul and the pattern), 'shared' (E also read by an Add
+# after the pattern: not GELU).
+ERF_GELUS = [("div", "e1", "A", False, "const"), ("imul", "1e", "A", True, ""), ("div", "e1", "B", True, ""),
+             ("mul", "1e", "B", False, ""), ("div", "e1", "C", False, "reshape"), ("imul", "1e", "C", True, ""),
+             ("off", "e1", "A", False, ""), ("rdiv", "e1", "A", False, ""), ("div", "e1", "A", False, "shared")]
+
+
+def erf_gelus(b, z):
+    """The cases of ERF_GELUS over input z (2, 8): six GELUs and three look-alikes; the outputs."""
+    outs = []
+    for k, (arg, add, assoc, swap, extra) in enumerate(ERF_GELUS):
+        p = "e%d_" % k
+
+        def mul(a, c, out):
+            return b.n("Mul", [c, a] if swap else [a, c], [p + out])
+
+        def const(name, v):
+            if extra == "const":
+                b.nodes.append(node("Constant", [], [p + name], p + name + "_node", value=tensor(p + name, [], FLOAT, [v])))
+                return p + name
+            return b.c(p + name, [], [v])
+
+        x = b.n("MatMul", [z, b.w(p + "w", [8, 8], 0.5)], [p + "mm"])
+        if extra == "const":
+            x = b.n("Add", [x, b.w(p + "bias", [8], 0.1)], [p + "x"])
+        shape = [2, 8]
+        if extra == "reshape":
+            x = b.n("Reshape", [x, b.c(p + "shape", [3], [2, 2, 4], INT64)], [p + "x"])
+            shape = [2, 2, 4]
+        if arg in ("div", "off", "rdiv"):
+            r2 = const("sqrt2", 1.4142135381698608 + (1e-3 if arg == "off" else 0.0))
+            u = b.n("Div", [r2, x] if arg == "rdiv" else [x, r2], [p + "u"])
+        else:
+            r = const("rsqrt2", 0.7071067690849304)
+            u = b.n("Mul", [r, x] if arg == "imul" else [x, r], [p + "u"])
+        e = b.n("Erf", [u], [p + "erf"])
+        one, half = const("one", 1.0), const("half", 0.5)
+        big_e = b.n("Add", [e, one] if add == "e1" else [one, e], [p + "e"])
+        if assoc == "A":
+            y = mul(mul(x, big_e, "xe"), half, "y")
+        elif assoc == "B":
+            y = mul(x, mul(big_e, half, "eh"), "y")
+        else:
+            y = mul(mul(x, half, "xh"), big_e, "y")
+        if extra == "shared":
+            y = b.n("Add", [y, big_e], [p + "ye"])
+        outs.append((y, shape))
+    return outs
+
+
+def norm_ops():
+    """Opset 18: Reciprocal (at run time, and of a constant: folded), InstanceNormalization over
+    (N, C, H, W) and (N, C, L), GroupNormalization with per-group scale and bias (3 groups) and
+    with identity ones (2 groups), and nn.GroupNorm(3, 6) as torch's TorchScript exporter writes it
+    at opset 17: Reshape (0, 3, -1), InstanceNormalization with Constant ones and zeros, Reshape
+    to Shape(x), Mul and Add of (6, 1, 1) weights."""
+    b = Builder(8)
+    b.n("Mul", ["x", "x"], ["xx"])
+    b.c("one", [], [1.0])
+    b.n("Add", ["xx", "one"], ["den"])
+    b.n("Reciprocal", ["den"], ["rec"])
+    b.n("Reciprocal", [b.c("c4", [4], [2.0, 4.0, -0.5, 8.0])], ["rc4"])
+    b.n("Mul", ["rec", "rc4"], ["rec_scaled"])
+    b.n("InstanceNormalization", ["x", b.w("in_s", [6], 0.5, 0.75), b.w("in_b", [6], 0.2)], ["inorm"],
+        epsilon=1e-3)
+    b.c("shape3", [3], [2, 6, 12], INT64)
+    b.n("Reshape", ["x", "shape3"], ["x3"])
+    b.n("InstanceNormalization", ["x3", b.w("in3_s", [6], 0.5, 0.75), b.w("in3_b", [6], 0.2)], ["inorm3"])
+    b.n("GroupNormalization", ["x", b.w("gn_s", [3], 0.5, 0.75), b.w("gn_b", [3], 0.2)], ["gnorm"],
+        num_groups=3, epsilon=1e-5)
+    b.n("GroupNormalization", ["rec", b.c("gn2_s", [2], [1.0, 1.0]), b.c("gn2_b", [2], [0.0, 0.0])], ["gnorm2"],
+        num_groups=2)
+    # torch.onnx.export(nn.GroupNorm(3, 6), opset_version=17, dynamo=False)
+    b.nodes.append(node("Constant", [], ["tg_shape"], "tg_shape_node", value=tensor("v", [3], INT64, [0, 3, -1])))
+    b.n("Reshape", ["x", "tg_shape"], ["tg_r"], allowzero=0)
+    b.nodes.append(node("Constant", [], ["tg_ones"], "tg_ones_node", value=tensor("v", [3], FLOAT, [1.0] * 3)))
+    b.nodes.append(node("Constant", [], ["tg_zeros"], "tg_zeros_node", value=tensor("v", [3], FLOAT, [0.0] * 3)))
+    b.n("InstanceNormalization", ["tg_r", "tg_ones", "tg_zeros"], ["tg_in"], epsilon=1e-5)
+    b.n("Shape", ["x"], ["tg_xs"])
+    b.n("Reshape", ["tg_in", "tg_xs"], ["tg_back"], allowzero=0)
+    b.n("Mul", ["tg_back", b.w("tg_w", [6, 1, 1], 0.5, 0.75)], ["tg_mul"])
+    b.n("Add", ["tg_mul", b.w("tg_b", [6, 1, 1], 0.2)], ["torch_gn"])
+    inputs = [value_info("x", FLOAT, [2, 6, 3, 4])]
+    outs = [("rec_scaled", [2, 6, 3, 4]), ("inorm", [2, 6, 3, 4]), ("inorm3", [2, 6, 12]), ("gnorm", [2, 6, 3, 4]),
+            ("gnorm2", [2, 6, 3, 4]), ("torch_gn", [2, 6, 3, 4])]
+    return model("norm_ops", b.nodes, b.inits, inputs, [value_info(n, FLOAT, d) for n, d in outs], opset=18)
+
+
+def norm_bad(what):
+    """One malformed normalisation each: 'groups' (num_groups 4 of 6 channels), 'rank' (an
+    InstanceNormalization of a (N, C) input), 'scale' (a scale of 5 values for 6 channels)."""
+    b = Builder(9)
+    if what == "groups":
+        b.n("GroupNormalization", ["x", b.w("s", [4]), b.w("bb", [4])], ["y"], "gn_bad", num_groups=4)
+        dims = [1, 6, 2, 2]
+    elif what == "rank":
+        b.n("InstanceNormalization", ["x", b.w("s", [6]), b.w("bb", [6])], ["y"], "in_rank")
+        dims = [2, 6]
+    else:
+        b.n("InstanceNormalization", ["x", b.w("s", [5]), b.w("bb", [6])], ["y"], "in_scale")
+        dims = [1, 6, 2, 2]
+    return model("norm_bad_" + what, b.nodes, b.inits, [value_info("x", FLOAT, dims)],
+                 [value_info("y", FLOAT, dims)], opset=18)
 
 
 def unsupported():
@@ -546,12 +671,100 @@ def unsupported():
 
 
 def pad_relu():
+    """A zero Pad of the spatial dims read by a Conv (folded into its padding), a Relu (a pad node)
+    and the graph (an output)."""
     b = Builder(5)
     b.c("pads", [8], [0, 0, 1, 1, 0, 0, 1, 1], INT64)
     b.n("Pad", ["x", "pads"], ["xp"], "pad0", mode="constant")
+    b.n("Conv", ["xp", b.w("w", [3, 2, 3, 3])], ["c"])
     b.n("Relu", ["xp"], ["y"])
+    b.n("Pad", ["x", "pads"], ["xq"], "pad1", mode="constant")  # read by nothing but the graph
     return model("pad_relu", b.nodes, b.inits, [value_info("x", FLOAT, [1, 2, 4, 4])],
-                 [value_info("y", FLOAT, [1, 2, 6, 6])])
+                 [value_info("y", FLOAT, [1, 2, 6, 6]), value_info("c", FLOAT, [1, 3, 4, 4]),
+                  value_info("xp", FLOAT, [1, 2, 6, 6]), value_info("xq", FLOAT, [1, 2, 6, 6])])
+
+
+# Resize cases of data_ops: (mode, coordinate mode, nearest mode, scales or None, sizes or None).
+RESIZES = [("nearest", None, None, [1, 1, 2, 2], None),
+           ("nearest", "asymmetric", "floor", [1, 1, 1.5, 0.5], None),
+           ("nearest", "align_corners", "round_prefer_ceil", None, [1, 3, 8, 9]),
+           ("nearest", "pytorch_half_pixel", "ceil", None, [1, 3, 3, 4]),
+           ("nearest", "half_pixel", "round_prefer_floor", [1, 1, 0.5, 1.7], None),
+           ("linear", None, None, [1, 1, 2, 2], None),
+           ("linear", "align_corners", None, None, [1, 3, 9, 11]),
+           ("linear", "asymmetric", None, [1, 1, 0.6, 1.7], None),
+           ("linear", "pytorch_half_pixel", None, None, [1, 3, 1, 7]),
+           ("linear", "half_pixel", None, None, [1, 3, 4, 4])]
+
+
+def data_ops():
+    """Resize in each mode, Pad in each mode, ReduceMax, over x (1, 3, 5, 6)."""
+    b = Builder(8)
+    b.c("roi", [0], [], FLOAT)
+    outs = []
+    for k, (mode, coord, near, scales, sizes) in enumerate(RESIZES):
+        attrs = {"mode": mode}
+        if mode == "linear":
+            attrs["cubic_coeff_a"] = -0.75  # torch writes it for every mode
+        if coord:
+            attrs["coordinate_transformation_mode"] = coord
+        if near:
+            attrs["nearest_mode"] = near
+        if scales:
+            ins = ["x", "roi", b.c("sc%d" % k, [4], scales)]
+            dims = [1, 3, int(5 * scales[2]), int(6 * scales[3])]
+        else:
+            ins = ["x", "", "", b.c("sz%d" % k, [4], sizes, INT64)]
+            dims = sizes
+        outs.append((b.n("Resize", ins, ["rs%d" % k], **attrs), dims))
+    b.c("pc", [8], [0, 1, 2, 0, 1, 0, 1, 3], INT64)
+    b.c("pv", [], [1.5])
+    outs.append((b.n("Pad", ["x", "pc", "pv"], ["pad_c"], mode="constant"), [2, 4, 8, 9]))
+    b.c("pr", [8], [0, 0, 2, 3, 0, 0, 4, 5], INT64)
+    outs.append((b.n("Pad", ["x", "pr"], ["pad_r"], mode="reflect"), [1, 3, 11, 14]))
+    b.c("pe", [8], [0, 2, 1, 0, 1, 0, 0, 2], INT64)
+    outs.append((b.n("Pad", ["x", "pe"], ["pad_e"], mode="edge"), [2, 5, 6, 8]))
+    b.n("Reshape", ["x", b.c("s5", [5], [1, 3, 5, 2, 3], INT64)], ["x5"])
+    b.c("p5", [10], [0, 0, 1, 0, 2, 0, 0, 3, 0, 1], INT64)
+    outs.append((b.n("Pad", ["x5", "p5"], ["pad_5"], mode="reflect"), [1, 3, 9, 2, 6]))
+    outs.append((b.n("ReduceMax", ["x"], ["rm1"], axes=[1]), [1, 1, 5, 6]))
+    outs.append((b.n("ReduceMax", ["x"], ["rm2"], axes=[-1, 2], keepdims=0), [1, 3]))
+    outs.append((b.n("ReduceMax", ["x"], ["rm3"]), [1, 1, 1, 1]))
+    outputs = [value_info(n, FLOAT, d) for n, d in outs]
+    return model("data_ops", b.nodes, b.inits, [value_info("x", FLOAT, [1, 3, 5, 6])], outputs)
+
+
+def data_ops18():
+    """Opset 18: ReduceMax with an axes input, Pad with an axes input, Resize with an axes attribute."""
+    b = Builder(9)
+    b.c("ax", [2], [1, 3], INT64)
+    b.n("ReduceMax", ["x", "ax"], ["rm"], keepdims=0)
+    b.c("pp", [4], [1, 2, 0, 1], INT64)
+    b.c("pax", [2], [-1, 2], INT64)
+    b.n("Pad", ["x", "pp", "", "pax"], ["pd"], mode="edge")
+    b.c("sc", [2], [2.0, 1.5])
+    b.n("Resize", ["x", "", "sc"], ["rs"], axes=[2, 3], mode="linear")
+    outs = [("rm", [2, 4]), ("pd", [2, 3, 7, 6]), ("rs", [2, 3, 8, 7])]
+    return model("data_ops18", b.nodes, b.inits, [value_info("x", FLOAT, [2, 3, 4, 5])],
+                 [value_info(n, FLOAT, d) for n, d in outs], opset=18)
+
+
+def data_bad(what):
+    """One node the importer refuses with a one-line error."""
+    b = Builder(10)
+    inputs = [value_info("x", FLOAT, [1, 2, 5, 5])]
+    dims = {"cubic": [1, 2, 10, 10], "channels": [1, 4, 10, 10], "dynpads": [1, 2, 6, 6], "reflect": [1, 2, 10, 5]}
+    out = [value_info("y", FLOAT, dims[what])]
+    if what == "cubic":
+        b.n("Resize", ["x", "", b.c("sc", [4], [1, 1, 2, 2])], ["y"], "rz", mode="cubic")
+    elif what == "channels":
+        b.n("Resize", ["x", "", b.c("sc", [4], [1, 2, 2, 2])], ["y"], "rz", mode="nearest")
+    elif what == "dynpads":
+        inputs.append(value_info("pads", INT64, [8]))
+        b.n("Pad", ["x", "pads"], ["y"], "pd", mode="edge")
+    else:  # reflect pads as large as the dim (5)
+        b.n("Pad", ["x", b.c("pads", [8], [0, 0, 5, 0, 0, 0, 0, 0], INT64)], ["y"], "pd", mode="reflect")
+    return model("data_bad_" + what, b.nodes, b.inits, inputs, out)
 
 
 def small(name, opset=17, dims=(1, 4)):
@@ -579,8 +792,15 @@ def main():
     write("deep_residual.onnx", deep_residual())
     write("hardsigmoid.onnx", hardsigmoid())
     write("act_patterns.onnx", act_patterns())
+    write("norm_ops.onnx", norm_ops())
+    for what in ("groups", "rank", "scale"):
+        write("norm_bad_%s.onnx" % what, norm_bad(what))
     write("unsupported.onnx", unsupported())
     write("pad_relu.onnx", pad_relu())
+    write("data_ops.onnx", data_ops())
+    write("data_ops18.onnx", data_ops18())
+    for what in ("cubic", "channels", "dynpads", "reflect"):
+        write("data_bad_%s.onnx" % what, data_bad(what))
     write("opset12.onnx", small("opset12", opset=12))
     write("symbolic.onnx", small("symbolic", dims=("batch", 4)))
     write("undefined.onnx", undefined())
