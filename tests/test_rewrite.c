@@ -1,8 +1,9 @@
 /* test_rewrite.c: every built-in rewrite (src/rewrite.h) on small graphs built here: applied where
  * it should be and not where it must not be, and each result run on the CPU executor against the
  * original (conv+batchnorm folding with non-trivial statistics, bias and activation fusion, cse,
- * split-concat, sibling matmul and conv merges), then constant folding into DATA weights and a
- * save/load round trip of the folded model through its sidecar file.
+ * split-concat, sibling matmul and conv merges, layout: the NHWC islands of a ConvNeXt block in
+ * NCHW, and back through ONNX), then constant folding into DATA weights and a save/load round
+ * trip of the folded model through its sidecar file.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "cost.h"
 #include "exec.h"
+#include "onnx.h"
 #include "rewrite.h"
 #include "test.h"
 
@@ -604,8 +606,175 @@ static void test_bias_normal(void) {
     }
 }
 
+/* --- layout ---------------------------------------------------------------------------------- */
+
+/* A matmul with a bias and an activation, as fuse-bias and fuse-act leave the pointwise layers. */
+static int32_t matmul_bias(graph *g, int32_t a, int32_t w, int32_t b, ops_act act) {
+    ops_params mp;
+    ops_params_default(OP_MATMUL, &mp);
+    mp.v[PM_ACT] = act;
+    const int32_t in[3] = {a, w, b};
+    int32_t out = -1;
+    graph_add(g, NULL, OP_MATMUL, &mp, 3, in, &out);
+    return out;
+}
+
+/* A ConvNeXt block as torchvision exports it (after fuse-bias and fuse-act): depthwise conv on
+ * NCHW, transpose to NHWC, layernorm over C, matmul C -> 4C with bias and gelu, a constant
+ * scale along C (variant 1; variant 2: a one-value offset too, and an unfused gelu-like product
+ * of two chain tensors), matmul 4C -> C with bias, transpose back, layer scale (C,1,1), residual. */
+static graph *convnext_block(int variant, int32_t *chain_out) {
+    graph *g = graph_new("convnext_block");
+    const int64_t C = 8, xd[4] = {1, 8, 5, 6}, dwd[4] = {8, 1, 3, 3}, cd[1] = {8}, w1d[2] = {8, 32}, hd[1] = {32};
+    const int64_t w2d[2] = {32, 8}, lsd[3] = {8, 1, 1}, one[1] = {1};
+    const int32_t pads[4] = {1, 1, 1, 1}, to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+    int32_t x = graph_input(g, "x", 4, xd);
+    int32_t dw = graph_conv2d_ex(g, "dw", x, weight_random(g, "dwk", 4, dwd, 1, 0.0f, 0.3f),
+                                 weight_random(g, "dwb", 1, cd, 2, 0.0f, 0.1f), 1, 1, pads, (int32_t)C, OPS_ACT_NONE);
+    int32_t t = graph_transpose(g, dw, 4, to_nhwc);
+    int32_t ln = graph_layernorm(g, t, weight_random(g, "gamma", 1, cd, 3, 1.0f, 0.2f),
+                                 weight_random(g, "beta", 1, cd, 4, 0.0f, 0.2f), 3, 1e-6f);
+    int32_t h = matmul_bias(g, ln, weight_random(g, "w1", 2, w1d, 5, 0.0f, 0.35f),
+                            weight_random(g, "b1", 1, hd, 6, 0.0f, 0.1f), OPS_ACT_GELU);
+    if (variant >= 1)
+        h = graph_ewmul(g, h, weight_random(g, "s", 1, hd, 7, 1.0f, 0.3f));
+    if (variant >= 2) {
+        int32_t u = graph_ewadd(g, weight_random(g, "off", 1, one, 8, 0.5f, 0.1f), h); /* constant first */
+        h = graph_ewmul(g, h, graph_unary(g, OP_SIGMOID, u));
+    }
+    int32_t y = matmul_bias(g, h, weight_random(g, "w2", 2, w2d, 9, 0.0f, 0.2f),
+                            weight_random(g, "b2", 1, cd, 10, 0.0f, 0.1f), OPS_ACT_NONE);
+    if (chain_out)
+        *chain_out = y;
+    int32_t back = graph_transpose(g, y, 4, to_nchw);
+    int32_t scaled = graph_ewmul(g, weight_random(g, "ls", 3, lsd, 11, 0.5f, 0.2f), back);
+    graph_mark_output(g, graph_ewadd(g, scaled, x));
+    return g;
+}
+
+/* The layout result through ONNX: the layernorm over the channels is exported as Transpose,
+ * LayerNormalization, Transpose (ONNX normalises up to the last axis only); the import computes
+ * the same values, and layout takes the exported pair out again. */
+static void layout_onnx_roundtrip(const graph *orig, const graph *h) {
+    char err[512];
+    size_t len = 0;
+    uint8_t *buf = onnx_export_buffer(h, &len, err, sizeof err);
+    CHECK(buf != NULL);
+    if (!buf) {
+        fprintf(stderr, "export: %s\n", err);
+        return;
+    }
+    graph *back = onnx_import_buffer(buf, len, "layout.onnx", NULL, NULL, err, sizeof err);
+    free(buf);
+    CHECK(back != NULL);
+    if (!back) {
+        fprintf(stderr, "import: %s\n", err);
+        return;
+    }
+    CHECK_EQ_INT(count_op(back, OP_TRANSPOSE), 2 * count_op(h, OP_LAYERNORM));
+    CHECK(compare_runs(orig, back) < 1e-5);
+    uint8_t kinds[REWRITE_COUNT] = {0};
+    int32_t counts[REWRITE_COUNT] = {0};
+    kinds[REWRITE_LAYOUT] = 1;
+    char prefix[32];
+    rules_apply_prefix(back, prefix, sizeof prefix); /* the export kept h's "opt." names */
+    int64_t counter = 0;
+    graph *again = graph_clone(back);
+    CHECK(rewrite_greedy(&again, kinds, prefix, &counter, counts, err, sizeof err) == 0);
+    CHECK_EQ_INT(counts[REWRITE_LAYOUT], count_op(h, OP_LAYERNORM));
+    CHECK_EQ_INT(count_op(again, OP_TRANSPOSE), 0);
+    CHECK(compare_runs(orig, again) < 1e-5);
+    graph_free(again);
+    graph_free(back);
+}
+
+/* Transposes left once the weight-only ones are folded, and the result's node count. */
+static void layout_apply(const graph *g, int32_t want_transposes, int32_t want_nodes) {
+    int32_t n = 0, folded = 0;
+    graph *h = greedy_one(g, REWRITE_LAYOUT, &n);
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    CHECK_EQ_INT(n, 1);
+    char err[256];
+    CHECK(rewrite_fold_constants(&h, &folded, err, sizeof err) == 0);
+    CHECK_EQ_INT(count_op(h, OP_TRANSPOSE), want_transposes);
+    CHECK_EQ_INT(h->n_nodes, want_nodes);
+    double e = compare_runs(g, h);
+    if (e >= 1e-5)
+        fprintf(stderr, "layout: rel L2 %g\n", e);
+    CHECK(e < 1e-5);
+    layout_onnx_roundtrip(g, h);
+    graph_free(h);
+}
+
+static void test_layout(void) {
+    /* the block: 9 nodes -> 7 (the transposes gone; the matmuls as 1x1 convs reading NCHW) */
+    for (int variant = 0; variant < 3; variant++) {
+        graph *g = convnext_block(variant, NULL);
+        CHECK(graph_ok(g));
+        CHECK_EQ_INT(count_candidates(g, REWRITE_LAYOUT), 1);
+        int32_t n0 = g->n_nodes;
+        layout_apply(g, 0, n0 - 2);
+        int32_t n = 0;
+        graph *h = greedy_one(g, REWRITE_LAYOUT, &n);
+        if (h) {
+            CHECK_EQ_INT(count_op(h, OP_CONV2D), 3);
+            CHECK_EQ_INT(count_op(h, OP_MATMUL), 0);
+            for (int32_t i = 0; i < h->n_nodes; i++)
+                if (h->nodes[i].op == OP_LAYERNORM)
+                    CHECK(h->nodes[i].p.v[PM_AXIS] == 1 && h->nodes[i].p.v[PM_AXIS_END] == 2);
+            CHECK_EQ_INT(count_candidates(h, REWRITE_LAYOUT), 0);
+            graph_free(h);
+        }
+        graph_free(g);
+    }
+    /* not when a chain tensor is read outside it (here: also a graph output) */
+    int32_t y = -1;
+    graph *g = convnext_block(0, &y);
+    graph_mark_output(g, y);
+    CHECK_EQ_INT(count_candidates(g, REWRITE_LAYOUT), 0);
+    graph_free(g);
+
+    /* LayerNorm2d (transpose, layernorm, transpose back): one layernorm over the channels; and
+     * not when the way back is another permutation, or the constant runs along another axis */
+    const int64_t xd[4] = {2, 6, 4, 5}, cd[1] = {6}, wd[3] = {4, 1, 1};
+    const int32_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2}, other[4] = {0, 3, 2, 1};
+    for (int c = 0; c < 3; c++) {
+        g = graph_new("ln2d");
+        int32_t x = graph_input(g, "x", 4, xd);
+        int32_t t = graph_transpose(g, graph_unary(g, OP_RELU, x), 4, to_nhwc);
+        t = graph_layernorm(g, t, weight_random(g, "gamma", 1, cd, 1, 1.0f, 0.2f), -1, 3, 1e-5f);
+        if (c == 2) /* (4,1,1) right-aligned against (2,4,5,6): along H */
+            t = graph_ewmul(g, t, weight_random(g, "w", 3, wd, 2, 1.0f, 0.2f));
+        graph_mark_output(g, graph_transpose(g, t, 4, c == 1 ? other : to_nchw));
+        CHECK(graph_ok(g));
+        CHECK_EQ_INT(count_candidates(g, REWRITE_LAYOUT), c == 0);
+        if (c == 0)
+            layout_apply(g, 0, 2); /* relu, layernorm */
+        graph_free(g);
+    }
+
+    /* rank 3 (N, C, L) with perm (0, 2, 1): the layernorm moves, a matmul (no NCHW conv) does not */
+    const int64_t sd[3] = {2, 6, 7}, md[2] = {6, 6};
+    const int32_t swap[3] = {0, 2, 1};
+    for (int mm = 0; mm < 2; mm++) {
+        g = graph_new("seq");
+        int32_t x = graph_input(g, "x", 3, sd);
+        int32_t t = graph_layernorm(g, graph_transpose(g, x, 3, swap), -1, -1, 2, 1e-5f);
+        if (mm)
+            t = graph_matmul(g, t, weight_random(g, "m", 2, md, 3, 0.0f, 0.3f), OPS_ACT_NONE);
+        graph_mark_output(g, graph_unary(g, OP_TANH, graph_transpose(g, t, 3, swap)));
+        CHECK(graph_ok(g));
+        CHECK_EQ_INT(count_candidates(g, REWRITE_LAYOUT), !mm);
+        if (!mm)
+            layout_apply(g, 0, 2); /* layernorm over dim 1 only, tanh */
+        graph_free(g);
+    }
+}
+
 int main(void) {
-    CHECK_EQ_INT(REWRITE_COUNT, 7);
+    CHECK_EQ_INT(REWRITE_COUNT, 8);
     for (int32_t k = 0; k < REWRITE_COUNT; k++)
         CHECK(rewrite_names[k] != NULL);
     test_bn_fold();
@@ -616,5 +785,6 @@ int main(void) {
     test_cse_split_concat();
     test_merge_matmul();
     test_merge_conv();
+    test_layout();
     return TEST_REPORT();
 }

@@ -22,6 +22,7 @@ const char *const rewrite_names[REWRITE_COUNT] = {
     [REWRITE_SPLIT_CONCAT] = "split-concat",
     [REWRITE_MERGE_MATMUL] = "merge-matmul",
     [REWRITE_MERGE_CONV] = "merge-conv",
+    [REWRITE_LAYOUT] = "layout",
 };
 
 #define RW_MAX_MERGE OPS_MAX_OUTPUTS /* siblings one merge joins: the split's output limit */
@@ -837,6 +838,259 @@ static void rw_find_merge_conv(rw_ctx *c) {
     free(done);
 }
 
+/* --- layout: per-position chains between a transpose and its inverse -------------------------- */
+
+/* A region: the nodes between a transpose t1 (x -> y, perm P) and transposes by P's inverse (the
+ * exits), each computing every position of the last axis of y from that position alone; the
+ * region's tensors are read only by its nodes and the exits. In x's layout the last axis of y is
+ * dim c = P[r-1], and each node has a form there that reads positions along c (rw_layout_node):
+ * the transposes go. */
+typedef struct {
+    int32_t t1, x, c, r;
+    int32_t n_nodes, nodes[RULES_APPLY_MAX_REMOVED]; /* in topological order */
+    int32_t n_exits, exits[RULES_APPLY_MAX_MAP];
+    rules_aref ref[RULES_APPLY_MAX_REMOVED];         /* the new form of nodes[i]'s output */
+} rw_region;
+
+/* Ops that compute each element from the same element of their operands (layout-free): the
+ * activations of the op table, and the other elementwise functions of one tensor. */
+static int rw_layout_pointwise(ops_type op) {
+    return ops_table[op].act != OPS_ACT_NONE || op == OP_ERF || op == OP_SQRT || op == OP_CLIP || op == OP_SMUL;
+}
+
+static int rw_layout_binary(ops_type op) {
+    return op == OP_EWADD || op == OP_EWMUL || op == OP_EWSUB || op == OP_EWDIV || op == OP_POW;
+}
+
+/* 1 if node n could be in a region (its op; its operands are checked by rw_layout_node). */
+static int rw_layout_op(const graph *g, int32_t n) {
+    ops_type op = g->nodes[n].op;
+    return rw_layout_pointwise(op) || rw_layout_binary(op) || op == OP_LAYERNORM || op == OP_MATMUL;
+}
+
+/* 1 if transpose node e undoes perm P of rank r: its output has x's layout. */
+static int rw_layout_inverse(const graph *g, int32_t e, const ops_params *P, int32_t r) {
+    const ops_params *q = &g->nodes[e].p;
+    if (g->nodes[e].op != OP_TRANSPOSE || q->n_list != r)
+        return 0;
+    for (int32_t i = 0; i < r; i++)
+        if (P->list[q->list[i]] != i)
+            return 0;
+    return 1;
+}
+
+static int rw_region_has(const rw_region *rg, int32_t n) {
+    for (int32_t i = 0; i < rg->n_nodes; i++)
+        if (rg->nodes[i] == n)
+            return 1;
+    return 0;
+}
+
+/* The region's position of tensor t's producer (-1 for y, t1's output), or -2 outside it. */
+static int32_t rw_region_slot(const rw_region *rg, const graph *g, int32_t t) {
+    if (t == g->nodes[rg->t1].out[0])
+        return -1;
+    int32_t p = g->tensors[t].producer;
+    for (int32_t i = 0; i < rg->n_nodes; i++)
+        if (rg->nodes[i] == p)
+            return i;
+    return -2;
+}
+
+/* Grow the region from t1's output over readers: each tensor of it is no graph output and is
+ * read by live region ops or inverse transposes only. 0, or -1 when that does not hold or the
+ * region outgrows a plan. */
+static int rw_region_grow(const rules_match_index *ix, rw_region *rg) {
+    const graph *g = ix->g;
+    const ops_params *P = &g->nodes[rg->t1].p;
+    int32_t queue[RULES_APPLY_MAX_REMOVED + 1], nq = 0;
+    queue[nq++] = g->nodes[rg->t1].out[0];
+    for (int32_t qi = 0; qi < nq; qi++) {
+        int32_t t = queue[qi];
+        if (ix->is_output[t])
+            return -1;
+        for (int32_t u = ix->use_start[t]; u < ix->use_start[t + 1]; u++) {
+            int32_t m = ix->use_node[u];
+            if (!ix->live[m])
+                return -1;
+            if (rw_layout_inverse(g, m, P, rg->r)) {
+                int dup = 0;
+                for (int32_t i = 0; i < rg->n_exits; i++)
+                    dup |= rg->exits[i] == m;
+                if (dup)
+                    continue;
+                if (rg->n_exits == RULES_APPLY_MAX_MAP)
+                    return -1;
+                rg->exits[rg->n_exits++] = m;
+            } else if (!rw_region_has(rg, m)) {
+                if (!rw_layout_op(g, m) || g->nodes[m].n_out != 1 || rg->n_nodes + 2 > RULES_APPLY_MAX_REMOVED)
+                    return -1;
+                rg->nodes[rg->n_nodes++] = m;
+                queue[nq++] = g->nodes[m].out[0];
+            }
+        }
+    }
+    if (rg->n_exits == 0 || 1 + rg->n_nodes + rg->n_exits > RULES_APPLY_MAX_REMOVED)
+        return -1;
+    for (int32_t i = 1; i < rg->n_nodes; i++) /* topological order */
+        for (int32_t j = i; j > 0 && ix->topo_pos[rg->nodes[j - 1]] > ix->topo_pos[rg->nodes[j]]; j--) {
+            int32_t s = rg->nodes[j];
+            rg->nodes[j] = rg->nodes[j - 1];
+            rg->nodes[j - 1] = s;
+        }
+    return 0;
+}
+
+/* A constant operand k of a binary op on region tensor of shape ts, in x's layout: one value as
+ * it is; a vector along the last axis (right-aligned: 1 everywhere else) reshaped to (C, 1, ...)
+ * ending at x's last dim, so that it runs along dim c. A kind COUNT ref when k is neither. */
+static rules_aref rw_layout_const(rules_apply_plan *pl, const rw_region *rg, const ops_shape *ks,
+                                  const ops_shape *ts, int32_t k) {
+    const rules_aref none = {RULES_AREF_COUNT, 0, 0};
+    const int64_t C = ts->dims[ts->rank - 1];
+    if (ks->rank > ts->rank)
+        return none;
+    for (int32_t i = 0; i < ks->rank; i++)
+        if (ks->dims[i] != 1 && !(i == ks->rank - 1 && ks->dims[i] == C))
+            return none;
+    if (ops_shape_numel(ks) == 1)
+        return rw_t(k);
+    ops_params rp;
+    ops_params_default(OP_RESHAPE, &rp);
+    rp.n_list = rg->r - rg->c;
+    for (int32_t i = 0; i < rp.n_list; i++)
+        rp.list[i] = i == 0 ? C : 1;
+    return rw_n(rw_node(pl, OP_RESHAPE, &rp, 1, (rules_aref[]){rw_t(k)}), 0);
+}
+
+/* matmul (..., C) x B (C, F) [+ bias (F)] on positions of NCHW's channels: conv2d 1x1 with the
+ * kernel B^T as (F, C, 1, 1), the bias and the activation as they are. */
+static rules_aref rw_layout_matmul(rules_apply_plan *pl, const graph *g, const graph_node *nd, rules_aref a) {
+    const ops_shape *bs = &g->tensors[nd->in[1]].shape;
+    ops_params tp, rp, cp;
+    ops_params_default(OP_TRANSPOSE, &tp);
+    tp.n_list = 2;
+    tp.list[0] = 1;
+    tp.list[1] = 0;
+    ops_params_default(OP_RESHAPE, &rp);
+    rp.n_list = 4;
+    rp.list[0] = bs->dims[1];
+    rp.list[1] = bs->dims[0];
+    rp.list[2] = rp.list[3] = 1;
+    int32_t bt = rw_node(pl, OP_TRANSPOSE, &tp, 1, (rules_aref[]){rw_t(nd->in[1])});
+    int32_t k = rw_node(pl, OP_RESHAPE, &rp, 1, (rules_aref[]){rw_n(bt, 0)});
+    ops_params_default(OP_CONV2D, &cp);
+    cp.v[PM_PAD] = OPS_PAD_EXPLICIT; /* pads 0: the 1x1 window is the position itself */
+    cp.v[PM_ACT] = nd->p.v[PM_ACT];
+    rules_aref in[3] = {a, rw_n(k, 0), nd->n_in > 2 ? rw_t(nd->in[2]) : a};
+    return rw_n(rw_node(pl, OP_CONV2D, &cp, nd->n_in > 2 ? 3 : 2, in), 0);
+}
+
+/* 1 if region tensor shapes a (operand) and o (result) agree on every dim but the last. */
+static int rw_layout_positions(const ops_shape *a, const ops_shape *o) {
+    if (a->rank != o->rank)
+        return 0;
+    for (int32_t i = 0; i + 1 < a->rank; i++)
+        if (a->dims[i] != o->dims[i])
+            return 0;
+    return 1;
+}
+
+/* The new form of region node nodes[i] in x's layout, appended to the plan; its output's ref into
+ * rg->ref[i]. 0, or -1 when its operands do not allow one. */
+static int rw_layout_node(rw_ctx *c, rw_region *rg, int32_t i) {
+    const graph *g = c->ix->g;
+    rules_apply_plan *pl = &c->pl;
+    const graph_node *nd = &g->nodes[rg->nodes[i]];
+    rules_aref in[RULES_APPLY_MAX_IN];
+    int reg[RULES_APPLY_MAX_IN], first = -1;
+    if (nd->n_in > RULES_APPLY_MAX_IN)
+        return -1;
+    for (int32_t k = 0; k < nd->n_in; k++) {
+        int32_t s = rw_region_slot(rg, g, nd->in[k]);
+        reg[k] = s != -2;
+        in[k] = s == -2 ? rw_t(nd->in[k]) : s == -1 ? rw_t(rg->x) : rg->ref[s];
+        if (reg[k] && first < 0)
+            first = k;
+    }
+    const ops_shape *ts = &g->tensors[nd->in[first]].shape, *os = &g->tensors[nd->out[0]].shape;
+    if (ts->rank != rg->r || !rw_layout_positions(ts, os))
+        return -1;
+    ops_type op = nd->op;
+    if (rw_layout_binary(op) && !(reg[0] && reg[1])) { /* a constant operand, on either side */
+        int32_t kc = 1 - first;
+        in[kc] = rw_layout_const(pl, rg, &g->tensors[nd->in[kc]].shape, ts, nd->in[kc]);
+        if (in[kc].kind == RULES_AREF_COUNT || !ops_shape_eq(os, ts))
+            return -1;
+        rg->ref[i] = rw_n(rw_node(pl, op, &nd->p, 2, in), 0);
+        return 0;
+    }
+    if (first != 0)
+        return -1;
+    if (rw_layout_pointwise(op) || rw_layout_binary(op)) {
+        for (int32_t k = 1; k < nd->n_in; k++) /* two region operands: no broadcasting between them */
+            if (reg[k] && (op == OP_SMUL || !ops_shape_eq(&g->tensors[nd->in[k]].shape, ts)))
+                return -1;
+        if (!ops_shape_eq(os, ts))
+            return -1;
+        rg->ref[i] = rw_n(rw_node(pl, op, &nd->p, nd->n_in, in), 0);
+        return 0;
+    }
+    for (int32_t k = 1; k < nd->n_in; k++) /* layernorm, matmul: only x from the region */
+        if (reg[k])
+            return -1;
+    if (op == OP_LAYERNORM) {
+        int64_t end = nd->p.v[PM_AXIS_END];
+        if (nd->p.v[PM_AXIS] != rg->r - 1 || (end != 0 && end != rg->r))
+            return -1;
+        ops_params p = nd->p;
+        p.v[PM_AXIS] = rg->c;
+        p.v[PM_AXIS_END] = rg->c + 1 == rg->r ? 0 : rg->c + 1;
+        rg->ref[i] = rw_n(rw_node(pl, op, &p, nd->n_in, in), 0);
+        return 0;
+    }
+    /* matmul by a (C, F) matrix: a 1x1 conv2d where x is NCHW */
+    const ops_shape *bs = &g->tensors[nd->in[1]].shape;
+    if (op != OP_MATMUL || rg->r != 4 || rg->c != 1 || bs->rank != 2 || bs->dims[0] != ts->dims[3] ||
+        (nd->n_in > 2 && g->tensors[nd->in[2]].shape.rank != 1))
+        return -1;
+    rg->ref[i] = rw_layout_matmul(pl, g, nd, in[0]);
+    return 0;
+}
+
+static void rw_find_layout(rw_ctx *c) {
+    const rules_match_index *ix = c->ix;
+    const graph *g = ix->g;
+    rules_apply_plan *pl = &c->pl;
+    for (int32_t u = ix->op_start[OP_TRANSPOSE]; u < ix->op_start[OP_TRANSPOSE + 1] && !c->stop; u++) {
+        int32_t n = ix->op_node[u];
+        const graph_node *nd = &g->nodes[n];
+        rw_region rg = {.t1 = n, .x = nd->in[0], .r = g->tensors[nd->in[0]].shape.rank};
+        if (c->wo[rg.x] || nd->p.n_list != rg.r || rg.r < 1)
+            continue;
+        rg.c = (int32_t)nd->p.list[rg.r - 1];
+        if (rw_region_grow(ix, &rg) < 0)
+            continue;
+        rw_plan_reset(pl);
+        int ok = 1;
+        for (int32_t i = 0; i < rg.n_nodes && ok; i++)
+            ok = pl->n_nodes + 3 <= RULES_APPLY_MAX_NODES && rw_layout_node(c, &rg, i) == 0;
+        if (!ok)
+            continue;
+        pl->removed[pl->n_removed++] = n;
+        for (int32_t i = 0; i < rg.n_nodes; i++)
+            pl->removed[pl->n_removed++] = rg.nodes[i];
+        for (int32_t e = 0; e < rg.n_exits; e++) {
+            const graph_node *ex = &g->nodes[rg.exits[e]];
+            int32_t s = rw_region_slot(&rg, g, ex->in[0]);
+            pl->removed[pl->n_removed++] = rg.exits[e];
+            pl->old_t[pl->n_map] = ex->out[0];
+            pl->new_t[pl->n_map++] = s == -1 ? rw_t(rg.x) : rg.ref[s];
+        }
+        rw_report(c);
+    }
+}
+
 #define RW_SPLIT_BIAS REWRITE_COUNT /* rw_find's kinds for rewrite_split_bias */
 #define RW_BIAS_FRONT (REWRITE_COUNT + 1) /* and rewrite_bias_normal's two (not rewrite kinds) */
 #define RW_BIAS_BACK (REWRITE_COUNT + 2)
@@ -870,6 +1124,9 @@ static int32_t rw_find(int32_t kind, const rules_match_index *ix, const uint8_t 
         break;
     case REWRITE_MERGE_CONV:
         rw_find_merge_conv(c);
+        break;
+    case REWRITE_LAYOUT:
+        rw_find_layout(c);
         break;
     case RW_SPLIT_BIAS:
         rw_find_split_bias(c, OP_CONV2D);

@@ -20,6 +20,19 @@
  *                activation, whose windows align once the smaller kernels are zero-padded to the
  *                largest (enlarge): one conv with the kernels concatenated, then a split; each
  *                set is offered whole (up to 8, the split limit) and by kernel size
+ *   layout       a transpose (perm P) whose output reaches, through nodes that each compute a
+ *                position of the last axis from that position alone, only transposes by P's
+ *                inverse: those nodes in the layout of the transpose's input, the transposes
+ *                gone (the NHWC islands of ConvNeXt-style exports: transpose, layernorm,
+ *                pointwise matmuls, transpose back). The last axis is then dim c = P[r-1] of the
+ *                input, and the nodes become: layernorm over the last axis -> over dims
+ *                [c, c+1) (axis_end); matmul by a 2-D (C, F) B, its bias and activation ->
+ *                conv2d 1x1 with kernel B^T as (F, C, 1, 1) (rank-4 input, c = 1: NCHW);
+ *                elementwise ops with a one-value operand or one along the last axis -> the
+ *                operand as (C, 1, ...) (reshaped); pointwise ops and elementwise ops between
+ *                two same-shaped nodes of the chain -> unchanged. Every tensor of the chain is
+ *                read inside it only (up to 14 nodes). A search move: the cost model decides
+ *                (it is not among the greedy kinds of search_opts_default).
  * The rest of a merge's weights (concatenations, enlargements) are weight-only nodes.
  * Constant folding (rewrite_fold_constants) replaces every weight-only tensor that a node
  * computed by a DATA weight holding its values, computed with the CPU references.
@@ -41,10 +54,11 @@ typedef enum {
     REWRITE_SPLIT_CONCAT,
     REWRITE_MERGE_MATMUL,
     REWRITE_MERGE_CONV,
+    REWRITE_LAYOUT,
     REWRITE_COUNT
 } rewrite_kind;
 
-/* "cse", "bn-fold", "fuse-bias", "fuse-act", "split-concat", "merge-matmul", "merge-conv" */
+/* "cse", "bn-fold", "fuse-bias", "fuse-act", "split-concat", "merge-matmul", "merge-conv", "layout" */
 extern const char *const rewrite_names[REWRITE_COUNT];
 
 /* Called with each candidate (shapes inferred, not yet checked by rules_apply_check); the plan
@@ -96,8 +110,8 @@ int rewrite_bias_normal(graph **g, const char *prefix, int64_t *counter, int32_t
  * OPS_ACT_NONE for any other op;
  * a fused bias runs along the channel axis (1, NCHW) of a conv2d and the last axis of a matmul. */
 int rewrite_has_epilogue(ops_type op);
-ops_act rewrite_fusable_act(ops_type op);
-ops_act rewrite_fusable_act_p(ops_type op, const ops_params *p);
+ops_act rewrite_fusable_act_p(ops_type op, const ops_params *p); /* the one the searches and eqsat's costs use */
+ops_act rewrite_fusable_act(ops_type op); /* op alone (p NULL): never relu6 */
 int32_t rewrite_bias_axis(ops_type op, int32_t rank);
 /* 1 if bias shape b, right-aligned against out, is 1 everywhere but the channel dim ch, where it
  * is out's size (what fuse-bias fuses along ch). */
