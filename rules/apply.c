@@ -100,6 +100,16 @@ int rules_apply_infer(const graph *g, rules_apply_plan *pl, char *err, size_t er
     return 0;
 }
 
+int rules_cut_free_split(ops_params *p, const ops_shape *in, int64_t n) {
+    int64_t ax = p->v[PM_AXIS];
+    if (n < 1 || ax < 0 || ax >= in->rank || in->dims[ax] - n < 1)
+        return -1;
+    p->n_list = 2;
+    p->list[0] = n;
+    p->list[1] = in->dims[ax] - n;
+    return 0;
+}
+
 /* Infer the target's new nodes in order, each with its parameters at its lift (match.h): the
  * largest lift among its operands (an axis op's operands share theirs; the other ops' parameters
  * do not move), then rules_lift_op on the inferred shapes. 0, or -1 with a message. */
@@ -130,6 +140,9 @@ static int ra_infer_lifted(const graph *g, const rules_rule *r, const rules_grap
         if (rules_lift_params(ro->op, &nd->p, k, &nd->p) < 0)
             return base_fail(err, errlen, "rule '%s': %s on operands with unit dims in front is not lifted", r->id,
                              ops_table[ro->op].name);
+        if (m->split_n > 0 && rules_split_is_free(r, tside, j) && rules_cut_free_split(&nd->p, &in[0], m->split_n) < 0)
+            return base_fail(err, errlen, "rule '%s': a split cut at %lld does not fit its input", r->id,
+                             (long long)m->split_n);
         if (ra_infer_node(g, pl, j, err, errlen) < 0)
             return -1;
         if (rules_lift_op(ro->op, ro->n_in, rin, in, ro->out_rank, nd->n_out, nd->out) < 0)

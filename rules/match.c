@@ -289,6 +289,20 @@ static uint32_t rm_sig(ops_type op, int32_t n_in, int32_t rank, const ops_params
     return x ? x : 1;
 }
 
+uint32_t rules_node_sig(ops_type op, int32_t n_in, const ops_params *p, const ops_shape *out0, int32_t k) {
+    ops_params up;
+    if (k < 0 || k > RULES_MAX_LIFT || k > out0->rank)
+        return 0;
+    for (int32_t i = 0; i < k; i++)
+        if (out0->dims[i] != 1)
+            return 0;
+    if (rm_unlift_params(op, p, k, &up) < 0)
+        return 0;
+    return rm_sig(op, n_in, out0->rank - k, &up);
+}
+
+uint32_t rules_op_sig(const rules_op *po) { return po->out_rank <= 0 ? 0 : rm_sig(po->op, po->n_in, po->out_rank, &po->p); }
+
 void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs *nd) {
     const rules_graph *pat = rm_side(r, dir, 1);
     memset(nd, 0, sizeof *nd);
@@ -451,6 +465,19 @@ int rules_match_broadcasts(ops_type op) {
         known[op] = yes ? 1 : -1;
     }
     return known[op] > 0;
+}
+
+int rules_split_is_free(const rules_rule *r, rules_side side, int32_t k) {
+    const rules_graph *g = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+    if (!r->split_free || k < 0 || k >= g->n_ops)
+        return 0;
+    const rules_op *o = &g->ops[k];
+    if (o->op != OP_SPLIT || o->p.n_list != 0 || o->p.v[PM_PARTS] != 2)
+        return 0;
+    for (int32_t i = 0; i < r->n_constraints; i++) /* sizes tied to dims are not free */
+        if (r->constraints[i].side == side && r->constraints[i].op == k && r->constraints[i].key == PM_LIST)
+            return 0;
+    return 1;
 }
 
 /* --- lifting (match.h) ------------------------------------------------------------------------ */
@@ -617,6 +644,7 @@ typedef struct {
     ops_param_key quick_key[RULES_MAX_OPS][OPS_MAX_OP_PARAMS];
     int32_t rin[RULES_MAX_OPS][RULES_MAX_IN];          /* rule rank of each pattern op's inputs */
     int32_t lift[RULES_MAX_OPS];                       /* lift of the node matched to each pattern op */
+    uint8_t free_split[RULES_MAX_OPS];                 /* rules_split_is_free: binds any two sizes */
     rules_match m;
 } rm_state;
 
@@ -640,11 +668,36 @@ static int32_t rm_var_dim(const rm_state *s, int32_t v, int32_t d) {
     return d >= 0 && at >= 0 && at < sh->rank ? at : -1;
 }
 
+/* The free splits of a match (match.h, "Free split sizes"): all cut into equal halves (each as
+ * the rule was first proved; split_n 0), or all with the same first part n (split_n n, the one n
+ * the free proof quantifies). 0 when neither. */
+static int rm_free_split_n(rm_state *s) {
+    const graph *g = s->ix->g;
+    int64_t n = 0;
+    int halves = 1, same = 1;
+    for (int32_t i = 0; i < s->pat->n_ops; i++) {
+        if (!s->free_split[i])
+            continue;
+        const graph_node *nd = &g->nodes[s->m.node[i]];
+        int64_t ax = nd->p.v[PM_AXIS];
+        const ops_shape *in = &g->tensors[nd->in[0]].shape, *o0 = &g->tensors[nd->out[0]].shape;
+        if (nd->n_out != 2 || ax < 0 || ax >= in->rank)
+            return 0;
+        halves &= 2 * o0->dims[ax] == in->dims[ax];
+        same &= n == 0 || o0->dims[ax] == n;
+        n = o0->dims[ax];
+    }
+    s->m.split_n = halves ? 0 : n;
+    return halves || same;
+}
+
 /* The whole-match checks, then the report. */
 static void rm_finish(rm_state *s) {
     const graph *g = s->ix->g;
     const rules_rule *r = s->r;
     const int32_t np = s->pat->n_ops;
+    if (r->split_free && !rm_free_split_n(s))
+        return;
     for (int32_t i = 0; i < r->n_requires; i++) {
         const rules_require *q = &r->requires[i];
         int32_t t = s->m.var[q->var];
@@ -749,6 +802,13 @@ static int32_t rm_node_lift(const rm_state *s, int32_t i, const graph_node *nd, 
     return k < 0 || rules_lift_params(po->op, &po->p, k, lp) < 0 ? -1 : k;
 }
 
+/* A free split of the pattern against a split node: the same axis, two parts, whatever their
+ * sizes (the node is a valid split of its input, so they are positive and add up;
+ * rm_free_split_n ties them across the pattern). */
+int rules_match_free_split(const ops_params *lp, const ops_params *q, int32_t n_out) {
+    return n_out == 2 && q->v[PM_AXIS] == lp->v[PM_AXIS] && q->v[PM_PARTS] == 2 && lp->v[PM_PARTS] == 2;
+}
+
 /* Try node n for pattern op i; on success continue with op i-1, then undo. */
 static void rm_try(rm_state *s, int32_t i, int32_t n) {
     const graph *g = s->ix->g;
@@ -775,7 +835,8 @@ static void rm_try(rm_state *s, int32_t i, int32_t n) {
     if (ops_table[po->op].window != OPS_WIN_NONE || po->op == OP_SPLIT)
         for (int32_t k = 0; k < nd->n_in && k < RULES_MAX_IN; k++)
             in[k] = g->tensors[nd->in[k]].shape;
-    if (!rules_match_params(po->op, &lp, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
+    if (s->free_split[i] ? !rules_match_free_split(&lp, &nd->p, nd->n_out)
+                         : !rules_match_params(po->op, &lp, &nd->p, nd->n_in, in, s->skip_key[i], s->skip_list[i]))
         return;
     /* inputs: bind variables, fix producers of earlier pattern ops */
     int32_t undo_var[RULES_MAX_IN], n_undo_var = 0, undo_op[RULES_MAX_IN], n_undo_op = 0;
@@ -923,6 +984,7 @@ int32_t rules_match_find(const rules_set *rs, int32_t rule, rules_dir dir, const
             if (po->in[k].kind == RULES_REF_OP)
                 s->consumed[po->in[k].idx] = 1;
         s->cls[i] = RULES_NODE_CLASS(po->op, po->n_in);
+        s->free_split[i] = (uint8_t)rules_split_is_free(r, s->pside, i);
         for (int32_t k = 0; k < po->n_in && k < RULES_MAX_IN; k++)
             s->rin[i][k] = po->in[k].kind == RULES_REF_VAR ? r->vars[po->in[k].idx].shape.rank
                                                            : s->pat->ops[po->in[k].idx].out_rank;

@@ -41,6 +41,27 @@
  * at lift 0 with operands of lift 0: the old exact-rank match. A constrained parameter that
  * lifting moves (an axis tied to a dim) refuses a lifted match. Only unit dims: (B, S, H) with
  * B > 1 is not a matrix (a concat along rows would interleave batches), so it does not bind.
+ *
+ * Free split sizes. A rule's two-way split with sizes [] means equal halves: the verifier proved
+ * the rule with each such split's input dim d = 2q and the cut at q. A rule marked
+ * "split_sizes": "free" (rules_rule.split_free, set by verify_mark_free_splits) was proved again
+ * with every such split cut at [n, d - n] for one fresh symbol n shared by all of them, 0 < n < d,
+ * and the solved hypotheses bound n only from below and above (n appears in no equation and in no
+ * other symbol's value, and only with coefficient +-1 in the inequalities): for every shape of the
+ * variables, each n allowed by typing satisfies the hypotheses, so the rule holds for it. Here a
+ * pattern split of such a rule (rules_split_is_free) binds a split node of the same axis into any
+ * two parts; the match holds when the bound free splits are either all equal halves (split_n 0:
+ * the first proof's instance, the target built as before with equal halves) or all have the same
+ * first part n (split_n n: the free proof's instance). The target's free splits are then cut at
+ * [n, d - n] (rules_apply_plan_rule). Every other hypothesis of the free proof is checked on the
+ * concrete shapes as for any rule: the pattern is typed by the graph, the target by ops_infer (a
+ * part of size < 1 refuses), the mapped outputs must keep their shapes (rules_apply_check), so the
+ * concrete instance satisfies the hypotheses the free proof was made under. Lifting commutes with
+ * this: the cut is along the lifted axis and the sizes are the rule tensor's. A rule whose typing
+ * needs equal halves (two parts read by one elementwise op, say) gets the equation n = d - n and
+ * is never marked; a rule with splits tied to each other otherwise (n1 = d - n2) is not either.
+ * A split whose sizes a constraint ties to variable dims (a sized split) is not free: its sizes
+ * come from the bound shapes as before.
  * Nothing here keeps pointers into the graph beyond the index's lifetime; the index borrows g.
  */
 #ifndef TASC_RULES_MATCH_H
@@ -101,6 +122,8 @@ typedef struct {
     int32_t n_nodes;                /* ops of the pattern side */
     int32_t node[RULES_MAX_OPS];    /* graph node of pattern op i */
     int32_t var[RULES_MAX_VARS];    /* graph tensor of variable v; -1 where the pattern does not read v */
+    int64_t split_n;                /* free split sizes (file comment): the first part all the pattern's free
+                                       splits were bound with; 0 when they are equal halves (or there are none) */
 } rules_match;
 
 /* 1 if rule r can be applied in direction dir: its pattern side has an op, and every variable the
@@ -138,6 +161,16 @@ void rules_match_needs_of(const rules_rule *r, rules_dir dir, rules_match_needs 
 /* 0 if the indexed graph cannot hold a match of a pattern with these needs; 1 if it may. */
 int rules_match_possible(const rules_match_needs *nd, const rules_match_index *ix);
 
+/* Signatures for a matcher with an index of its own (eqsat's e-graph, src/optimizer/eqsat.c), the
+ * ones rules_match_index and rules_match_needs use: of a node of op with n_in inputs, parameters p
+ * and output 0 of shape out0 seen as a rule op at lift k (out0's first k dims 1, p unlifted); 0
+ * when it cannot be matched at that lift. A node of signature s at lift k can match a pattern op
+ * only if rules_op_sig gives s for it and k is the node's rank less the op's out_rank. */
+uint32_t rules_node_sig(ops_type op, int32_t n_in, const ops_params *p, const ops_shape *out0, int32_t k);
+/* Pattern op po's signature; 0 (match anything) when its rank is unknown. The caller passes 0 for
+ * ops with constrained parameters (rules_match_needs: the rule fixes them from dims). */
+uint32_t rules_op_sig(const rules_op *po);
+
 /* Called for each match; return nonzero to stop the search. */
 typedef int (*rules_match_fn)(const rules_match *m, void *user);
 
@@ -157,6 +190,17 @@ int rules_match_params(ops_type op, const ops_params *p, const ops_params *q, in
 /* 1 if op is a two-operand op that broadcasts (numpy rules), as its shape inference says: it
  * gives (2,3) for (2,3) with (1,3) and for (2,3) with (2,1). */
 int rules_match_broadcasts(ops_type op);
+
+/* 1 if op k of side `side` of r is a free split (file comment): r is marked "split_sizes": "free"
+ * and the op is a two-way split with sizes [] that no constraint ties to a dim. */
+int rules_split_is_free(const rules_rule *r, rules_side side, int32_t k);
+/* Whether split node parameters q (n_out outputs) bind a free split whose parameters at the
+ * node's lift are lp: the same axis, two parts of any sizes. The matcher then requires the bound
+ * free splits to be all equal halves or all cut at one n (rules_match.split_n). */
+int rules_match_free_split(const ops_params *lp, const ops_params *q, int32_t n_out);
+/* A free split of a target (parameters p, at its lift) cut at [n, d - n] along its axis of an
+ * input of shape *in. 0, or -1 when the input is too short to cut there. */
+int rules_cut_free_split(ops_params *p, const ops_shape *in, int64_t n);
 
 /* --- lifting (leading unit dims, see the file comment) ------------------------------------------ */
 

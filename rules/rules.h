@@ -96,6 +96,11 @@ typedef struct {
     rules_constraint constraints[RULES_MAX_CONSTRAINTS];
     int32_t n_requires;
     rules_require requires[RULES_MAX_REQUIRES];
+    /* "split_sizes": "free": the rule was also proved with every two-way split of equal parts
+     * (sizes []) cut at [n, d - n] for one free n, the hypotheses bounding n only by typing
+     * (verifier/verify.h, verify_mark_free_splits), so a matcher may bind such a split of any two
+     * sizes and give the other side's splits the same n (rules/match.h) */
+    uint8_t split_free;
     /* provenance */
     uint64_t fingerprint;          /* the generator's bucket fingerprint (0 if hand-written) */
     int32_t max_ops;               /* max-ops of the run that found it (0 if hand-written) */

@@ -640,9 +640,21 @@ static int rl_constraint(rl_ctx *c, const rules_rule *r, const rj_val *o, int32_
     return 0;
 }
 
+/* 1 if r has a two-way split of equal parts (sizes []) that no constraint ties to a dim: what
+ * "split_sizes": "free" speaks about. */
+static int rl_has_equal_split(const rules_rule *r) {
+    for (int side = 0; side < RULES_SIDE_COUNT; side++) {
+        const rules_graph *g = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+        for (int32_t k = 0; k < g->n_ops; k++)
+            if (g->ops[k].op == OP_SPLIT && g->ops[k].p.n_list == 0 && g->ops[k].p.v[PM_PARTS] == 2)
+                return 1;
+    }
+    return 0;
+}
+
 static int rl_rule(rl_ctx *c, const rj_val *o, rules_rule *r) {
     static const char *const keys[] = {"id", "vars", "src", "dst", "outputs", "constraints", "requires",
-                                       "provenance", "proof", NULL};
+                                       "split_sizes", "provenance", "proof", NULL};
     static const char *const var_keys[] = {"name", "shape", NULL};
     static const char *const out_keys[] = {"src", "dst", NULL};
     static const char *const prov_keys[] = {"fingerprint", "max_ops", "stages", NULL};
@@ -740,6 +752,16 @@ static int rl_rule(rl_ctx *c, const rj_val *o, rules_rule *r) {
             if (rl_int(c, rj_at(e, 2), what, 1, INT64_C(1) << 31, &r->requires[i].value) < 0)
                 return -1;
         }
+    }
+    const rj_val *fs = rj_get(o, "split_sizes");
+    if (fs) {
+        if (rl_str(c, fs, "\"split_sizes\"", &s) < 0)
+            return -1;
+        if (strcmp(s, "free") != 0)
+            return rl_fail(c, "\"split_sizes\" must be \"free\", got '%s'", s);
+        if (!rl_has_equal_split(r))
+            return rl_fail(c, "\"split_sizes\": \"free\" on a rule without a two-way split of equal parts");
+        r->split_free = 1;
     }
     const rj_val *prov = rj_get(o, "provenance");
     if (prov) {
@@ -1145,6 +1167,8 @@ static void rw_rule(rw_buf *b, const rules_rule *r) {
                       (long long)r->requires[i].value);
         rw_printf(b, "]");
     }
+    if (r->split_free)
+        rw_printf(b, ",\"split_sizes\":\"free\"");
     if (r->fingerprint || r->max_ops || r->stages) {
         rw_printf(b, ",\"provenance\":{");
         const char *sep = "";

@@ -2,7 +2,8 @@
 # ship.sh TASC: make the shipped rule sets with the commands themselves.
 #
 #   tasc generate --max-ops N --out CANDIDATES     (N = 3 and 4)
-#   tasc verify CANDIDATES --out rules/verified-N.json --quarantine rules/verified-N.quarantine.json
+#   tasc verify CANDIDATES --out rules/verified-N.json --quarantine rules/verified-N.quarantine.json \
+#       --mark-free-splits
 #
 # and write rules/MANIFEST: for each file its sha256, its manifest (op set, max ops, the count of
 # every stage, the axioms' and op set's hashes, the tool), and the two commands' summary tables.
@@ -27,13 +28,13 @@ for n in 3 4; do
     out="rules/verified-$n.json"
     quar="rules/verified-$n.quarantine.json"
     "$tasc" generate --max-ops "$n" --out "$cand" > "$tmp/generate-$n.txt"
-    "$tasc" verify "$cand" --out "$out" --quarantine "$quar" --no-cache > "$tmp/verify-$n.txt"
+    "$tasc" verify "$cand" --out "$out" --quarantine "$quar" --no-cache --mark-free-splits > "$tmp/verify-$n.txt"
     {
         echo
         echo "== $out"
         echo "sha256: $(sha256sum "$out" | cut -d' ' -f1)"
         echo "quarantine: $quar (sha256 $(sha256sum "$quar" | cut -d' ' -f1))"
-        echo "commands: tasc generate --max-ops $n --out CANDIDATES; tasc verify CANDIDATES --out $out --quarantine $quar"
+        echo "commands: tasc generate --max-ops $n --out CANDIDATES; tasc verify CANDIDATES --out $out --quarantine $quar --mark-free-splits"
         echo "manifest of the file:"
         sed -n '1,/"rules": \[/p' "$out" | grep -v '"rules": \[' | sed 's/^/  /'
         echo "tasc generate:"

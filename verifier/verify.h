@@ -74,6 +74,13 @@ typedef struct {
     const char *cache_path; /* NULL: no cache. Otherwise outcomes keyed by (op set, axioms,
                               candidate) are read from and written back to this file */
     uint64_t seed;         /* random values of the numeric check; 0: built-in */
+    int split_sizes_free;  /* 0 (default): as described above. 1: the free-split mode of
+                              verify_mark_free_splits: every two-way split of equal parts is cut at
+                              [n, d - n] for one fresh n, and a rule whose solved hypotheses bound n
+                              other than by typing is unknown (the numeric check runs at a cut of
+                              n = 1 instead of the rule's equal halves) */
+    int mark_free_splits;  /* verify_run: 1 marks the proved rules that verify_mark_free_splits
+                              proves with free split sizes (default 0: no marker, no second proof) */
     /* Called at most a few times a second from one thread at a time; may be NULL. */
     void (*progress)(void *ctx, const verify_progress *p);
     void *progress_ctx;
@@ -104,13 +111,23 @@ void verify_config_default(verify_config *cfg);
 int verify_candidates(const verify_axioms *ax, const verify_config *cfg, const rules_set *cands,
                       verify_result *results, verify_stats *st, char *err, size_t errlen);
 
-/* The whole `tasc verify` step: prove cands and split them. *proved gets the proved rules in
+/* The whole `tasc verify` step: prove cands and split them (cfg->mark_free_splits: then mark the
+ * proved ones, verify_mark_free_splits). *proved gets the proved rules in
  * candidate order, each with its proof (status, time, axioms of the unsat core) in proof_json and
  * the candidate file's manifest with counts for the verifier's stages and the axioms' hashes;
  * *quarantine (may be NULL) gets the others, each with the outcome and reason in proof_json.
  * Callers free both with rules_set_free. */
 int verify_run(const verify_axioms *ax, const verify_config *cfg, const rules_set *cands, rules_set **proved,
                rules_set **quarantine, verify_stats *st, char *err, size_t errlen);
+
+/* Free split sizes (rules/match.h): prove again, with cfg->split_sizes_free on, every rule of rs
+ * that has a two-way split of equal parts (sizes [] not tied to a dim), and mark those proved
+ * ("split_sizes": "free", rules_rule.split_free). *marked gets a copy of rs (manifest, rules and
+ * their proofs unchanged) with the markers set and the counts "split_free_tried" and
+ * "split_free_proved" added; caller frees. *st (may be NULL) gets the stats of the re-proof.
+ * 0, or -1 with a message. */
+int verify_mark_free_splits(const verify_axioms *ax, const verify_config *cfg, const rules_set *rs,
+                            rules_set **marked, verify_stats *st, char *err, size_t errlen);
 
 /* The proof member a result becomes (JSON text; caller frees), e.g.
  * {"status":"proved","time_s":0.012,"axioms":["ewadd_comm"]}. NULL when out of memory. */

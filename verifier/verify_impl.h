@@ -196,6 +196,7 @@ typedef struct {
     int32_t queries;     /* since the solver was made */
     unsigned timeout_ms; /* the solver's current timeout */
     int shape_search;    /* 1: after an unknown, look for shapes with a numeric counterexample */
+    int free_splits;     /* 1: verify_config.split_sizes_free (equal two-way splits cut at a free n) */
     void *enc;           /* encoding state (verify_z3.c) */
     const rules_rule *cur; /* the rule being encoded */
 } vz_ctx;
@@ -217,5 +218,13 @@ void vz_prove(vz_ctx *z, const rules_rule *r, double timeout_s, const uint8_t *e
  * outputs. Returns 1 when they agree (relative error <= tol), 0 on a mismatch (reason in why), -1
  * when the rule cannot be evaluated (why). *rel_err gets the largest relative error. */
 int verify_eval_rule(const rules_rule *r, uint64_t seed, double tol, double *rel_err, char *why, size_t whylen);
+
+/* 1 if op k of side `side` of r is a two-way split of equal parts (sizes []) whose sizes no
+ * constraint ties to a dim: the splits verify_config.split_sizes_free cuts at a free n. */
+int verify_split_is_equal2(const rules_rule *r, int side, int32_t k);
+/* *c = r with every such split cut at [n, d - n] (d from the rule's own shapes), n = 1, where
+ * every such split's d is at least 3 (so the cut is not an equal one). 0, or -1 when the copy
+ * does not type-check or no split can be cut so. */
+int verify_free_cut(const rules_rule *r, rules_rule *c);
 
 #endif

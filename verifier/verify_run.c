@@ -133,9 +133,12 @@ static void vk_put(verify_buf *b, const rules_graph *g) {
 }
 
 /* The key of a candidate: everything that decides its outcome, nothing of its provenance. */
-static vc_key vk_of(const rules_rule *r, const char *axhash, const char *ophash, int numeric, uint64_t seed) {
+static vc_key vk_of(const rules_rule *r, const char *axhash, const char *ophash, int numeric, uint64_t seed,
+                    int split_free) {
     verify_buf b = {0};
     verify_buf_printf(&b, "%s|%s|%d|%" PRIu64 "|", axhash, ophash, numeric, seed);
+    if (split_free) /* another query: its own key (the default's keys are unchanged) */
+        verify_buf_printf(&b, "split_sizes_free|");
     for (int32_t v = 0; v < r->n_vars; v++) {
         verify_buf_printf(&b, "%s(", r->vars[v].name);
         for (int32_t d = 0; d < r->vars[v].shape.rank; d++)
@@ -394,7 +397,7 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
     snprintf(oph, sizeof oph, "%s", verify_opset_hash());
     int64_t n_todo = 0;
     for (int64_t i = 0; i < n; i++) {
-        keys[i] = vk_of(&cands->rules[i], axh, oph, cfg.numeric_check, seed);
+        keys[i] = vk_of(&cands->rules[i], axh, oph, cfg.numeric_check, seed, cfg.split_sizes_free);
         vc_entry *e = cfg.cache_path ? vc_find(&cache, keys[i]) : NULL;
         if (e && (e->res.outcome != VERIFY_UNKNOWN || e->timeout_s < 0 || cfg.timeout_s <= e->timeout_s)) {
             results[i] = e->res;
@@ -418,8 +421,11 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
         for (int64_t ch = 0; ch < n_chunks; ch++) {
             char lerr[512];
             vz_ctx *z = vz_new(ax, lerr, sizeof lerr);
-            if (z)
-                z->shape_search = cfg.numeric_check;
+            if (z) {
+                /* the shape search copies the rule with its equal parts: not the free query's instance */
+                z->shape_search = cfg.numeric_check && !cfg.split_sizes_free;
+                z->free_splits = cfg.split_sizes_free;
+            }
             if (!z) {
 #pragma omp critical(verify_err)
                 {
@@ -442,7 +448,9 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
                 if (cfg.numeric_check) {
                     double rel;
                     char why[VERIFY_REASON_LEN];
-                    if (verify_eval_rule(r, seed, VERIFY_NUMERIC_TOL, &rel, why, sizeof why) == 0) {
+                    rules_rule cut; /* free mode: at unequal parts where the rule's shapes allow them */
+                    const rules_rule *nr = cfg.split_sizes_free && verify_free_cut(r, &cut) == 0 ? &cut : r;
+                    if (verify_eval_rule(nr, seed, VERIFY_NUMERIC_TOL, &rel, why, sizeof why) == 0) {
                         res->outcome = VERIFY_REFUTED;
                         snprintf(res->reason, sizeof res->reason, "%s", why);
                         numeric_done = 1;
@@ -599,6 +607,18 @@ int verify_run(const verify_axioms *ax, const verify_config *cfg, const rules_se
         rules_set_free(p);
         rules_set_free(q);
         return -1;
+    }
+    if (cfg->mark_free_splits) { /* the proofs' text as verify_proof_json made it: no re-parsing */
+        rules_set *m = NULL;
+        verify_config fc = *cfg;
+        fc.mark_free_splits = 0;
+        if (verify_mark_free_splits(ax, &fc, p, &m, NULL, err, errlen) < 0) {
+            rules_set_free(p);
+            rules_set_free(q);
+            return -1;
+        }
+        rules_set_free(p);
+        p = m;
     }
     if (st)
         *st = s;

@@ -31,6 +31,7 @@ typedef struct {
     Z3_ast ot[RULES_SIDE_COUNT][RULES_MAX_OPS][OPS_MAX_OUTPUTS];
     Z3_ast sym[VS_MAX_SYM];
     int32_t sym_var[VS_MAX_SYM], sym_dim[VS_MAX_SYM]; /* which var dim a symbol is, or -1 */
+    int32_t free_n;        /* z->free_splits: the symbol every equal two-way split is cut at, or -1 */
     Z3_ast_vector keep;
 } vz_enc;
 
@@ -498,6 +499,42 @@ static Z3_ast vz_ref_term(const vz_enc *E, int side, rules_ref ref) {
 
 typedef enum { VZ_ENC_OK, VZ_ENC_TRIVIAL, VZ_ENC_UNSUPPORTED } vz_enc_status;
 
+/* z->free_splits: split op k of `side`, one of two equal parts, cut at [n, d - n] instead, n the
+ * encoding's one free symbol (made on first use). -1 on overflow of the symbol table. */
+static int vz_free_cut(vz_enc *E, const rules_rule *r, int side, int32_t k, const vshape *in) {
+    vparams *vp = &E->vp[side][k];
+    int64_t ax = -1;
+    if (!verify_split_is_equal2(r, side, k) || !vx_is_num(&vp->v[PM_AXIS], &ax) || ax < 0 || ax >= in->rank)
+        return 0; /* vm_infer types (or refuses) it as it is */
+    if (E->free_n < 0 && (E->free_n = vsys_new_sym(&E->S, VS_AUX)) < 0)
+        return -1;
+    vp->n_list = 2;
+    vp->list[0] = vx_sym(E->free_n);
+    vp->list[1] = vsys_sub(&E->S, in->d[ax], vx_sym(E->free_n));
+    return 0;
+}
+
+/* After vsys_solve: 1 if the free cut n is bounded only, not tied: it is still a free symbol, no
+ * other symbol's value mentions it, and every remaining constraint that does is an inequality in
+ * which it has coefficient +-1 (0 < n < d and the like, from typing). An equation (n = d - n: the
+ * two parts read by one elementwise op) makes the rule one of equal parts only. */
+static int vz_free_bounded(const vsys *S, int32_t n) {
+    const vx *self = &S->sub[n];
+    if (self->n != 1 || self->s[0] != n || self->k[0] != 1 || self->c != 0)
+        return 0;
+    for (int32_t s = 0; s < S->n_sym; s++)
+        for (int32_t t = 0; t < S->sub[s].n && s != n; t++)
+            if (S->sub[s].s[t] == n)
+                return 0;
+    for (int32_t i = 0; i < S->n_cons; i++)
+        for (int32_t t = 0; t < S->cons[i].e.n; t++) {
+            int64_t k = S->cons[i].e.k[t];
+            if (S->cons[i].e.s[t] == n && (S->cons[i].kind != VC_GE || (k != 1 && k != -1)))
+                return 0;
+        }
+    return 1;
+}
+
 /* Encode r: hypotheses and the goal are asserted into the current scope of the solver. */
 static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t whylen) {
     vz_enc *E = z->enc;
@@ -508,6 +545,7 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
         E->sym[s] = NULL;
         E->sym_var[s] = -1;
     }
+    E->free_n = -1;
     /* the variables: a symbol per dim */
     for (int32_t v = 0; v < r->n_vars; v++) {
         E->var[v].rank = r->vars[v].shape.rank;
@@ -550,6 +588,10 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
             vshape in[RULES_MAX_IN];
             for (int32_t i = 0; i < o->n_in; i++)
                 in[i] = *vz_ref_shape(E, side, o->in[i]);
+            if (z->free_splits && o->n_in >= 1 && vz_free_cut(E, r, side, k, &in[0]) < 0) {
+                base_fail_line(why, whylen, "outside the axioms' model: too many symbols");
+                return VZ_ENC_UNSUPPORTED;
+            }
             char m[200];
             int rc = vm_infer(S, o->op, &E->vp[side][k], o->n_in, in, &E->n_out[side][k], E->out[side][k], m, sizeof m);
             if (rc != VM_OK) {
@@ -576,6 +618,14 @@ static vz_enc_status vz_encode(vz_ctx *z, const rules_rule *r, char *why, size_t
     }
     if (S->infeasible) {
         base_fail_line(why, whylen, "no shapes make both sides well typed in the axioms' model");
+        return VZ_ENC_UNSUPPORTED;
+    }
+    if (z->free_splits && E->free_n < 0) {
+        base_fail_line(why, whylen, "free split sizes: no two-way split of equal parts");
+        return VZ_ENC_UNSUPPORTED;
+    }
+    if (z->free_splits && !vz_free_bounded(S, E->free_n)) {
+        base_fail_line(why, whylen, "free split sizes: the hypotheses tie the cut to the dims (equal parts only)");
         return VZ_ENC_UNSUPPORTED;
     }
     /* terms */

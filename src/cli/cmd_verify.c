@@ -45,12 +45,16 @@ static const cmd_opt verify_opts[] = {
                  "skip the check on random values before Z3"),
     CMD_FLAG("--require-all", offsetof(verify_args, require_all),
              "exit 1 unless every candidate is proved (for CI)"),
+    CMD_FLAG("--mark-free-splits", offsetof(verify_args, cfg.mark_free_splits),
+             "prove each proved rule's two-way splits of equal parts again with a free cut and mark those that "
+             "hold \"split_sizes\": \"free\" (rules/match.h: the matcher then binds splits of any two sizes)"),
     CMD_OPT_END,
 };
 
 static void verify_usage(const verify_args *defaults) {
     printf("usage: tasc verify CANDIDATES --out RULES [--quarantine FILE] [--timeout S] [--threads T]\n"
            "                  [--axioms FILE] [--cache FILE | --no-cache] [--no-numeric] [--require-all]\n"
+           "                  [--mark-free-splits]\n"
            "\n"
            "Prove each candidate rule of CANDIDATES (a rule file, rules/README.md) with Z3 from the\n"
            "operator axioms: the rule holds when \"some mapped output differs\" is unsatisfiable under\n"
