@@ -616,6 +616,32 @@ static int rule_lines_equal(const char *a, const char *b) {
     return *ra == *rb;
 }
 
+/* The free split marks of a shipped file proved again: the rules verify_mark_free_splits marks
+ * are exactly the marked ones (a mark is a stronger theorem than the rule's own proof). */
+static void check_free_marks(const verify_axioms *ax, const rules_set *rs, const char *file) {
+    rules_set *marked = NULL;
+    verify_config cfg;
+    verify_config_default(&cfg);
+    char err[256];
+    CHECK_EQ_INT(verify_mark_free_splits(ax, &cfg, rs, &marked, NULL, err, sizeof err), 0);
+    if (!marked)
+        return;
+    int32_t n_marked = 0, differ = 0;
+    for (int32_t i = 0; i < rs->n_rules && i < marked->n_rules; i++) {
+        n_marked += rs->rules[i].split_free;
+        if (rs->rules[i].split_free != marked->rules[i].split_free) {
+            if (differ++ < 5)
+                fprintf(stderr, "  %s: rule %s marked free %d, proved free %d\n", file, rs->rules[i].id,
+                        rs->rules[i].split_free, marked->rules[i].split_free);
+        }
+    }
+    CHECK_EQ_INT(marked->n_rules, rs->n_rules);
+    CHECK_EQ_INT(differ, 0);
+    CHECK(n_marked > 0);
+    printf("test_verify: %s: %d free split marks proved again\n", file, (int)n_marked);
+    rules_set_free(marked);
+}
+
 static void test_shipped(const verify_axioms *ax) {
     const char *files[] = {"rules/verified-3.json", "rules/verified-4.json"};
     for (int f = 0; f < 2; f++) {
@@ -635,6 +661,7 @@ static void test_shipped(const verify_axioms *ax) {
                     fprintf(stderr, "  %s: shipped rule %s not proved: %s\n", files[f], rs->rules[i].id, res[i].reason);
         printf("test_verify: %s: %d rules proved again in %.1f s\n", files[f], (int)st.proved, base_now() - t0);
         free(res);
+        check_free_marks(ax, rs, files[f]);
         rules_set_free(rs);
     }
     /* regenerate the 3-op candidates, verify them, compare with the shipped file */
@@ -648,6 +675,7 @@ static void test_shipped(const verify_axioms *ax) {
         return;
     verify_config cfg;
     verify_config_default(&cfg);
+    cfg.mark_free_splits = 1; /* as verifier/ship.sh makes the shipped files */
     verify_stats st;
     CHECK_EQ_INT(verify_run(ax, &cfg, cands, &p, &q, &st, err, sizeof err), 0);
     char *shipped = read_file("rules/verified-3.json");
