@@ -3,11 +3,14 @@
  * agrees with the backtracking search where the optimum is known (two sibling matmuls merged by
  * the verified pairwise rule, convs fused with their relus, n-way merges), gives the input back
  * where no rule applies, never extracts a cycle although the e-graph holds one
- * (transpose(transpose(x)) = x), passes the numerical check, and is deterministic.
+ * (transpose(transpose(x)) = x), passes the numerical check, and is deterministic; its
+ * extraction costs a relu6 behind a conv as lowering does; its e-matcher (match order, signature
+ * and edge indexes) finds the matches rules/match.c finds on the same graph.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "egraph.h"
 #include "exec.h"
 #include "search.h"
@@ -276,6 +279,125 @@ static void test_no_cycle(const rules_set *rs, cost_model *cm) {
     graph_free(g);
 }
 
+/* conv2d -> relu6 (a clip from 0 to 6) -> tanh: lowering fuses the clip into the conv's
+ * epilogue, and eqsat's own costs (greedy, local search, exact: eqsat_extract.c, eqsat_exact.c)
+ * say so as search.c's do (rewrite_fusable_act_p): each estimate on its progress line equals the
+ * lowered result's cost. */
+static void test_relu6_cost(const rules_set *rs, cost_model *cm) {
+    graph *g = graph_new("conv_relu6"); /* large enough that the clip's own cost shows */
+    const int64_t xd[4] = {1, 64, 112, 112}, kd[4] = {64, 64, 1, 1};
+    int32_t x = graph_input(g, "x", 4, xd), k = graph_weight_he(g, "k", 4, kd), out[OPS_MAX_OUTPUTS];
+    int32_t y = graph_conv2d(g, x, k, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+    ops_params p;
+    ops_params_default(OP_CLIP, &p);
+    p.v[PM_LO] = ops_f2p(0.0f);
+    p.v[PM_HI] = ops_f2p(6.0f);
+    CHECK_EQ_INT(graph_add(g, "relu6", OP_CLIP, &p, 1, &y, out), 1);
+    graph_mark_output(g, graph_unary(g, OP_TANH, out[0]));
+    search_opts o; /* --builtins minimal: the costs are lowering-aware (search_opts.lower_cost) */
+    search_opts_default(&o);
+    o.time_limit_s = 0;
+    search_opts_builtins(&o, SEARCH_BUILTINS_MINIMAL);
+    o.eqsat = 1;
+    char *log = NULL, err[512];
+    size_t len = 0;
+    o.progress = open_memstream(&log, &len);
+    graph *eq = NULL;
+    search_result re;
+    CHECK(search_optimize(g, rs, cm, &o, &eq, &re, err, sizeof err) == 0);
+    fclose(o.progress);
+    double greedy = -1, local = -1, exact = -1;
+    const char *at = log ? strstr(log, "eqsat: extraction:") : NULL;
+    CHECK(at && sscanf(at, "eqsat: extraction: greedy %lf us, local search %lf us", &greedy, &local) == 2);
+    const char *ex = at ? strstr(at, "exact ") : NULL;
+    if (ex && sscanf(ex, "exact %lf us", &exact) == 1)
+        CHECK_NEAR(exact, re.cost_after, 0.006);
+    CHECK_NEAR(greedy, re.cost_after, 0.006);
+    CHECK_NEAR(local, re.cost_after, 0.006);
+    CHECK(eq && count_op(eq, OP_CLIP) == 0); /* lowering fused it */
+    double conv_tanh; /* the conv (relu6 free) and the tanh */
+    CHECK(cost_graph(cm, eq, &conv_tanh, NULL, err, sizeof err) == 0);
+    CHECK_NEAR(re.cost_after, conv_tanh, 1e-9);
+    CHECK(re.cost_after < re.cost_before);
+    free(log);
+    graph_free(eq);
+    search_result_free(&re);
+    graph_free(g);
+}
+
+static int count_match(const rules_match *m, void *user) {
+    (void)m;
+    ++*(int32_t *)user;
+    return 0;
+}
+
+/* The e-matcher's join order (eqsat.c em_next: fixed ops first, then ops anchored on a bound
+ * class, an op matched before its reader, candidates from the signature and edge indexes) finds
+ * the matches rules/match.c finds on the graph itself: round 1's e-graph is the graph. Three
+ * verified rules whose patterns are not walked from their last op alone: g4_18492 (two relu
+ * sinks over concats), g4_20677 dst->src (a relu read by a split and a concat), g4_16978
+ * dst->src (two concat sinks of convs sharing a kernel). Then the whole search passes the check. */
+static void test_match_order(cost_model *cm) {
+    rules_set *ro = load("tests/data/opt/rules_eqsat_order.json");
+    CHECK(ro != NULL && ro->n_rules == 3);
+    if (!ro)
+        return;
+    graph *g = graph_new("order");
+    const int64_t xd[4] = {1, 8, 5, 6}, ed[4] = {1, 4, 5, 6}, kd[4] = {4, 4, 3, 3};
+    int32_t a = graph_input(g, "a", 4, xd), b = graph_input(g, "b", 4, xd), d = graph_input(g, "d", 4, xd);
+    int32_t e = graph_input(g, "e", 4, ed), f = graph_input(g, "f", 4, ed), k = graph_weight_he(g, "k", 4, kd);
+    graph_mark_output(g, graph_unary(g, OP_RELU, graph_concat(g, 1, 2, (int32_t[]){a, b})));
+    graph_mark_output(g, graph_unary(g, OP_RELU, graph_concat(g, 1, 2, (int32_t[]){b, a})));
+    int32_t r = graph_unary(g, OP_RELU, d), sp[2];
+    CHECK_EQ_INT(graph_split(g, r, 1, 2, NULL, sp), 2);
+    int32_t c2 = graph_concat(g, 1, 2, (int32_t[]){r, sp[0]});
+    graph_mark_output(g, graph_concat(g, 1, 2, (int32_t[]){sp[1], c2}));
+    for (int32_t i = 0; i < 2; i++) {
+        int32_t x = i ? f : e, y = graph_conv2d(g, x, k, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+        graph_mark_output(g, graph_concat(g, 1, 2, (int32_t[]){x, y}));
+    }
+    CHECK(graph_ok(g));
+    search_opts o;
+    rules_only(&o);
+    o.eqsat = 1;
+    o.stats = 1;
+    o.eqsat_iters = 1;
+    graph *eq = NULL;
+    search_result re;
+    char err[512];
+    CHECK(search_optimize(g, ro, cm, &o, &eq, &re, err, sizeof err) == 0);
+    rules_match_index ix;
+    CHECK(rules_match_index_build(&ix, g, err, sizeof err) == 0);
+    int32_t want[3][2] = {{2, 0}, {0, 1}, {0, 2}}; /* matches per direction: g4_18492, g4_20677, g4_16978 */
+    for (int32_t i = 0; i < ro->n_rules && re.stats; i++) {
+        int32_t w = !strcmp(ro->rules[i].id, "g4_16978") ? 2 : !strcmp(ro->rules[i].id, "g4_18492") ? 0 : 1;
+        for (int32_t dir = 0; dir < 2; dir++) {
+            int32_t n = 0;
+            rules_match_find(ro, i, (rules_dir)dir, &ix, count_match, &n);
+            fprintf(stderr, "%s dir %d: graph %d, e-graph %lld\n", ro->rules[i].id, (int)dir, (int)n,
+                    (long long)re.stats[2 * i + dir].found);
+            CHECK_EQ_INT(n, want[w][dir]);
+            CHECK_EQ_INT((int32_t)re.stats[2 * i + dir].found, n);
+        }
+    }
+    rules_match_index_free(&ix);
+    graph_free(eq);
+    search_result_free(&re);
+    o.stats = 0;
+    o.eqsat_iters = 8;
+    eq = NULL;
+    CHECK(search_optimize(g, ro, cm, &o, &eq, &re, err, sizeof err) == 0);
+    if (eq) {
+        exec_diff worst[8];
+        CHECK_EQ_INT(exec_check(g, eq, 2, 1e-5, worst, err, sizeof err), 0);
+        CHECK(re.cost_after <= re.cost_before * 1.0001);
+    }
+    graph_free(eq);
+    search_result_free(&re);
+    graph_free(g);
+    rules_set_free(ro);
+}
+
 int main(void) {
     rules_set *rs = load("tests/data/opt/rules_small.json");
     CHECK(rs != NULL);
@@ -288,6 +410,8 @@ int main(void) {
     test_relu_fusion(rs, cm);
     test_nothing_applies(rs, cm);
     test_no_cycle(rs, cm);
+    test_relu6_cost(rs, cm);
+    test_match_order(cm);
     cost_model_free(cm);
     rules_set_free(rs);
     return TEST_REPORT();

@@ -9,7 +9,8 @@
  * (and with search_opts.split_bias the bias normal form's two moves, rewrite.h, on the e-graph);
  * then adds every match's target side and unions it with the matched outputs (a multi-output rule
  * is a multi-pattern: all its outputs matched, each unioned with its replacement). Rounds stop at
- * saturation, search_opts.eqsat_iters, eqsat_nodes, or the time limit.
+ * saturation, search_opts.eqsat_iters, eqsat_nodes (no round starts past it, nor once the rounds
+ * so far found twice as many matches), or the time limit.
  * Extraction picks one e-node per reachable class, never a cycle, under the search's cost model
  * (lowering-aware with search_opts.lower_cost): greedy bottom-up first, improved by a local search
  * whose moves are the rewrites recorded in the e-graph (one at a time, and pairs where the second

@@ -244,7 +244,7 @@ static void eq_z3_lowering(eq_z3 *s) {
             int32_t a = egraph_find(eg, ch[0]), b = egraph_find(eg, ch[1]);
             Z3_ast c0 = eq_z3_bias(s, j, a, b), c1 = eq_z3_bias(s, j, b, a);
             need[j] = c0 && c1 ? Z3_mk_or(z, 2, (Z3_ast[]){c0, c1}) : c0 ? c0 : c1;
-        } else if (rewrite_fusable_act((ops_type)nd->a) != OPS_ACT_NONE && nd->n_ch >= 1) {
+        } else if (rewrite_fusable_act_p((ops_type)nd->a, &nd->p) != OPS_ACT_NONE && nd->n_ch >= 1) {
             need[j] = Z3_mk_true(z); /* filled below, once every f exists */
         }
         if (need[j])

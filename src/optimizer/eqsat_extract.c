@@ -83,7 +83,7 @@ static int eq_lowered(eq_ctx *c, const eq_low *l, int32_t n) {
         }
         return 0;
     }
-    if (rewrite_fusable_act((ops_type)nd->a) == OPS_ACT_NONE || nd->n_ch < 1)
+    if (rewrite_fusable_act_p((ops_type)nd->a, &nd->p) == OPS_ACT_NONE || nd->n_ch < 1)
         return 0;
     int32_t t = egraph_find(&c->eg, ch[0]);
     if (eq_fusable_producer(c, l, t))

@@ -25,6 +25,12 @@ typedef struct {
     int32_t var[RULES_MAX_VARS];
 } eq_match;
 
+/* An entry of the round's signature index. */
+typedef struct {
+    uint32_t sig;
+    int32_t node;
+} eq_sig_ent;
+
 /* One applied rewrite as an extraction move: the e-nodes its target side added or found. */
 #define EQ_MOVE_MAX 48
 typedef struct {
@@ -56,6 +62,12 @@ typedef struct {
     int32_t *op_node;
     int32_t cls_count[RULES_N_CLASSES];
     uint64_t *edges;               /* [RULES_EDGE_WORDS] */
+    uint32_t *node_sig;            /* [n_nodes * (RULES_MAX_LIFT + 1)]: rules_node_sig of live op e-node n at lift k */
+    int32_t cap_node_sig;
+    eq_sig_ent *by_sig;            /* (signature, e-node) of every live op e-node at each lift it has one, */
+    int32_t n_by_sig, cap_by_sig;  /*   sorted by signature, then e-node (the e-nodes of a signature ascend) */
+    eq_sig_ent *by_edge;           /* (RULES_EDGE_KEY + 1, reader e-node) of every op-to-op edge (eq_index), */
+    int32_t n_by_edge, cap_by_edge; /*  sorted by key, then reader, each once */
     eq_match *m;
     int32_t n_m, cap_m, max_matches;
     int32_t round;                 /* rounds begun */

@@ -53,7 +53,8 @@ typedef struct {
                                          instead of backtracking (0; `--search eqsat`) */
     int32_t eqsat_iters;              /* eqsat: rounds of matching at most (8) */
     int32_t eqsat_nodes;              /* eqsat: no round starts once the e-graph holds this many e-nodes,
-                                         and a round stops adding at 2x (2000) */
+                                         and a round stops adding at 2x (8000); no round starts
+                                         once the matches found exceed 2x either */
     int32_t eqsat_exact;              /* eqsat: exact extraction (Z3) when the e-graph has at most this
                                          many e-nodes on the classes an output reaches (600; 0: never) */
     FILE *progress;                   /* progress lines (stderr in the CLI), NULL for none */
