@@ -7,6 +7,7 @@
  * warps per warp tile over halves of each k-tile; split-K is reduced in a fixed order by the tile's
  * last block; the epilogue is the FP32 kernels' mm_epi. Any M, N, K, batches and broadcast
  * operands; tile and split from a heuristic (mm_3xtf32_choose). Numbers: bench/matmul/3xtf32.md.
+ * On compute capability 9.0 mm_3xtf32_run hands large problems to matmul_3xtf32_wgmma.cu.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -509,8 +510,14 @@ void mm_3xtf32_run_at(const mm_problem *p, int cfg, int split, int group, const 
     e->launch(a, p->batch, s);
 }
 
+/* The wgmma path (matmul_3xtf32_wgmma.cu): 1 when it ran p, 0 when p is left to this kernel. */
+int mm_3xtf32_wgmma_try(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+                        cudaStream_t s);
+
 void mm_3xtf32_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
                    cudaStream_t s) {
+    if (mm_3xtf32_wgmma_try(p, A, B, bias, C, s)) /* Hopper, large enough problems */
+        return;
     int cfg, split, group;
     mm_3xtf32_choose(p, &cfg, &split, &group);
     mm_3xtf32_run_at(p, cfg, split, group, A, B, bias, C, s);
