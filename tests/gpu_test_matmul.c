@@ -9,7 +9,12 @@
  * elements fail. Split-K results must be bitwise reproducible. First-use tuning: a problem no table
  * holds is tuned within its budget, cached per device and read back. The 3xTF32 tensor-core kernel
  * (--precision 3xtf32): every configuration, split and epilogue on the same shapes, within 1e-6 and,
- * for k >= 512, within 2x the FP32 kernel's own error on the same inputs (test_3xtf32). Without a
+ * for k >= 512, within 2x the FP32 kernel's own error on the same inputs (test_3xtf32); its wgmma
+ * path on Hopper forced, off and automatic (test_3xtf32_wgmma), and with operands split once ahead
+ * (the runtime's weights: the same bits as the per-call split, test_3xtf32_presplit). The scatter
+ * store (mm_run_scatter): head split, K^T, head merge and NHWC -> NCHW layouts written by every
+ * configuration and split-K kind, against the fp64 reference moved by reshape + transpose on the
+ * host (test_scatter). Without a
  * CUDA device it prints "SKIPPED: no CUDA device" and exits 77 (after the host part passed).
  */
 #include <math.h>
@@ -762,6 +767,208 @@ static void test_3xtf32_api(void) {
     printf("3xtf32 split-K same bits, mm_run at 3xtf32, bad arguments: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
+/* The wgmma path of 3xTF32 (compute capability 9.0, sm_90a code in the build): forced onto edges,
+ * every epilogue, batches, broadcast operands, k % 4 != 0 and long k, each checked as run_3xtf32
+ * does and counted as one launch of that path; the same cases with the path off (mma.sync, no
+ * launch); the same bits twice; the automatic rule takes 1024^3 and leaves 128x768x768 alone. */
+static void test_3xtf32_wgmma(void) {
+    if (!mm_3xtf32_wgmma_available()) {
+        printf("3xtf32 wgmma: not available on this device or build (skipped)\n");
+        return;
+    }
+    const mcase cs[] = {
+        {1, 1, 1, 1, "none", 0},          {17, 33, 65, 1, "bias_relu", 0},   {1000, 1000, 1, 1, "none", 0},
+        {40, 100, 64, 2, "gelu_tanh", 0}, {128, 96, 80, 1, "bias_gelu_tanh", 0}, {16, 40, 24, 1, "bias_hardswish", 0},
+        {1, 1000, 1000, 1, "bias", 0},    {129, 131, 257, 3, "bias_gelu", 0}, {33, 48, 40, 4, "none", 2},
+        {48, 36, 20, 3, "bias_relu", 1},  {130, 4, 7, 2, "relu", 0},          {65, 70, 33, 1, "bias_silu", 0},
+        {31, 17, 50, 1, "bias_relu6", 2}, {90, 64, 48, 2, "hardswish", 1},    {300, 132, 100, 3, "bias_relu", 2},
+        {200, 120, 1000, 2, "gelu", 1},   {256, 256, 4096, 1, "none", 0},     {1000, 1001, 999, 1, "bias_gelu", 0},
+        {128, 128, 64, 12, "none", 0},    {1024, 1024, 1024, 1, "bias", 0},
+    };
+    const size_t nc = sizeof cs / sizeof cs[0];
+    const mm_wgmma_mode modes[2] = {MM_WGMMA_FORCE, MM_WGMMA_OFF};
+    for (int mi = 0; mi < 2; mi++) {
+        int before = test_failed;
+        mm_3xtf32_wgmma_set(modes[mi]);
+        for (size_t i = 0; i < nc; i++) {
+            double e3 = 0, e32 = 0;
+            const int64_t n0 = mm_3xtf32_wgmma_launches();
+            run_3xtf32(&cs[i], -1, 1, 1, 1100 + i, &e3, &e32, NULL);
+            check_3xtf32(e3, e32, mi == 0 ? "wgmma" : "mma.sync", &cs[i]);
+            CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), mi == 0 ? 1 : 0);
+        }
+        printf("3xtf32 %s path on %d cases: %s\n", mi == 0 ? "wgmma" : "mma.sync", (int)nc,
+               test_failed == before ? "ok" : "FAILED");
+    }
+    int before = test_failed;
+    mm_3xtf32_wgmma_set(MM_WGMMA_FORCE);
+    const mcase *c = &cs[7]; /* 129x131x257, 3 items, bias_gelu */
+    size_t n = (size_t)(c->batch * c->m * c->n);
+    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+    double e3, e32;
+    run_3xtf32(c, -1, 1, 1, 1200, &e3, &e32, o1);
+    run_3xtf32(c, -1, 1, 1, 1200, &e3, &e32, o2);
+    CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+    free(o1);
+    free(o2);
+    mm_3xtf32_wgmma_set(MM_WGMMA_AUTO);
+    const mcase big = {1024, 1024, 1024, 1, "bias_gelu", 0}, small = {128, 768, 768, 1, "bias", 0};
+    int64_t n0 = mm_3xtf32_wgmma_launches();
+    run_3xtf32(&big, -1, 1, 1, 1201, &e3, &e32, NULL);
+    check_3xtf32(e3, e32, "wgmma auto", &big);
+    CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 1);
+    n0 = mm_3xtf32_wgmma_launches();
+    run_3xtf32(&small, -1, 1, 1, 1202, &e3, &e32, NULL);
+    check_3xtf32(e3, e32, "wgmma auto (mma.sync)", &small);
+    CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 0);
+    printf("3xtf32 wgmma same bits, automatic rule: %s\n", test_failed == before ? "ok" : "FAILED");
+}
+
+/* Case c at 3xTF32 with the operands of mask `pre` (1: A, 2: B) pre-split and handed over as the
+ * runtime does (mm_3xtf32_presplit_node_set); B offset by `skip` items of a split of skip + batch
+ * items (the matmul node's calls past the first). Returns the error; out gets the result, ref_out
+ * the per-call split's result on the same inputs. *used: products that read a pre-split part. */
+static double run_presplit(const mcase *c, int pre, int64_t skip, uint64_t seed, float *out, float *ref_out,
+                           int64_t *used) {
+    mm_problem p;
+    mm_problem_init(&p, c->m, c->n, c->k, c->batch);
+    mm_act act;
+    CHECK_EQ_INT(mm_epilogue_parse(c->epi, &p.has_bias, &act), 0);
+    p.act = act;
+    p.stride_a = c->bcast == 1 ? 0 : p.stride_a;
+    p.stride_b = c->bcast == 2 ? 0 : p.stride_b;
+    const int64_t ia = p.stride_a ? p.batch : 1, ib = (p.stride_b ? p.batch : 1) + skip;
+    const int64_t a_el = ia * p.m * p.k, b_el = ib * p.k * p.n, c_el = p.batch * p.m * p.n;
+    float *A, *B, *bias = NULL, *C, *buf[2] = {NULL, NULL};
+    double *ref;
+    CUDA_CHECK(cudaMalloc((void **)&A, (size_t)a_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&B, (size_t)b_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&C, (size_t)c_el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&ref, (size_t)c_el * sizeof(double)));
+    mm_fill_normal(A, a_el, seed, 0);
+    mm_fill_normal(B, b_el, seed + 1, 0);
+    if (p.has_bias) {
+        CUDA_CHECK(cudaMalloc((void **)&bias, (size_t)p.n * sizeof(float)));
+        mm_fill_normal(bias, p.n, seed + 2, 0);
+    }
+    const float *Bp = B + skip * p.k * p.n;
+    mm_reference_f64(&p, A, Bp, bias, ref, 0);
+    char err[256] = "";
+    CUDA_CHECK(cudaMemset(C, 0xff, (size_t)c_el * sizeof(float))); /* NaN */
+    CHECK_EQ_INT(mm_run_precision(MM_PREC_3XTF32, &p, A, Bp, bias, C, 0, err, sizeof err), 0);
+    CUDA_CHECK(cudaMemcpy(ref_out, C, (size_t)c_el * sizeof(float), cudaMemcpyDeviceToHost));
+    mm_presplit ps[2];
+    int32_t n = 0;
+    for (int side = 0; side < 2; side++) {
+        if (!(pre & (1 << side)))
+            continue;
+        const int64_t rows = side ? p.n : p.m, items = side ? ib : ia, stride = side ? p.k * p.n : p.m * p.k;
+        CUDA_CHECK(cudaMalloc((void **)&buf[side], mm_3xtf32_presplit_floats(rows, p.k, items) * sizeof(float)));
+        int rc = mm_3xtf32_presplit(&ps[n], side ? MM_OPERAND_B : MM_OPERAND_A, side ? B : A, rows, p.k, items, stride,
+                                    buf[side], 0, err, sizeof err);
+        if (rc)
+            fprintf(stderr, "presplit failed: %s\n", err);
+        CHECK_EQ_INT(rc, 0);
+        n++;
+    }
+    const int64_t u0 = mm_3xtf32_presplit_uses();
+    mm_3xtf32_presplit_node_set(ps, n);
+    CUDA_CHECK(cudaMemset(C, 0xff, (size_t)c_el * sizeof(float)));
+    CHECK_EQ_INT(mm_run_precision(MM_PREC_3XTF32, &p, A, Bp, bias, C, 0, err, sizeof err), 0);
+    mm_3xtf32_presplit_node_set(NULL, 0);
+    *used = mm_3xtf32_presplit_uses() - u0;
+    for (int32_t i = 0; i < n; i++)
+        CHECK(ps[i].uses == *used); /* each part read by that one product, or none */
+    double e = mm_rel_error(C, ref, c_el, 0);
+    CUDA_CHECK(cudaMemcpy(out, C, (size_t)c_el * sizeof(float), cudaMemcpyDeviceToHost));
+    float *owned[] = {A, B, C, bias, buf[0], buf[1]};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        if (owned[i])
+            CUDA_CHECK(cudaFree(owned[i]));
+    CUDA_CHECK(cudaFree(ref));
+    return e;
+}
+
+/* Weights split once (the runtime's 3xtf32 setup): with A, B or both pre-split, forced onto the
+ * wgmma path, the same bits as the per-call split (the same split kernels) and within the 3xTF32
+ * bounds; an item offset into a batched split; a list that does not match is not read; the
+ * automatic rule takes BERT's 1024x768x768 with its weight pre-split; bad arguments fail. */
+static void test_3xtf32_presplit(void) {
+    if (!mm_3xtf32_wgmma_available()) {
+        printf("3xtf32 pre-split: wgmma not available on this device or build (skipped)\n");
+        return;
+    }
+    int before = test_failed;
+    const mcase cs[] = {
+        {1, 1, 1, 1, "none", 0},         {17, 33, 65, 1, "bias_relu", 0}, {129, 131, 257, 3, "bias_gelu", 0},
+        {33, 48, 40, 4, "none", 2},      {48, 36, 20, 3, "bias_relu", 1}, {130, 4, 7, 2, "relu", 0},
+        {200, 120, 1000, 2, "gelu", 1},  {1000, 1001, 999, 1, "bias_gelu", 0}, {300, 132, 100, 3, "bias_relu", 2},
+    };
+    const size_t nc = sizeof cs / sizeof cs[0];
+    mm_3xtf32_wgmma_set(MM_WGMMA_FORCE);
+    for (size_t i = 0; i < nc; i++)
+        for (int pre = 1; pre <= 3; pre++) {
+            const size_t n = (size_t)(cs[i].batch * cs[i].m * cs[i].n);
+            float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+            int64_t used = 0;
+            const double e = run_presplit(&cs[i], pre, pre == 2 && cs[i].bcast != 2 ? 1 : 0, 1300 + i, o2, o1, &used);
+            check_3xtf32(e, 1.0, "pre-split", &cs[i]);
+            CHECK(used == 1);
+            if (memcmp(o1, o2, n * sizeof(float)) != 0)
+                fprintf(stderr, "pre-split %d: %lldx%lldx%lld batch %lld: not the per-call split's bits\n", pre,
+                        (long long)cs[i].m, (long long)cs[i].n, (long long)cs[i].k, (long long)cs[i].batch);
+            CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+            free(o1);
+            free(o2);
+        }
+    printf("3xtf32 pre-split A, B, both on %d cases (same bits as the per-call split): %s\n", (int)nc,
+           test_failed == before ? "ok" : "FAILED");
+    before = test_failed;
+    /* a split whose shape does not match the product is not read: B of 17x33x65 split as 33 x 64 */
+    mm_problem p;
+    mm_problem_init(&p, 17, 33, 65, 1);
+    float *d, *buf;
+    char err[256];
+    CUDA_CHECK(cudaMalloc((void **)&d, 8192 * sizeof(float))); /* A at 0, B at 2048, C at 5000 */
+    CUDA_CHECK(cudaMalloc((void **)&buf, mm_3xtf32_presplit_floats(33, 64, 1) * sizeof(float)));
+    mm_fill_normal(d, 8192, 1400, 0);
+    mm_presplit ps;
+    CHECK_EQ_INT(mm_3xtf32_presplit(&ps, MM_OPERAND_B, d + 2048, 33, 64, 1, 0, buf, 0, err, sizeof err), 0);
+    int64_t u0 = mm_3xtf32_presplit_uses();
+    mm_3xtf32_presplit_node_set(&ps, 1);
+    CHECK_EQ_INT(mm_run_precision(MM_PREC_3XTF32, &p, d, d + 2048, NULL, d + 5000, 0, err, sizeof err), 0);
+    mm_3xtf32_presplit_node_set(NULL, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(mm_3xtf32_presplit_uses() == u0 && ps.uses == 0);
+    /* bad arguments */
+    CHECK_EQ_INT(mm_3xtf32_presplit(&ps, MM_OPERAND_B, d, 0, 64, 1, 0, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "bad operand");
+    CHECK_EQ_INT(mm_3xtf32_presplit(&ps, MM_OPERAND_A, d, 8, 64, 2, 100, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "bad operand");
+    CHECK_EQ_INT(mm_3xtf32_presplit(&ps, MM_OPERAND_A, d, 8, 64, 1, 0, buf + 1, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "unaligned");
+    CUDA_CHECK(cudaFree(d));
+    CUDA_CHECK(cudaFree(buf));
+    /* the automatic rule: BERT batch 8's 1024x768x768 with its weight split once goes to wgmma */
+    mm_3xtf32_wgmma_set(MM_WGMMA_AUTO);
+    const mcase bert = {1024, 768, 768, 1, "bias_gelu", 2};
+    mm_problem_init(&p, bert.m, bert.n, bert.k, 1);
+    CHECK(mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B) == 1);
+    mm_problem_init(&p, 128, 768, 768, 1);
+    CHECK(mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B) == 0); /* batch 1: mma.sync, nothing to keep */
+    const size_t n = (size_t)(bert.m * bert.n);
+    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+    int64_t used = 0;
+    const int64_t l0 = mm_3xtf32_wgmma_launches();
+    const double e = run_presplit(&bert, 2, 0, 1401, o2, o1, &used);
+    check_3xtf32(e, 1.0, "pre-split auto", &bert);
+    CHECK(used == 1 && mm_3xtf32_wgmma_launches() - l0 >= 1);
+    free(o1);
+    free(o2);
+    printf("3xtf32 pre-split: no match not read, bad arguments, automatic rule: %s\n",
+           test_failed == before ? "ok" : "FAILED");
+}
+
 static void test_bias_act(void) {
     /* the separate kernel the cuBLAS comparison uses: v8 plain, then bias+relu, against the
      * reference of the fused problem */
@@ -808,6 +1015,216 @@ static void test_bias_act(void) {
     CUDA_CHECK(cudaFree(r));
 }
 
+/* ---- scatter store: matmul + reshape + transpose in the matmul's store ----------------------- */
+
+typedef struct {
+    const char *what;
+    int64_t b, s, h, d, k; /* kinds 0, 1: b items of s x (h*d); kind 2: b*h items of s x d; kind 3: s x h (d 1) */
+    int kind;              /* 0 head split (0,2,1,3), 1 K^T (0,2,3,1), 2 head merge, 3 NHWC -> NCHW,
+                              4 qkv: b items of s x (3*h*d) split into q, k, v with head split, k as K^T */
+    const char *epi;
+} sccase;
+
+/* Where reshape + transpose put product element e (the CPU reference of the layout). */
+static int64_t sc_ref_pos(int64_t e, const int64_t *rs, int32_t rr, const int32_t *perm) {
+    int64_t idx[6], pos = 0;
+    for (int32_t d = rr - 1; d >= 0; d--) {
+        idx[d] = e % rs[d];
+        e /= rs[d];
+    }
+    for (int32_t k = 0; k < rr; k++)
+        pos = pos * rs[perm[k]] + idx[perm[k]];
+    return pos;
+}
+
+/* Where case c's layout puts product element e: reshape + transpose (rr > 0), or, for kind 4, the
+ * split into q, k, v followed by each one's reshape + transpose, the leaves back to back. */
+static int64_t sc_pos(const sccase *c, int64_t e, const int64_t *rs, int32_t rr, const int32_t *perm) {
+    if (rr > 0)
+        return sc_ref_pos(e, rs, rr, perm);
+    const int64_t H = c->h, D = c->d, S = c->s, n = 3 * H * D, L = c->b * H * S * D;
+    const int64_t b = e / (S * n), s = e / n % S, j = e % n, w = j / (H * D), h = j % (H * D) / D, d = j % D;
+    const int64_t rk[4] = {c->b, S, H, D}, rq[4] = {c->b, S, H, D};
+    static const int32_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
+    const int64_t e1 = ((b * S + s) * H + h) * D + d; /* in the part's (B, S, H, D) */
+    return w * L + sc_ref_pos(e1, w == 1 ? rk : rq, 4, w == 1 ? pk : pq);
+}
+
+/* The problem, the reference layout (reshape dims, perm) and the tables of case c. */
+static void sc_setup(const sccase *c, mm_problem *p, int64_t *rs, int32_t *rr, int32_t *perm, int64_t *tab,
+                     int32_t *vec4) {
+    const int64_t B = c->b, S = c->s, H = c->h, D = c->d;
+    static const int32_t p0[4] = {0, 2, 1, 3}, p1[4] = {0, 2, 3, 1}, p3[3] = {0, 2, 1};
+    int64_t nb = c->kind == 2 ? B * H : B, m = S;
+    int64_t n = c->kind == 2 ? D : c->kind == 3 ? H : c->kind == 4 ? 3 * H * D : H * D;
+    mm_problem_init(p, m, n, c->k, nb);
+    int64_t *ob = tab, *om = ob + nb, *mu = om + m, *on = mu + n;
+    for (int64_t i = 0; i < m; i++)
+        om[i] = i;
+    if (c->kind <= 1) {
+        int64_t r[4] = {B, S, H, D};
+        memcpy(rs, r, sizeof r);
+        *rr = 4;
+        memcpy(perm, c->kind ? p1 : p0, sizeof p0);
+        for (int64_t b = 0; b < nb; b++)
+            ob[b] = b * S * H * D;
+        for (int64_t j = 0; j < n; j++) {
+            mu[j] = c->kind ? 1 : D;
+            on[j] = c->kind ? (j / D) * D * S + (j % D) * S : (j / D) * S * D + j % D;
+        }
+        *vec4 = c->kind == 0 && D % 4 == 0;
+    } else if (c->kind == 2) {
+        int64_t r[4] = {B, H, S, D};
+        memcpy(rs, r, sizeof r);
+        *rr = 4;
+        memcpy(perm, p0, sizeof p0);
+        for (int64_t b = 0; b < nb; b++)
+            ob[b] = (b / H) * S * H * D + (b % H) * D;
+        for (int64_t j = 0; j < n; j++) {
+            mu[j] = H * D;
+            on[j] = j;
+        }
+        *vec4 = D % 4 == 0;
+    } else if (c->kind == 4) { /* leaves q, k, v back to back: L elements each */
+        const int64_t L = B * H * S * D;
+        *rr = 0;
+        for (int64_t b = 0; b < nb; b++)
+            ob[b] = b * H * S * D;
+        for (int64_t j = 0; j < n; j++) {
+            const int64_t w = j / (H * D), h = j % (H * D) / D, d = j % D;
+            mu[j] = w == 1 ? 1 : D;
+            on[j] = w * L + (w == 1 ? h * D * S + d * S : h * S * D + d);
+        }
+        *vec4 = D % 4 == 0 ? 2 : 0; /* q and v 16-byte, K^T 4-byte */
+    } else {
+        int64_t r[3] = {B, S, H};
+        memcpy(rs, r, sizeof r);
+        *rr = 3;
+        memcpy(perm, p3, sizeof p3);
+        for (int64_t b = 0; b < nb; b++)
+            ob[b] = b * S * H;
+        for (int64_t j = 0; j < n; j++) {
+            mu[j] = 1;
+            on[j] = j * S;
+        }
+        *vec4 = 0;
+    }
+}
+
+/* Runs case c through the scatter store (at choice ch, or mm_run_scatter's own when ch is NULL)
+ * and returns the relative error against the fp64 reference moved where reshape + transpose put
+ * it; the output is poisoned with NaN first, so an element not written fails. */
+static double sc_run(const sccase *c, const mm_choice *ch, uint64_t seed) {
+    mm_problem p;
+    int64_t rs[6], tab[4096];
+    int32_t rr = 0, perm[6], vec4 = 0;
+    sc_setup(c, &p, rs, &rr, perm, tab, &vec4);
+    mm_act act;
+    CHECK_EQ_INT(mm_epilogue_parse(c->epi, &p.has_bias, &act), 0);
+    p.act = act;
+    const int64_t nb = p.batch, m = p.m, n = p.n, el = nb * m * n;
+    int bad = 0; /* the tables are the reference layout (a check of this test) */
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                bad += tab[b] + tab[nb + i] * tab[nb + m + j] + tab[nb + m + n + j] !=
+                       sc_pos(c, (b * m + i) * n + j, rs, rr, perm);
+    CHECK_EQ_INT(bad, 0);
+    float *A, *B, *bias = NULL, *C, *hc = malloc((size_t)el * sizeof(float));
+    double *ref, *href = malloc((size_t)el * sizeof(double));
+    int64_t *dtab;
+    CUDA_CHECK(cudaMalloc((void **)&A, (size_t)(nb * m * p.k) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&B, (size_t)(nb * p.k * n) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&C, (size_t)el * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&ref, (size_t)el * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&dtab, (size_t)(nb + m + 2 * n) * sizeof(int64_t)));
+    CUDA_CHECK(cudaMemcpy(dtab, tab, (size_t)(nb + m + 2 * n) * sizeof(int64_t), cudaMemcpyHostToDevice));
+    mm_fill_normal(A, nb * m * p.k, seed, 0);
+    mm_fill_normal(B, nb * p.k * n, seed + 1, 0);
+    if (p.has_bias) {
+        CUDA_CHECK(cudaMalloc((void **)&bias, (size_t)n * sizeof(float)));
+        mm_fill_normal(bias, n, seed + 2, 0);
+    }
+    mm_reference_f64(&p, A, B, bias, ref, 0);
+    CUDA_CHECK(cudaMemset(C, 0xff, (size_t)el * sizeof(float)));
+    mm_scatter sc = {dtab, dtab + nb, dtab + nb + m, dtab + nb + m + n, vec4};
+    char err[256] = "";
+    int rc = ch ? mm_run_choice_scatter(&p, ch, &sc, A, B, bias, C, 0, err, sizeof err)
+                : mm_run_scatter(&p, &sc, A, B, bias, C, 0, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "scatter run failed: %s\n", err);
+    CHECK_EQ_INT(rc, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(hc, C, (size_t)el * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(href, ref, (size_t)el * sizeof(double), cudaMemcpyDeviceToHost));
+    double num = 0.0, den = 0.0;
+    for (int64_t e = 0; e < el; e++) {
+        double x = hc[sc_pos(c, e, rs, rr, perm)], r = href[e];
+        num += (x - r) * (x - r); /* NaN (unwritten) propagates */
+        den += r * r;
+    }
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(C));
+    CUDA_CHECK(cudaFree(ref));
+    CUDA_CHECK(cudaFree(dtab));
+    if (bias)
+        CUDA_CHECK(cudaFree(bias));
+    free(hc);
+    free(href);
+    return sqrt(num / (den > 0.0 ? den : 1.0));
+}
+
+static void test_scatter(void) {
+    const sccase cases[] = {
+        {"head split", 2, 33, 3, 8, 40, 0, "bias"},      {"head split odd", 1, 17, 2, 5, 24, 0, "none"},
+        {"K^T", 2, 33, 3, 8, 40, 1, "none"},             {"head merge", 2, 29, 3, 8, 16, 2, "bias_gelu"},
+        {"head merge odd", 1, 9, 2, 3, 100, 2, "relu"},  {"NHWC->NCHW", 1, 49, 96, 1, 64, 3, "bias"},
+        {"K^T long k", 1, 64, 2, 16, 2000, 1, "bias_gelu_tanh"}, {"qkv mixed", 2, 21, 2, 8, 48, 4, "bias"},
+        {"qkv mixed odd", 1, 13, 3, 3, 20, 4, "none"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const sccase *c = &cases[i];
+        int before = test_failed;
+        double e = sc_run(c, NULL, 700 + i);
+        if (!(e <= TOL))
+            fprintf(stderr, "scatter %s (tuned choice): relative error %.3g\n", c->what, e);
+        CHECK(e <= TOL);
+        for (int32_t cfg = 0; cfg < mm_config_count(); cfg++) /* every configuration and split kind */
+            for (int sp = 1; sp <= 3; sp += 2) {
+                mm_choice ch = {cfg, sp, sp};
+                mm_problem p;
+                int64_t rs[6], tab[4096];
+                int32_t rr, perm[6], v;
+                sc_setup(c, &p, rs, &rr, perm, tab, &v);
+                if (mm_choice_check(&p, &ch, NULL, 0))
+                    continue;
+                e = sc_run(c, &ch, 800 + i);
+                if (!(e <= TOL)) {
+                    char name[96];
+                    fprintf(stderr, "scatter %s at %s split %d: relative error %.3g\n", c->what,
+                            mm_config_name(cfg, name, sizeof name), sp, e);
+                }
+                CHECK(e <= TOL);
+            }
+        printf("scatter store %-16s %s\n", c->what, test_failed == before ? "ok" : "FAILED");
+    }
+    /* refused: no tables, and at 3xtf32 (its kernel has no scatter store) */
+    mm_problem p;
+    mm_problem_init(&p, 4, 4, 4, 1);
+    float *buf;
+    CUDA_CHECK(cudaMalloc((void **)&buf, 64 * sizeof(float)));
+    mm_scatter none = {0};
+    char err[256] = "";
+    CHECK_EQ_INT(mm_run_scatter(&p, &none, buf, buf, NULL, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "four device tables");
+    mm_precision_set(MM_PREC_3XTF32);
+    CHECK_EQ_INT(mm_run_scatter(&p, &none, buf, buf, NULL, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "fp32 only");
+    mm_precision_set(MM_PREC_FP32);
+    CUDA_CHECK(cudaFree(buf));
+}
+
 int main(void) {
     char dir[] = "/tmp/tasc_gpu_test_XXXXXX";
     if (!mkdtemp(dir)) {
@@ -841,7 +1258,10 @@ int main(void) {
     test_first_use(dir);
     test_3xtf32();
     test_3xtf32_api();
+    test_3xtf32_wgmma();
+    test_3xtf32_presplit();
     test_bias_act();
+    test_scatter();
     char sub[600];
     snprintf(sub, sizeof sub, "%s/sub/dir", dir);
     rmdir(sub);

@@ -922,7 +922,8 @@ static graph *scatter_graph(int vit) {
     enum { S = 20, H = 4, D = 8, C = H * D };
     graph *g = graph_new(vit ? "scatter_vit" : "scatter_bert");
     const int64_t nbt = vit ? S : 2, xd[3] = {nbt, vit ? 1 : S, C}, wd[2] = {C, 3 * C}, wod[2] = {C, C};
-    int32_t x = graph_input(g, "x", 3, xd), w = graph_weight_he(g, "wqkv", 2, wd), wo = graph_weight_he(g, "wo", 2, wod);
+    int32_t x = graph_input(g, "x", 3, xd), w = graph_weight_he(g, "wqkv", 2, wd);
+    int32_t wo = graph_weight_he(g, "wo", 2, wod);
     int32_t o = graph_matmul(g, x, w, OPS_ACT_NONE), q, k, v;
     static const int32_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1}, p021[3] = {0, 2, 1}, p102[3] = {1, 0, 2};
     if (!vit) {

@@ -312,11 +312,22 @@ static int mm_check_call(const mm_problem *p, const float *A, const float *B, co
     return 0;
 }
 
-static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
-                             const float *bias, float *C, cudaStream_t s) {
+/* sc (may be NULL): the scatter store; the batch stride of C is then 0 and the tables place every
+ * output (mm_store4). Split-K works unchanged: partials go to the workspace by (row, col) and only
+ * the final sums pass through mm_store4. */
+static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const mm_scatter *sc, const float *A,
+                             const float *B, const float *bias, float *C, cudaStream_t s) {
     const mm_wt_entry *e = mm_wt_at(c->cfg);
     mm_args a = mm_args_make(p, A, B, bias, C);
     a.group_m = c->group_m;
+    if (sc) {
+        a.sc = 0;
+        a.sc_b = (const long long *)sc->off_b;
+        a.sc_m = (const long long *)sc->off_m;
+        a.sc_mul = (const long long *)sc->mul;
+        a.sc_n = (const long long *)sc->off_n;
+        a.sc_vec = sc->vec4;
+    }
     if (c->split_k > 1) {
         int bk = e->cfg.bk;
         long long per = (p->k + c->split_k - 1) / c->split_k;
@@ -341,7 +352,22 @@ int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
     if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choice_check(p, c, err, errlen))
         return -1;
-    mm_launch_choice(p, c, A, B, bias, C, s);
+    mm_launch_choice(p, c, NULL, A, B, bias, C, s);
+    return 0;
+}
+
+static int mm_scatter_check(const mm_scatter *sc, char *err, size_t errlen) {
+    if (!sc || !sc->off_b || !sc->off_m || !sc->mul || !sc->off_n)
+        return base_fail(err, errlen, "matmul: a scatter store needs its four device tables");
+    return 0;
+}
+
+int mm_run_choice_scatter(const mm_problem *p, const mm_choice *c, const mm_scatter *sc, const float *A,
+                          const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
+    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choice_check(p, c, err, errlen) ||
+        mm_scatter_check(sc, err, errlen))
+        return -1;
+    mm_launch_choice(p, c, sc, A, B, bias, C, s);
     return 0;
 }
 
@@ -415,9 +441,28 @@ static int mm_run_fp32(const mm_problem *p, const float *A, const float *B, cons
     mm_choice c;
     if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choose(p, &c, NULL, err, errlen))
         return -1;
-    mm_launch_choice(p, &c, A, B, bias, C, s);
+    mm_launch_choice(p, &c, NULL, A, B, bias, C, s);
     return 0;
 }
+
+int mm_run_scatter(const mm_problem *p, const mm_scatter *sc, const float *A, const float *B, const float *bias,
+                   float *C, cudaStream_t s, char *err, size_t errlen) {
+    if (mm_prec != MM_PREC_FP32)
+        return base_fail(err, errlen, "matmul: the scatter store runs at fp32 only (precision %s)",
+                         mm_precision_name(mm_prec));
+    mm_choice c;
+    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_scatter_check(sc, err, errlen) ||
+        mm_choose(p, &c, NULL, err, errlen)) /* the key of the plain problem: tables stay valid */
+        return -1;
+    mm_launch_choice(p, &c, sc, A, B, bias, C, s);
+    return 0;
+}
+
+static const mm_scatter_node *mm_scatter_cur;
+
+void mm_scatter_node_set(const mm_scatter_node *sc) { mm_scatter_cur = sc; }
+
+const mm_scatter_node *mm_scatter_node_get(void) { return mm_scatter_cur; }
 
 int mm_run_precision(mm_precision prec, const mm_problem *p, const float *A, const float *B, const float *bias,
                      float *C, cudaStream_t s, char *err, size_t errlen) {

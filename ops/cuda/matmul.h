@@ -92,8 +92,9 @@ int mm_version_find(const char *name);
  * (matmul_3xtf32.cu): each operand split into a TF32 high part and a TF32 residual, three TF32
  * products summed with FP32 accumulation (relative error against fp64 1.4e-7 to 4e-7 at any K;
  * cuBLAS strict FP32's grows from 6e-8 at K = 16 to 1.1e-6 at K = 4096: at small K the split is
- * the less accurate of the two). Faster than the FP32 kernel on large problems (1.17x at
- * 2048-8192 on an H100), slower on small ones (bench/matmul/3xtf32.md). */
+ * the less accurate of the two). mma.sync: 1.17x the FP32 kernel at 2048-8192 on an H100, slower
+ * on small problems (bench/matmul/3xtf32.md); on Hopper, large problems take the wgmma path below
+ * (2.2-2.3x cuBLAS strict FP32 at 4096-8192 with its split, bench/matmul/wgmma-h100.md). */
 typedef enum { MM_PREC_FP32, MM_PREC_3XTF32, MM_PREC_COUNT } mm_precision;
 
 const char *mm_precision_name(mm_precision p); /* "fp32", "3xtf32" */
@@ -112,6 +113,47 @@ int32_t mm_3xtf32_config_count(void);
 const char *mm_3xtf32_config_name(int32_t i); /* "128x128x32_w32x64_s3_b1"; "?" if out of range */
 int mm_run_3xtf32_at(const mm_problem *p, int32_t cfg, int32_t split_k, int32_t group_m, const float *A,
                      const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
+/* The Hopper path of MM_PREC_3XTF32 (matmul_3xtf32_wgmma.cu): wgmma fed by TMA, the operands split
+ * into TF32 hi and lo parts by a pre-pass into a per-process workspace. MM_WGMMA_AUTO (default):
+ * taken by mm_run_precision on a compute capability 9.0 device, when the build holds its sm_90a
+ * code, for problems of about half a wave of 128x64 tiles or more, a quarter with a pre-split
+ * operand (smaller ones: mma.sync; the rule: wgt_pick in matmul_3xtf32_wgmma.cu); MM_WGMMA_OFF:
+ * never; MM_WGMMA_FORCE: for every problem when available (tests). mm_run_3xtf32_at is mma.sync. */
+typedef enum { MM_WGMMA_AUTO, MM_WGMMA_OFF, MM_WGMMA_FORCE } mm_wgmma_mode;
+void mm_3xtf32_wgmma_set(mm_wgmma_mode m);
+int32_t mm_3xtf32_wgmma_available(void); /* 1 if this device and build can run it */
+int64_t mm_3xtf32_wgmma_launches(void);  /* products run on it so far in this process */
+
+/* Pre-split operands of the wgmma path: an operand that stays the same across runs (a weight, a
+ * folded weight-only value) split once into its TF32 hi and lo parts, in the layout the kernel
+ * reads, so that a product splits only its other operand. Side MM_OPERAND_A: src is (items, rows
+ * = m, k) and hi, lo are (items, m, kp); side MM_OPERAND_B: src is (items, k, rows = n) and hi, lo
+ * are its transposes (items, n, kp), K-major; kp = k rounded up to 4, zero padded; items at
+ * stride elements of src. The parts are the bits the per-call split makes: same results. */
+typedef enum { MM_OPERAND_A, MM_OPERAND_B } mm_operand;
+typedef struct {
+    const float *src;     /* the FP32 operand (device), matched by address */
+    int32_t side;         /* mm_operand */
+    int64_t rows, k, items, stride, kp;
+    float *hi, *lo;       /* in the caller's buffer (hi, then lo) */
+    int64_t uses;         /* products that read it (counted by the library) */
+} mm_presplit;
+/* Floats of the buffer mm_3xtf32_presplit fills (hi and lo). */
+size_t mm_3xtf32_presplit_floats(int64_t rows, int64_t k, int64_t items);
+/* Splits src into buf (mm_3xtf32_presplit_floats of it, device, 16-byte aligned) and describes it in *ps;
+ * asynchronous on s. -1 (message in err) if the wgmma path is not available or the shape is
+ * beyond its split's grids. */
+int mm_3xtf32_presplit(mm_presplit *ps, mm_operand side, const float *src, int64_t rows, int64_t k, int64_t items,
+                       int64_t stride, float *buf, cudaStream_t s, char *err, size_t errlen);
+/* 1 if product p at MM_PREC_3XTF32 would take the wgmma path with operand `side` pre-split (the
+ * dispatch rule of mm_run_precision on this device), else 0: what is worth splitting once. */
+int mm_3xtf32_presplit_wanted(const mm_problem *p, mm_operand side);
+/* The pre-split operands (ps[0 .. n)) the products of the node being run may use: an A or B whose
+ * address is src plus a whole number of items, with the split's shape (and stride when batched),
+ * reads its parts instead of being split. Set by the GPU runtime around one node call, as
+ * mm_precision_set (NULL, 0: none); the library counts uses in ps[i].uses. */
+void mm_3xtf32_presplit_node_set(mm_presplit *ps, int32_t n);
+int64_t mm_3xtf32_presplit_uses(void); /* products that read a pre-split operand so far, process-wide */
 
 /* ---- tile configurations of the tuned kernel ------------------------------------------------ */
 
@@ -158,6 +200,46 @@ int mm_run_version(mm_version v, const mm_problem *p, const float *A, const floa
 /* The tuned kernel at an explicit choice (the autotuner and the tests use this). */
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
+
+/* ---- scatter store (the GPU runtime's transposes executed by the matmul's store) ------------ */
+
+/* Where the outputs of a product go instead of C + b*stride_c + m*n_cols + n: element (b, m, n)
+ * (b: batch item, m: row, n: column) is written to C + off_b[b] + off_m[m] * mul[n] + off_n[n]
+ * (elements). The GPU runtime builds the tables from a matmul output's reshapes, transposes,
+ * splits and gathers (src/runtime/rt_scatter.c), so those nodes launch nothing. Device arrays of
+ * batch, m, n and n entries. vec4 (16-byte stores where C is 16-byte aligned and n % 4 == 0):
+ * 1 promises that in every aligned group of 4 columns off_n steps by 1 from a multiple of 4 and mul
+ * is equal, and that every off_b and off_m[m] * mul[n] is a multiple of 4; 2 promises only that a
+ * group whose first and last off_n are 3 apart with equal mul is such a run (the store checks
+ * those two and the address per group: tables that mix layouts, as q, K^T and v of one product);
+ * 0: 4-byte stores. */
+typedef struct {
+    const int64_t *off_b, *off_m, *mul, *off_n;
+    int32_t vec4;
+} mm_scatter;
+
+/* mm_run (FP32 only: -1 at MM_PREC_3XTF32) with the scatter store sc; p->stride_c is ignored (the
+ * tables place every output). The choice (tuning tables, first-use tuning) is that of the same
+ * problem without scatter: the tuning key does not change. */
+int mm_run_scatter(const mm_problem *p, const mm_scatter *sc, const float *A, const float *B, const float *bias,
+                   float *C, cudaStream_t s, char *err, size_t errlen);
+/* mm_run_choice with the scatter store (tests). */
+int mm_run_choice_scatter(const mm_problem *p, const mm_choice *c, const mm_scatter *sc, const float *A,
+                          const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
+
+/* The scatter store of the matmul node being run, in up to two views of its product (a view
+ * whose tables are NULL is not available): batched, the node's batch dims flattened (items of
+ * m x n, the batch items in the output's row-major order), and rows, rows_nb items of rows_m x n
+ * with A's rows packed and B broadcast (rows_nb 1: one tall product); the runtime gives rows only
+ * for a packed A and a B without batch dims, and the matmul node prefers it. The GPU runtime sets
+ * it around one node call, as mm_precision_set (NULL: none); the matmul node (ops_matmul.c) reads it. */
+typedef struct {
+    mm_scatter batched, rows;
+    int64_t rows_nb, rows_m;
+} mm_scatter_node;
+void mm_scatter_node_set(const mm_scatter_node *sc);
+const mm_scatter_node *mm_scatter_node_get(void);
+
 /* The choice mm_run makes for p; *from_table is 1 when it came from a tuning table (or was tuned
  * just now: first-use tuning), 2 when from the environment variable
  * TASC_MM_CHOICE=CONFIG[:SPLIT[:GROUP]] (experiments), else 0 (the heuristic).

@@ -44,6 +44,28 @@ static __device__ __forceinline__ float mm_epi(float v, int col, const mm_args &
     return mm_act_f(v, a.act);
 }
 
+/* The scatter store (a.sc_n set; mm_store4_as<true>): output (b, row, col + i) to a.C + sc_b[b] +
+ * sc_m[row] * sc_mul[col + i] + sc_n[col + i], b the batch item of this block (blockIdx.z + batch0,
+ * as in mm_batch_offsets and the split-K workspace). One 16-byte store where the tables promise
+ * the four are a run (sc_vec 1), or say so for this group and the address is aligned (sc_vec 2). */
+static __device__ __forceinline__ void mm_store4_scatter(const mm_args &a, int row, int col, float v0, float v1,
+                                                         float v2, float v3) {
+    const long long rb = __ldg(a.sc_b + blockIdx.z + a.batch0), rm = __ldg(a.sc_m + row);
+    if (a.vec_c && a.sc_vec && col + 3 < a.N) {
+        const long long n0 = __ldg(a.sc_n + col), m0 = __ldg(a.sc_mul + col), o = rb + rm * m0 + n0;
+        if (a.sc_vec == 1 || (__ldg(a.sc_n + col + 3) == n0 + 3 && __ldg(a.sc_mul + col + 3) == m0 && (o & 3) == 0)) {
+            *reinterpret_cast<float4 *>(a.C + o) = make_float4(mm_epi(v0, col, a), mm_epi(v1, col + 1, a),
+                                                               mm_epi(v2, col + 2, a), mm_epi(v3, col + 3, a));
+            return;
+        }
+    }
+    const float v[4] = {v0, v1, v2, v3};
+#pragma unroll
+    for (int c = 0; c < 4; c++)
+        if (col + c < a.N)
+            a.C[rb + rm * __ldg(a.sc_mul + col + c) + __ldg(a.sc_n + col + c)] = mm_epi(v[c], col + c, a);
+}
+
 /* Four consecutive outputs of one row, (row, col .. col+3), row < M already checked: epilogue,
  * then one 16-byte store when the row is aligned and all four are inside, else guarded scalars. */
 static __device__ __forceinline__ void mm_store4(float *C, const mm_args &a, int row, int col,
@@ -59,6 +81,19 @@ static __device__ __forceinline__ void mm_store4(float *C, const mm_args &a, int
         if (col + 2 < a.N) p[2] = mm_epi(v2, col + 2, a);
         if (col + 3 < a.N) p[3] = mm_epi(v3, col + 3, a);
     }
+}
+
+/* mm_store4 or, SC, the scatter store, chosen at compile time: the warp-tiled kernel tests a.sc_n
+ * once, outside its store loops, and runs the loops instantiated for the one or the other
+ * (matmul_wt_epilogue.cuh), so that its plain loops are the code they were before the scatter
+ * store existed. Every other kernel (the ladder, 3xTF32) calls mm_store4 and never scatters. */
+template <bool SC>
+static __device__ __forceinline__ void mm_store4_as(float *C, const mm_args &a, int row, int col, float v0, float v1,
+                                                    float v2, float v3) {
+    if constexpr (SC)
+        mm_store4_scatter(a, row, col, v0, v1, v2, v3);
+    else
+        mm_store4(C, a, row, col, v0, v1, v2, v3);
 }
 
 /* ---- cp.async (sm_80+): global -> shared without passing through registers ---------------- */

@@ -31,6 +31,11 @@ struct mm_args {
     float *ws;            /* split_k > 1: partial sums (batch, split_k, M, N) */
     int *counters;        /* split_k > 1: (batch, tiles) arrival (and, _g, departure) counters, zero
                              between launches */
+    /* scatter store (mm_scatter, matmul.h): sc_n non-NULL sends output (b, m, n) to C + sc_b[b] +
+       sc_m[m] * sc_mul[n] + sc_n[n] (sc is then 0); tested once, after the k loop, by the warp-tiled
+       kernel's epilogue (matmul_wt_epilogue.cuh), which runs store loops compiled for it */
+    const long long *sc_b, *sc_m, *sc_mul, *sc_n;
+    int sc_vec;           /* mm_scatter.vec4: 1 every group of 4 columns, 2 checked per group, 0 none */
 };
 
 /* Fills the shape, pointer and alignment fields from a checked problem. */

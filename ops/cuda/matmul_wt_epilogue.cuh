@@ -2,7 +2,8 @@
  * accumulators to C without split-K, or the split-K reduction of one of three kinds. All three
  * sum a tile's split_k partials in slice order 0, 1, ..., from 0.0f, whichever block does it: the
  * same bits from every kind and every arrival order. The epilogue (bias, act) is applied once, to
- * the sum, by mm_store4.
+ * the sum, by mm_store4_as (the plain store, or the scatter store of matmul.h's mm_scatter: the
+ * partials go to the workspace by (row, col) either way, only the sums are scattered).
  *   0  last block (configurations without suffix): every block writes its raw partial tile to the
  *      workspace; the block that arrives last at the tile (an atomic counter, reset by that block)
  *      sums the partials and writes C.
@@ -26,11 +27,12 @@
 #define TASC_MATMUL_WT_EPILOGUE_CUH
 
 #include <cooperative_groups.h>
+#include <type_traits>
 
 #include "matmul_wt_cfg.cuh"
 
-/* No split-K: the accumulators, through the epilogue, to C. */
-template <class CFG>
+/* No split-K: the accumulators, through the epilogue, to C (SC: by the scatter store). */
+template <class CFG, bool SC>
 static __device__ __forceinline__ void mm_wt_store(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                    const mm_wt_place<CFG> &p) {
 #pragma unroll
@@ -40,31 +42,23 @@ static __device__ __forceinline__ void mm_wt_store(const float (&acc)[CFG::TM][C
             continue;
 #pragma unroll
         for (int j4 = 0; j4 < CFG::SUBN; j4++)
-            mm_store4(p.C, a, row, p.n0 + p.col(j4), acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2],
-                      acc[i][j4 * 4 + 3]);
+            mm_store4_as<SC>(p.C, a, row, p.n0 + p.col(j4), acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2],
+                             acc[i][j4 * 4 + 3]);
     }
 }
 
 /* ---- kind 1: cluster ------------------------------------------------------------------------------ */
 
-/* Partial tile into this block's shared memory, reduced over the cluster (blockIdx.y = rank). */
-template <class CFG>
-static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
-                                                            const mm_wt_place<CFG> &p, float *sm) {
+/* The cluster's partial tiles (in each block's shared memory) summed, this block's share, to C
+ * (SC: by the scatter store). */
+template <class CFG, bool SC>
+static __device__ __forceinline__ void mm_wt_cluster_sum(const mm_args &a, const mm_wt_place<CFG> &p, float *sm) {
     namespace cg = cooperative_groups;
     constexpr int BM = CFG::BM, BN = CFG::BN, THREADS = CFG::THREADS;
     cg::cluster_group cl = cg::this_cluster();
     constexpr int LDR = CFG::LDR, BN4 = BN / 4;
     const int tid = p.tid, m0 = p.m0, n0 = p.n0;
     float *C = p.C;
-    __syncthreads(); /* every warp is done with the pipeline's shared memory */
-#pragma unroll
-    for (int i = 0; i < CFG::TM; i++)
-#pragma unroll
-        for (int j4 = 0; j4 < CFG::SUBN; j4++)
-            *reinterpret_cast<float4 *>(&sm[p.row(i) * LDR + p.col(j4)]) =
-                make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
-    cl.sync(); /* all partials of the tile written (release/acquire across the cluster) */
     const int ns = a.split_k; /* == cluster size == gridDim.y; this block's rank is split */
     const int stride = ns * THREADS;
     /* Up to 16 slices' loads are issued before the first add (one remote latency, not one per
@@ -84,7 +78,7 @@ static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[C
             if (u < n) {
                 s4.x += v[u].x; s4.y += v[u].y; s4.z += v[u].z; s4.w += v[u].w;
             }
-        mm_store4(C, a, m0 + r, n0 + c, s4.x, s4.y, s4.z, s4.w);
+        mm_store4_as<SC>(C, a, m0 + r, n0 + c, s4.x, s4.y, s4.z, s4.w);
     };
     if (ns <= 8) {
         for (int q = p.split * THREADS + tid; q < BM * BN4; q += 2 * stride) {
@@ -112,6 +106,28 @@ static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[C
             put(q, v, ns);
         }
     }
+}
+
+/* Partial tile into this block's shared memory, reduced over the cluster (blockIdx.y = rank). The
+ * store (plain or scatter, a.sc_n) is chosen once the accumulators are in shared memory. */
+template <class CFG>
+static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
+                                                            const mm_wt_place<CFG> &p, float *sm) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    constexpr int LDR = CFG::LDR;
+    __syncthreads(); /* every warp is done with the pipeline's shared memory */
+#pragma unroll
+    for (int i = 0; i < CFG::TM; i++)
+#pragma unroll
+        for (int j4 = 0; j4 < CFG::SUBN; j4++)
+            *reinterpret_cast<float4 *>(&sm[p.row(i) * LDR + p.col(j4)]) =
+                make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
+    cl.sync(); /* all partials of the tile written (release/acquire across the cluster) */
+    if (a.sc_n)
+        mm_wt_cluster_sum<CFG, true>(a, p, sm);
+    else
+        mm_wt_cluster_sum<CFG, false>(a, p, sm);
     cl.sync(); /* no block leaves while others still read its shared memory */
 }
 
@@ -127,6 +143,7 @@ struct mm_wt_ws {
 
 /* C (row, col .. col+3) = the sum of the split_k partials, read from L2 with up to 16 loads in
  * flight (kind 2). */
+template <bool SC>
 static __device__ __forceinline__ void mm_wt_sum_global(const mm_args &a, float *C, const mm_wt_ws &w, int row,
                                                         int col) {
     const int ns = a.split_k;
@@ -154,14 +171,14 @@ static __device__ __forceinline__ void mm_wt_sum_global(const mm_args &a, float 
             if (col + 3 < a.N) s3 += __ldcg(p + sp * mn + 3);
         }
     }
-    mm_store4(C, a, row, col, s0, s1, s2, s3);
+    mm_store4_as<SC>(C, a, row, col, s0, s1, s2, s3);
 }
 
 /* Kind 2, this block's share (float4 words q = split*THREADS + tid, then every ns*THREADS) with
  * all of a round's partials in flight at once, by cp.async into this thread's own slots of the
  * (now idle) pipeline shared memory, float4 (j * ns + u) * THREADS + tid for its j-th output and
  * slice u: no registers held, no barrier (each thread reads its own copies). */
-template <class CFG>
+template <class CFG, bool SC>
 static __device__ __forceinline__ void mm_wt_reduce_staged(const mm_args &a, const mm_wt_place<CFG> &p, float *sm,
                                                            const mm_wt_ws &w) {
     constexpr int BN4 = CFG::BN / 4, SM_F4 = CFG::SMEM_BYTES / 16, THREADS = CFG::THREADS;
@@ -186,7 +203,7 @@ static __device__ __forceinline__ void mm_wt_reduce_staged(const mm_args &a, con
             if (row >= a.M || col >= a.N)
                 continue;
             if (col + 3 >= a.N) { /* the ragged right edge: from L2 */
-                mm_wt_sum_global(a, p.C, w, row, col);
+                mm_wt_sum_global<SC>(a, p.C, w, row, col);
                 continue;
             }
             const float4 *sv = reinterpret_cast<const float4 *>(sm) + jj * ns * THREADS + tid;
@@ -195,13 +212,13 @@ static __device__ __forceinline__ void mm_wt_reduce_staged(const mm_args &a, con
                 const float4 v = sv[u * THREADS];
                 s0 += v.x; s1 += v.y; s2 += v.z; s3 += v.w;
             }
-            mm_store4(p.C, a, row, col, s0, s1, s2, s3);
+            mm_store4_as<SC>(p.C, a, row, col, s0, s1, s2, s3);
         }
     }
 }
 
 /* Kind 2: wait until every slice of the tile is in the workspace, reduce this block's share, leave. */
-template <class CFG>
+template <class CFG, bool SC>
 static __device__ __forceinline__ void mm_wt_reduce_coresident(const mm_args &a, const mm_wt_place<CFG> &p, float *sm,
                                                                const mm_wt_ws &w) {
     constexpr int BN4 = CFG::BN / 4, SM_F4 = CFG::SMEM_BYTES / 16, THREADS = CFG::THREADS;
@@ -217,13 +234,13 @@ static __device__ __forceinline__ void mm_wt_reduce_coresident(const mm_args &a,
     __syncthreads();
     __threadfence();
     const int stride = ns * THREADS;
-    if (w.vec && stride <= SM_F4) {
-        mm_wt_reduce_staged<CFG>(a, p, sm, w);
+    if (!SC && w.vec && stride <= SM_F4) { /* the scatter store sums from L2: less code beside the plain one */
+        mm_wt_reduce_staged<CFG, SC>(a, p, sm, w);
     } else {
         for (int q = p.split * THREADS + tid; q < CFG::BM * BN4; q += stride) {
             const int row = p.m0 + q / BN4, col = p.n0 + (q % BN4) * 4;
             if (row < a.M && col < a.N)
-                mm_wt_sum_global(a, p.C, w, row, col);
+                mm_wt_sum_global<SC>(a, p.C, w, row, col);
         }
     }
     __syncthreads(); /* this block's reads are done */
@@ -265,7 +282,10 @@ static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)
         }
     }
     if constexpr (CFG::CLUSTER == 2) {
-        mm_wt_reduce_coresident<CFG>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
+        if (a.sc_n) /* the store is chosen once the partials are out of the registers */
+            mm_wt_reduce_coresident<CFG, true>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
+        else
+            mm_wt_reduce_coresident<CFG, false>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
         return;
     }
     /* kind 0: count this block's arrival; the last block of the tile sums the partials (8 loads
@@ -281,51 +301,66 @@ static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)
     if (!s_last)
         return;
     __threadfence();
+    /* the store (plain or scatter, a.sc_n) is chosen here, the partials out of the registers; the
+     * loop stays in this function (see above), instantiated for each store by the lambda */
+    auto sum = [&](auto sc) {
 #pragma unroll
-    for (int i = 0; i < CFG::TM; i++) {
-        int row = p.m0 + p.row(i);
-        if (row >= a.M)
-            continue;
+        for (int i = 0; i < CFG::TM; i++) {
+            int row = p.m0 + p.row(i);
+            if (row >= a.M)
+                continue;
 #pragma unroll
-        for (int j4 = 0; j4 < CFG::SUBN; j4++) {
-            int col = p.n0 + p.col(j4);
-            const float *q = ws_b + (long long)row * a.N + col;
-            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-            if (vec && col + 3 < a.N) {
-                for (int sp0 = 0; sp0 < a.split_k; sp0 += 8) { /* 8 loads in flight, added in slice order */
-                    float4 v[8];
+            for (int j4 = 0; j4 < CFG::SUBN; j4++) {
+                int col = p.n0 + p.col(j4);
+                const float *q = ws_b + (long long)row * a.N + col;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                if (vec && col + 3 < a.N) {
+                    for (int sp0 = 0; sp0 < a.split_k; sp0 += 8) { /* 8 loads in flight, added in slice order */
+                        float4 v[8];
 #pragma unroll
-                    for (int u = 0; u < 8; u++)
-                        if (sp0 + u < a.split_k)
-                            v[u] = __ldcg(reinterpret_cast<const float4 *>(q + (sp0 + u) * mn));
+                        for (int u = 0; u < 8; u++)
+                            if (sp0 + u < a.split_k)
+                                v[u] = __ldcg(reinterpret_cast<const float4 *>(q + (sp0 + u) * mn));
 #pragma unroll
-                    for (int u = 0; u < 8; u++)
-                        if (sp0 + u < a.split_k) {
-                            s0 += v[u].x; s1 += v[u].y; s2 += v[u].z; s3 += v[u].w;
-                        }
+                        for (int u = 0; u < 8; u++)
+                            if (sp0 + u < a.split_k) {
+                                s0 += v[u].x; s1 += v[u].y; s2 += v[u].z; s3 += v[u].w;
+                            }
+                    }
+                } else {
+                    for (int sp = 0; sp < a.split_k; sp++) {
+                        if (col < a.N) s0 += __ldcg(q + sp * mn);
+                        if (col + 1 < a.N) s1 += __ldcg(q + sp * mn + 1);
+                        if (col + 2 < a.N) s2 += __ldcg(q + sp * mn + 2);
+                        if (col + 3 < a.N) s3 += __ldcg(q + sp * mn + 3);
+                    }
                 }
-            } else {
-                for (int sp = 0; sp < a.split_k; sp++) {
-                    if (col < a.N) s0 += __ldcg(q + sp * mn);
-                    if (col + 1 < a.N) s1 += __ldcg(q + sp * mn + 1);
-                    if (col + 2 < a.N) s2 += __ldcg(q + sp * mn + 2);
-                    if (col + 3 < a.N) s3 += __ldcg(q + sp * mn + 3);
-                }
+                mm_store4_as<decltype(sc)::value>(p.C, a, row, col, s0, s1, s2, s3);
             }
-            mm_store4(p.C, a, row, col, s0, s1, s2, s3);
         }
-    }
+    };
+    if (a.sc_n)
+        sum(std::true_type{});
+    else
+        sum(std::false_type{});
     if (tid == 0)
         *counter = 0; /* ready for the next launch on this workspace */
 }
 
 /* ---- the epilogue of a configuration ------------------------------------------------------------- */
 
+/* a.sc_n (the scatter store, matmul.h mm_scatter) is tested once per kernel, uniformly over the
+ * grid, where the accumulators leave the registers: here without split-K, after the partials are
+ * in shared memory or the workspace with it; each store loop is instantiated for both stores (the
+ * plain instantiation is the code of a kernel without scatter stores). */
 template <class CFG, bool SPLIT>
 static __device__ __forceinline__ void mm_wt_epilogue(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                       const mm_wt_place<CFG> &p, float *sm) {
     if constexpr (!SPLIT) {
-        mm_wt_store<CFG>(acc, a, p);
+        if (a.sc_n)
+            mm_wt_store<CFG, true>(acc, a, p);
+        else
+            mm_wt_store<CFG, false>(acc, a, p);
     } else if constexpr (CFG::CLUSTER == 1) {
         mm_wt_reduce_cluster<CFG>(acc, a, p, sm);
     } else {

@@ -6,6 +6,9 @@
  * (batch*m rows); otherwise the longest run of trailing batch dims over which A and B are each
  * packed or each broadcast becomes one strided batch, repeated over the leading dims.
  * Activations the kernels lack (sigmoid, tanh) run as a separate in-place pass.
+ * When the GPU runtime has given the node a scatter store (mm_scatter_node_get: the transposes,
+ * splits and gathers reading its output run in its store), the product runs in a view the tables
+ * hold: rows (A's rows regrouped, B broadcast) or the batched decomposition above.
  */
 #include <string.h>
 
@@ -62,6 +65,39 @@ int oc_mm_act(ops_act act) {
     }
 }
 
+/* The strided-batch calls of oc_matmul with the scatter store sc over the node's whole output:
+ * the tables place every output, so C stays the output's base and each call's batch table starts
+ * at its first item (batch items are counted in the output's row-major order). A tall product
+ * without a rows view runs here as a batch with B broadcast. */
+static int oc_mm_scatter_calls(mm_problem *p, const mm_scatter_node *sc, const int64_t *d, const int64_t *ast,
+                               const int64_t *bst, int32_t j, int32_t rb, int64_t nb, const float *const *in,
+                               const float *bias, float *out, cudaStream_t st, char *msg, size_t len) {
+    int a0, b0;
+    const int64_t m = p->m, n = p->n, k = p->k;
+    oc_mm_uniform(d, ast, j, rb, m * k, &a0);
+    oc_mm_uniform(d, bst, j, rb, k * n, &b0);
+    int64_t inner = 1;
+    for (int32_t i = j; i < rb; i++)
+        inner *= d[i];
+    p->batch = inner;
+    p->stride_a = a0 ? 0 : m * k;
+    p->stride_b = b0 ? 0 : k * n;
+    p->stride_c = m * n;
+    for (int64_t o = 0; o < nb / inner; o++) {
+        int64_t oa = 0, ob = 0, idx = o;
+        for (int32_t i = j - 1; i >= 0; i--) {
+            oa += (idx % d[i]) * ast[i];
+            ob += (idx % d[i]) * bst[i];
+            idx /= d[i];
+        }
+        mm_scatter part = sc->batched;
+        part.off_b += o * inner;
+        if (mm_run_scatter(p, &part, in[0] + oa, in[1] + ob, bias, out, st, msg, len) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 OPS_CUDA_FN(matmul) {
     const ops_shape *as = &s->in[0], *bs = &s->in[1], *os = &s->out[0];
     const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
@@ -103,9 +139,21 @@ OPS_CUDA_FN(matmul) {
     int64_t inner = 1;
     for (int32_t i = j; i < rb; i++)
         inner *= d[i];
-    if (j == 0 && b0 && !a0) {
+    const mm_scatter_node *sc = mm_scatter_node_get(); /* the runtime's scatter store, if any */
+    if (sc && sc->rows.off_m) { /* A packed, B one matrix: rows regrouped as the tables need */
+        p.m = sc->rows_m;
+        p.batch = sc->rows_nb;
+        p.stride_a = sc->rows_m * k;
+        p.stride_b = 0;
+        p.stride_c = sc->rows_m * n;
+        if (mm_run_scatter(&p, &sc->rows, in[0], in[1], bias, out[0], st, msg, sizeof msg) < 0)
+            return oc_fail(env, "%s", msg);
+    } else if (j == 0 && b0 && !a0 && !sc) {
         p.m = m * nb; /* B shared, A packed: one tall product */
         if (mm_run(&p, in[0], in[1], bias, out[0], st, msg, sizeof msg) < 0)
+            return oc_fail(env, "%s", msg);
+    } else if (sc) {
+        if (oc_mm_scatter_calls(&p, sc, d, ast, bst, j, rb, nb, in, bias, out[0], st, msg, sizeof msg) < 0)
             return oc_fail(env, "%s", msg);
     } else {
         p.batch = inner;

@@ -227,6 +227,88 @@ static int64_t rt_tensor_bytes(const graph *g, int32_t t) {
 
 static int32_t rt_root(const rt_ctx *c, int32_t t) { return c->tclass[t] == RT_T_ALIAS ? c->alias_of[t] : t; }
 
+/* The device address of tensor t's first element (an alias: its root's bytes from alias_off on). */
+static float *rt_dev(const rt_ctx *c, int32_t t) {
+    return c->tclass[t] == RT_T_ALIAS ? c->dev[c->alias_of[t]] + c->alias_off[t] : c->dev[t];
+}
+
+/* Bytes of tensor t's buffer: a scatter store's root holds its tree's leaves (rt_scatter). */
+static int64_t rt_buf_bytes(const rt_ctx *c, int32_t t) {
+    for (int32_t i = 0; i < c->n_sc; i++)
+        if (c->sc[i].root == t)
+            return c->sc[i].buf_elems * (int64_t)sizeof(float);
+    return rt_tensor_bytes(c->g, t);
+}
+
+static int32_t rt_sc_of_node(const rt_ctx *c, int32_t id) {
+    for (int32_t i = 0; i < c->n_sc; i++)
+        if (c->sc[i].node == id)
+            return i + 1;
+    return 0;
+}
+
+/* Scatter stores (rt_scatter.c): each running fp32 matmul whose output only movement nodes read
+ * (reshape, transpose, split, gather by constant ids) gets a store that writes the tree's leaves
+ * itself; the tree's nodes are marked in skip (they launch nothing), its leaves become views of
+ * the matmul's output at their offsets, and its other tensors are never made. Off by
+ * opts.no_scatter and at 3xtf32 (the tensor-core kernel has no scatter store). */
+static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, char *err,
+                           size_t errlen) {
+    graph *g = c->g;
+    if (c->opts.no_scatter || c->opts.precision != RT_PRECISION_FP32)
+        return 0;
+    uint8_t *isconst = calloc((size_t)g->n_tensors + 1, 1);
+    if (!isconst)
+        return base_fail(err, errlen, "out of memory planning the graph");
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+    int rc = 0;
+    for (int32_t k = 0; k < g->n_nodes && rc == 0; k++) {
+        const int32_t id = order[k];
+        const graph_node *nd = &g->nodes[id];
+        int all = !c->opts.no_fold; /* folded nodes (as rt_plan decides) run once at setup: none of ours */
+        for (int32_t i = 0; i < nd->n_in && all; i++)
+            all = isconst[nd->in[i]];
+        for (int32_t o = 0; o < nd->n_out && all; o++)
+            isconst[nd->out[o]] = 1;
+        const ops_act act = (ops_act)nd->p.v[PM_ACT];
+        if (!live[id] || all || skip[id] || nd->op != OP_MATMUL || act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH)
+            continue; /* sigmoid and tanh run as a pass over the packed output after the product */
+        rt_scatter sc;
+        char why[256] = "";
+        int r = rt_scatter_find(g, id, live, &sc, why, sizeof why, err, errlen);
+        if (r < 0) {
+            rc = -1;
+        } else if (r > 0) {
+            rt_scatter *grown = realloc(c->sc, ((size_t)c->n_sc + 1) * sizeof *c->sc);
+            if (!grown) {
+                rt_scatter_free(&sc);
+                rc = base_fail(err, errlen, "out of memory planning the graph");
+                break;
+            }
+            if (c->opts.check_tol <= 0) { /* only node checks read the placement back */
+                free(sc.dst);
+                sc.dst = NULL;
+            }
+            c->sc = grown;
+            c->sc[c->n_sc++] = sc;
+            for (int32_t q = 0; q < sc.n_nodes; q++)
+                skip[sc.nodes[q]] = 1;
+            for (int32_t q = 0; q < sc.n_leaves; q++) {
+                c->tclass[sc.leaves[q]] = RT_T_ALIAS;
+                c->alias_of[sc.leaves[q]] = sc.root;
+                c->alias_off[sc.leaves[q]] = sc.leaf_off[q];
+            }
+            c->n_scattered += sc.n_nodes;
+            if (c->opts.verbose)
+                fprintf(stderr, "tasc: node '%s': its store runs %d movement node%s (%d leaves)\n", nd->name,
+                        (int)sc.n_nodes, sc.n_nodes == 1 ? "" : "s", (int)sc.n_leaves);
+        }
+    }
+    free(isconst);
+    return rc;
+}
+
 static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
     const graph_node *nd = &g->nodes[id];
     memset(rn, 0, sizeof *rn);
@@ -256,11 +338,13 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     rt_span *spans = malloc(((size_t)nt + 1) * sizeof *spans);
     int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
     int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
+    uint8_t *skip = calloc((size_t)nn + 1, 1);
     c->tclass = calloc((size_t)nt + 1, 1);
     c->alias_of = malloc(((size_t)nt + 1) * sizeof *c->alias_of);
+    c->alias_off = calloc((size_t)nt + 1, sizeof *c->alias_off);
     c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
     if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
-        !c->tclass || !c->alias_of || !c->dev) {
+        !skip || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
         base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
@@ -277,6 +361,8 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
         c->alias_of[t] = t;
     }
+    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0)
+        goto done;
     int32_t n_fold = 0, n_run = 0, n_steps = 0;
     for (int32_t k = 0; k < nn; k++) {
         int32_t id = order[k];
@@ -286,6 +372,8 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
             c->n_dead++;
             continue;
         }
+        if (skip[id]) /* run by a matmul's scatter store */
+            continue;
         int all = !c->opts.no_fold;
         for (int32_t i = 0; i < nd->n_in && all; i++)
             all = isconst[nd->in[i]];
@@ -300,9 +388,12 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         }
         for (int32_t i = 0; i < nd->n_in; i++)
             needed[rt_root(c, nd->in[i])] = 1;
-        if (nd->op == OP_RESHAPE) { /* the same bytes under another shape: no kernel */
+        if (nd->op == OP_RESHAPE || (nd->op == OP_TRANSPOSE && !c->opts.no_scatter &&
+                                     rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p))) {
+            /* the same bytes under another shape (a transpose of axes of size 1 is one): no kernel */
             c->tclass[nd->out[0]] = RT_T_ALIAS;
             c->alias_of[nd->out[0]] = rt_root(c, nd->in[0]);
+            c->alias_off[nd->out[0]] = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
             c->n_alias++;
             continue;
         }
@@ -348,7 +439,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     int32_t ns = 0;
     for (int32_t t = 0; t < nt; t++)
         if (c->tclass[t] == RT_T_ARENA) {
-            spans[ns].bytes = rt_tensor_bytes(g, t);
+            spans[ns].bytes = rt_buf_bytes(c, t);
             spans[ns].first = first[t];
             spans[ns].last = last[t];
             c->unplanned_bytes += spans[ns].bytes;
@@ -368,11 +459,14 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         int32_t id = order[k];
         if (live[id] && nconst[id])
             rt_node_init(&c->fold[c->n_fold++], g, id);
-        else if (step[id] >= 0)
-            rt_node_init(&c->run[c->n_run++], g, id);
+        else if (step[id] >= 0) {
+            rt_node_init(&c->run[c->n_run], g, id);
+            c->run[c->n_run++].sc = rt_sc_of_node(c, id);
+        }
     }
     rc = 0;
 done:
+    free(skip);
     free(order);
     free(live);
     free(isconst);
@@ -411,9 +505,47 @@ static void *rt_dmalloc(int64_t bytes, const char *what, char *err, size_t errle
 static void rt_resolve(rt_ctx *c, rt_node *rn) {
     const graph_node *nd = &c->g->nodes[rn->id];
     for (int32_t k = 0; k < nd->n_in; k++)
-        rn->in[k] = c->dev[rt_root(c, nd->in[k])];
+        rn->in[k] = rt_dev(c, nd->in[k]);
     for (int32_t k = 0; k < nd->n_out; k++)
-        rn->out[k] = c->dev[rt_root(c, nd->out[k])];
+        rn->out[k] = rt_dev(c, nd->out[k]);
+}
+
+/* The scatter stores' tables, in one device allocation (persistent), and their mm_scatter_node. */
+static int rt_upload_scatter(rt_ctx *c, char *err, size_t errlen) {
+    int64_t total = 0;
+    for (int32_t i = 0; i < c->n_sc; i++) {
+        const rt_scatter *sc = &c->sc[i];
+        total += (sc->batched ? sc->nb + sc->m + 2 * sc->n : 0) +
+                 (sc->rows_nb ? sc->rows_nb + sc->rows_m + 2 * sc->n : 0);
+    }
+    if (c->n_sc == 0)
+        return 0;
+    if (!(c->scn = calloc((size_t)c->n_sc, sizeof *c->scn)))
+        return base_fail(err, errlen, "out of memory");
+    if (!(c->sc_dev = rt_dmalloc(total * (int64_t)sizeof(int64_t), "the scatter tables", err, errlen)))
+        return -1;
+    c->persist_bytes += total * (int64_t)sizeof(int64_t);
+    int64_t *d = c->sc_dev;
+    for (int32_t i = 0; i < c->n_sc; i++) {
+        const rt_scatter *sc = &c->sc[i];
+        const int64_t n = sc->n, *h = sc->tab;
+        if (sc->batched) {
+            const int64_t nb = sc->nb, m = sc->m, len = nb + m + 2 * n;
+            rt_upload(c, d, h, len * (int64_t)sizeof(int64_t));
+            c->scn[i].batched = (mm_scatter){d, d + nb, d + nb + m, d + nb + m + n, sc->vec4};
+            d += len;
+            h += len;
+        }
+        if (sc->rows_nb) {
+            const int64_t nb = sc->rows_nb, m = sc->rows_m, len = nb + m + 2 * n;
+            rt_upload(c, d, h, len * (int64_t)sizeof(int64_t));
+            c->scn[i].rows = (mm_scatter){d, d + nb, d + nb + m, d + nb + m + n, sc->rows_vec4};
+            c->scn[i].rows_nb = nb;
+            c->scn[i].rows_m = m;
+            d += len;
+        }
+    }
+    return 0;
 }
 
 /* Allocate the arena and the persistent tensors, upload weights and the default inputs. */
@@ -436,7 +568,9 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
     }
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (c->tclass[t] == RT_T_ALIAS)
-            c->dev[t] = c->dev[c->alias_of[t]];
+            c->dev[t] = c->dev[c->alias_of[t]] + c->alias_off[t];
+    if (rt_upload_scatter(c, err, errlen) < 0)
+        return -1;
     /* weights, through one host buffer of the largest */
     int64_t maxb = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
@@ -478,6 +612,20 @@ static int rt_alloc(rt_ctx *c, char *err, size_t errlen) {
 
 /* --- running nodes -------------------------------------------------------------------------- */
 
+/* The product of a scatter store's matmul, in its own layout, from the buffer its store wrote. */
+static int rt_check_gather(rt_ctx *c, const rt_scatter *sc, const float *buf, float *host) {
+    float *raw = malloc((size_t)sc->buf_elems * sizeof(float));
+    if (!raw)
+        return -1;
+    CUDA_CHECK(cudaMemcpyAsync(raw, buf, (size_t)sc->buf_elems * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    const int64_t n = sc->nb * sc->m * sc->n;
+    for (int64_t e = 0; e < n; e++)
+        host[e] = raw[sc->dst[e]];
+    free(raw);
+    return 0;
+}
+
 /* Setup-phase check of one node against its CPU reference on the same (downloaded) inputs. */
 static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen) {
     const graph_node *nd = &c->g->nodes[rn->id];
@@ -498,8 +646,12 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
         href[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         if (!hgpu[k] || !href[k])
             goto oom;
+        if (rn->sc) /* scattered: the product is read back through the placement */
+            continue;
         CUDA_CHECK(cudaMemcpyAsync(hgpu[k], rn->out[k], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
     }
+    if (rn->sc && rt_check_gather(c, &c->sc[rn->sc - 1], rn->out[0], hgpu[0]) < 0)
+        goto oom;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     ops_table[nd->op].cpu(&rn->sig, hin, href);
     for (int32_t k = 0; k < nd->n_out; k++) {
@@ -539,7 +691,11 @@ static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
                         .state_free = rn->state_free, .ws_limit = c->ws_limit, .workspace = rt_env_workspace,
                         .workspace_search = rt_env_workspace_search, .owner = c, .err = c->err,
                         .errlen = sizeof c->err};
+    mm_scatter_node_set(rn->sc ? &c->scn[rn->sc - 1] : NULL); /* read by the matmul node, as the precision */
+    rt_presplit_node(c, rn); /* 3xtf32: its weights' TF32 parts, split once (rt_presplit.c) */
     int r = ops_cuda[nd->op](&env, &rn->sig, rn->in, rn->out);
+    mm_scatter_node_set(NULL);
+    rt_presplit_node(c, NULL);
     rn->state = env.state;
     rn->state_free = env.state_free;
     if (r < 0)
@@ -591,6 +747,8 @@ static int rt_setup(rt_ctx *c, char *err, size_t errlen) {
             return -1;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     rt_drop_folded_inputs(c);
+    if (rt_presplit_setup(c, err, errlen) < 0) /* folded values exist now; the setup run uses the parts */
+        return -1;
     for (int32_t k = 0; k < c->n_run; k++)
         if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
             return -1;
@@ -713,6 +871,9 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
         lim = (int64_t)mb << 20;
     }
     c->ws_limit = (size_t)lim;
+    const char *nosc = getenv("TASC_NO_SCATTER");
+    if (nosc && *nosc && strcmp(nosc, "0") != 0)
+        c->opts.no_scatter = 1;
     c->check_worst = 0.0;
     if (!(c->g = graph_clone(g))) {
         base_fail(err, errlen, "out of memory copying the graph");
@@ -745,6 +906,7 @@ void rt_ctx_free(rt_ctx *c) {
         CUDA_CHECK(cudaStreamSynchronize(c->stream));
     rt_nodes_free(c->fold, c->n_fold);
     rt_nodes_free(c->run, c->n_run);
+    rt_presplit_free(c);
     if (c->exec)
         CUDA_CHECK(cudaGraphExecDestroy(c->exec));
     if (c->dev && c->tclass)
@@ -755,6 +917,12 @@ void rt_ctx_free(rt_ctx *c) {
         CUDA_CHECK(cudaFree(c->arena));
     if (c->ws)
         CUDA_CHECK(cudaFree(c->ws));
+    if (c->sc_dev)
+        CUDA_CHECK(cudaFree(c->sc_dev));
+    for (int32_t i = 0; i < c->n_sc; i++)
+        rt_scatter_free(&c->sc[i]);
+    free(c->sc);
+    free(c->scn);
     if (c->ev0)
         CUDA_CHECK(cudaEventDestroy(c->ev0));
     if (c->ev1)
@@ -765,6 +933,7 @@ void rt_ctx_free(rt_ctx *c) {
         CUDA_CHECK(cudaStreamDestroy(c->stream));
     free(c->tclass);
     free(c->alias_of);
+    free(c->alias_off);
     free(c->dev);
     graph_free(c->g);
     free(c);
@@ -801,7 +970,7 @@ int rt_get_output(rt_ctx *c, int32_t j, float *host, char *err, size_t errlen) {
     if (j < 0 || j >= c->g->n_outputs)
         return base_fail(err, errlen, "no graph output %d (the graph has %d)", (int)j, (int)c->g->n_outputs);
     int32_t t = c->g->outputs[j];
-    CUDA_CHECK(cudaMemcpyAsync(host, c->dev[rt_root(c, t)], (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost,
+    CUDA_CHECK(cudaMemcpyAsync(host, rt_dev(c, t), (size_t)rt_tensor_bytes(c->g, t), cudaMemcpyDeviceToHost,
                                c->stream));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return 0;
@@ -888,6 +1057,8 @@ void rt_get_info(const rt_ctx *c, rt_info *info) {
     info->nodes_run = c->n_run;
     info->nodes_folded = c->n_fold;
     info->nodes_aliased = c->n_alias;
+    info->nodes_scattered = c->n_scattered;
+    info->scatter_stores = c->n_sc;
     info->nodes_dead = c->n_dead;
     info->graph = c->graph_state == 1;
     snprintf(info->graph_note, sizeof info->graph_note, "%s",

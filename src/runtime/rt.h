@@ -55,6 +55,10 @@ typedef struct {
                                  CUDA cores) or RT_PRECISION_3XTF32 (three TF32 tensor-core products
                                  per FP32 product: FP32-accurate, ops/cuda/matmul.h). cuDNN and
                                  cuBLAS calls stay strict FP32 either way */
+    int no_scatter;           /* 1 (or TASC_NO_SCATTER=1 in the environment): every transpose,
+                                 split and gather reading a matmul's output runs as its own kernel,
+                                 and so do transposes that move no element (A/B measurement);
+                                 0: a matmul's store executes them (rt_scatter_find; fp32 only) */
 } rt_opts;
 
 enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };
@@ -69,7 +73,9 @@ typedef struct {
     int64_t device_bytes;     /* the sum: what this context holds on the device */
     int32_t nodes_run;        /* nodes launched per run */
     int32_t nodes_folded;     /* weight-only nodes computed once at setup */
-    int32_t nodes_aliased;    /* reshapes that became aliases (no kernel) */
+    int32_t nodes_aliased;    /* reshapes and transposes moving nothing that became aliases (no kernel) */
+    int32_t nodes_scattered;  /* movement nodes executed by a matmul's store (no kernel) */
+    int32_t scatter_stores;   /* matmuls with such a store */
     int32_t nodes_dead;       /* nodes whose results reach no output (not run) */
     int graph;                /* 1: runs replay one CUDA graph; 0: node-by-node launches */
     char graph_note[160];     /* why graph is 0 ("off by option", or the capture error) */
@@ -125,6 +131,52 @@ typedef struct {
  * alive at a common step never overlap: greedy, largest first (ties: earlier first, lower
  * index). Deterministic. Returns the arena size. */
 int64_t rt_plan_arena(int32_t n, const rt_span *spans, int64_t align, int64_t *offset);
+
+/* --- the scatter store's planner (rt_scatter.c; host only; exposed for tests) ---------------- */
+
+#define RT_SCATTER_MAX_NODES 64     /* movement nodes one store may execute */
+#define RT_SCATTER_MAX_TENSORS 256  /* tensors of that tree */
+
+/* A matmul whose store executes the movement nodes reading its output (reshape, transpose,
+ * split, gather by constant ids; a tree): the leaves (the tensors other nodes read) are views of
+ * root's buffer at leaf_off; the tree's other tensors are never made. Product element (b, i, j)
+ * of nb items of m x n (the output's batch dims flattened) goes to element dst[(b*m + i)*n + j]
+ * = off_b[b] + off_m[i] * mul[j] + off_n[j] of the buffer (ops/cuda/matmul.h, mm_scatter). */
+typedef struct {
+    int32_t node, root;            /* the matmul node, its output tensor */
+    int32_t n_nodes, nodes[RT_SCATTER_MAX_NODES];
+    int32_t n_leaves, leaves[RT_SCATTER_MAX_TENSORS];
+    int64_t leaf_off[RT_SCATTER_MAX_TENSORS]; /* elements, multiples of 64 (256 bytes) */
+    int32_t n_inner, inner[RT_SCATTER_MAX_TENSORS];
+    int64_t nb, m, n;
+    int64_t buf_elems;             /* the buffer: the leaves back to back, each 256-byte aligned */
+    int64_t *dst;                  /* numel(root); the runtime keeps it only for node checks */
+    /* Two views of the product, each with its tables where it is separable: batched (nb items of
+     * m x n, as the output's batch dims), and, for a product of a packed A and a B without batch
+     * dims, rows (rows_nb items of rows_m x n, rows_nb * rows_m = nb * m: the rows regrouped, B
+     * broadcast; rows_nb 1 is one tall product, the fewest items that are separable are chosen). */
+    int batched, vec4;             /* batched view separable; its mm_scatter.vec4 */
+    int64_t rows_nb, rows_m;       /* rows view; rows_nb 0: none */
+    int rows_vec4;
+    int tallable;                  /* A packed over all rows, B one matrix: the rows view may be used */
+    int64_t *tab;                  /* batched: off_b (nb), off_m (m), mul (n), off_n (n); then rows:
+                                      off_b (rows_nb), off_m (rows_m), mul (n), off_n (n) */
+} rt_scatter;
+
+/* For matmul node (live[n]: nodes that reach an output): the largest tree of movement nodes
+ * reading its output whose placement is separable in a view; where the whole tree is not, its deepest real
+ * transposes are left out (they run as kernels reading a leaf) until it is. 1 found (sc filled;
+ * rt_scatter_free), 0 none (why says why), -1 out of memory or a weight unreadable (err). */
+int rt_scatter_find(const graph *g, int32_t node, const uint8_t *live, rt_scatter *sc, char *why, size_t len,
+                    char *err, size_t errlen);
+void rt_scatter_free(rt_scatter *sc);
+/* Tables for dst over nb items of m x n: 1 if dst[(b*m + i)*n + j] = off_b[b] + off_m[i] * mul[j]
+ * + off_n[j] for all elements (tables filled, *vec4 as mm_scatter.vec4: 1, 2 or 0), else 0. */
+int rt_scatter_tables(const int64_t *dst, int64_t nb, int64_t m, int64_t n, int64_t *off_b, int64_t *off_m,
+                      int64_t *mul, int64_t *off_n, int *vec4);
+/* 1 if transpose parameters p on input shape in move no element (only axes of size 1 move): the
+ * runtime runs it as a reshape. */
+int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
 
 #ifdef __cplusplus
 }

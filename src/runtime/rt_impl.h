@@ -17,6 +17,7 @@
 #include <cudnn.h>
 
 #include "gpu_util.h"
+#include "matmul.h"
 #include "ops_cuda.h"
 
 #ifdef __cplusplus
@@ -41,13 +42,16 @@ typedef struct {
     float *out[OPS_MAX_OUTPUTS];
     void *state;             /* the op's per-node state (owned through state_free) */
     void (*state_free)(void *state);
+    int32_t sc;              /* > 0: a matmul whose store runs the movement tree c->sc[sc - 1] */
+    int32_t ps, n_ps;        /* 3xtf32: its pre-split operands c->ps[ps .. ps + n_ps) (rt_presplit.c) */
 } rt_node;
 
 typedef enum {
     RT_T_NONE,      /* not needed by any run */
     RT_T_PERSIST,   /* its own allocation for the context's life: inputs, weights, folded values */
     RT_T_ARENA,     /* a planned slice of the arena */
-    RT_T_ALIAS      /* the same bytes as tensor alias_of (a reshape that moves nothing) */
+    RT_T_ALIAS      /* bytes of tensor alias_of from element alias_off on: a reshape or a transpose
+                       that moves nothing, or a leaf of a scatter store's tree (rt_scatter) */
 } rt_tensor_class;
 
 struct rt_ctx {
@@ -58,11 +62,17 @@ struct rt_ctx {
     /* tensors, indexed by tensor id */
     uint8_t *tclass;           /* rt_tensor_class */
     int32_t *alias_of;         /* RT_T_ALIAS: the tensor whose bytes it shares (never itself an alias) */
+    int64_t *alias_off;        /* RT_T_ALIAS: from this element of alias_of on (0 but for tree leaves) */
     float **dev;               /* device pointer of every needed tensor */
     /* nodes */
     rt_node *fold; int32_t n_fold;  /* weight-only nodes, run once at setup */
     rt_node *run;  int32_t n_run;   /* nodes of every run, in order */
     int32_t n_dead, n_alias;
+    /* scatter stores (rt_scatter.h in rt.h): matmuls whose store executes the movement nodes
+     * reading their output (those nodes launch nothing); tables on the device in sc_dev */
+    rt_scatter *sc; int32_t n_sc, n_scattered; /* n_scattered: movement nodes so executed */
+    mm_scatter_node *scn;      /* per store, device table pointers (what mm_scatter_node_set gets) */
+    int64_t *sc_dev;
     rt_phase phase;
     /* memory */
     char *arena; int64_t arena_bytes, unplanned_bytes;
@@ -76,7 +86,16 @@ struct rt_ctx {
     /* node checks */
     double check_worst; char check_worst_node[96]; int32_t check_failed;
     char err[RT_ERR_LEN];
+    /* 3xtf32: weight operands split once into TF32 hi and lo parts (rt_presplit.c) */
+    mm_presplit *ps; int32_t n_ps;
+    float *ps_dev; int64_t ps_bytes; /* one device allocation holding every part */
 };
+
+/* rt_presplit.c: the split at setup (after folding, before the setup run; 3xtf32 only), the node
+ * call's hand-over (NULL: none) and the release. */
+int rt_presplit_setup(rt_ctx *c, char *err, size_t errlen);
+void rt_presplit_node(rt_ctx *c, const rt_node *rn);
+void rt_presplit_free(rt_ctx *c);
 
 #ifdef __cplusplus
 }
