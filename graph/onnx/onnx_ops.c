@@ -2366,6 +2366,38 @@ static int cv_gemm(ox_ctx *c) {
     return ox_set_runtime(c, 0, y, 0);
 }
 
+/* The reduced dims of a Reduce* node on x (shape xs): red[d] = 1 for each; the axes come from the
+ * attribute or, from opset 18, input 1; none means every dim, or (noop_with_empty_axes) *noop = 1
+ * and no dim. *keep gets keepdims. */
+static int reduce_dims(ox_ctx *c, const ops_shape *xs, int64_t *keep, int *noop, int red[OPS_MAX_DIMS]) {
+    int64_t nop, axes[OX_MAX_LIST];
+    int32_t n = -1;
+    if (ox_attr_int(c, "keepdims", 1, keep) != OX_OK || ox_attr_int(c, "noop_with_empty_axes", 0, &nop) != OX_OK)
+        return OX_ERR;
+    int rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &n);
+    if (rc != OX_OK)
+        return rc;
+    ox_val *av = ox_in(c, 1);
+    if (n < 0 && av && (rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n)) != OX_OK)
+        return rc;
+    memset(red, 0, sizeof(int) * OPS_MAX_DIMS);
+    *noop = n <= 0 && nop;
+    if (*noop)
+        return OX_OK;
+    if (n <= 0) {
+        n = xs->rank;
+        for (int32_t d = 0; d < n; d++)
+            axes[d] = d;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t a = 0;
+        if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
+            return OX_ERR;
+        red[a] = 1;
+    }
+    return OX_OK;
+}
+
 /* ReduceMean / ReduceSum: at run time a product with a constant column of 1/n (or ones) after
  * moving the reduced dims last, (rows, n) x (n, 1); constants are reduced here. */
 static int cv_reduce(ox_ctx *c) {
@@ -2374,30 +2406,13 @@ static int cv_reduce(ox_ctx *c) {
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
     const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
-    int64_t keep, noop, axes[OX_MAX_LIST];
-    int32_t n = -1;
-    if (ox_attr_int(c, "keepdims", 1, &keep) != OX_OK || ox_attr_int(c, "noop_with_empty_axes", 0, &noop) != OX_OK)
-        return OX_ERR;
-    int rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &n);
+    int64_t keep;
+    int noop, red[OPS_MAX_DIMS];
+    int rc = reduce_dims(c, xs, &keep, &noop, red);
     if (rc != OX_OK)
         return rc;
-    ox_val *av = ox_in(c, 1);
-    if (n < 0 && av && (rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n)) != OX_OK)
-        return rc;
-    if (n <= 0) {
-        if (noop)
-            return ox_set_alias(c, 0, x);
-        n = xs->rank;
-        for (int32_t d = 0; d < n; d++)
-            axes[d] = d;
-    }
-    int red[OPS_MAX_DIMS] = {0};
-    for (int32_t k = 0; k < n; k++) {
-        int32_t a = 0;
-        if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
-            return OX_ERR;
-        red[a] = 1;
-    }
+    if (noop)
+        return ox_set_alias(c, 0, x);
     ops_shape os;
     memset(&os, 0, sizeof os);
     int64_t rows = 1, cols = 1, perm[OPS_MAX_DIMS];
@@ -2495,25 +2510,13 @@ static int cv_reducemax(ox_ctx *c) {
     if (need_in(c, 0, &x) != OX_OK)
         return OX_ERR;
     const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
-    int64_t keep, noop, axes[OX_MAX_LIST];
-    int32_t n = -1;
-    if (ox_attr_int(c, "keepdims", 1, &keep) != OX_OK || ox_attr_int(c, "noop_with_empty_axes", 0, &noop) != OX_OK)
-        return OX_ERR;
-    int rc = ox_attr_ints(c, "axes", axes, OX_MAX_LIST, &n);
+    int64_t keep;
+    int noop, red[OPS_MAX_DIMS];
+    int rc = reduce_dims(c, xs, &keep, &noop, red);
     if (rc != OX_OK)
         return rc;
-    ox_val *av = ox_in(c, 1);
-    if (n < 0 && av && (rc = ox_const_list(c, av, "axes", axes, OX_MAX_LIST, &n)) != OX_OK)
-        return rc;
-    if (n <= 0 && noop)
+    if (noop)
         return ox_set_alias(c, 0, x);
-    int red[OPS_MAX_DIMS] = {0};
-    for (int32_t k = 0; k < n; k++) {
-        int32_t a = 0;
-        if (norm_axis(c, axes[k], xs->rank, &a) != OX_OK)
-            return OX_ERR;
-        red[a] = 1;
-    }
     ops_params p;
     ops_params_default(OP_REDUCEMAX, &p);
     p.v[PM_KEEPDIMS] = keep ? 1 : 0;
