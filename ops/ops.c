@@ -938,6 +938,10 @@ const ops_desc ops_table[OP_COUNT] = {
 
 /* --- lookups and parameters ----------------------------------------------------------------- */
 
+int ops_is_elementwise(ops_type op) {
+    return (int)op >= 0 && op < OP_COUNT && ops_table[op].flops == flops_elementwise;
+}
+
 int ops_find(const char *name) {
     if (!name)
         return -1;

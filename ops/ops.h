@@ -259,6 +259,10 @@ float ops_act_apply(ops_act act, float x);
 /* The activation a standalone node computes (relu, sigmoid, tanh, gelu, silu, gelu_tanh,
  * hardswish, and clip with lo 0 and hi 6 as relu6), or OPS_ACT_NONE for any other node. */
 ops_act ops_act_of(ops_type op, const ops_params *p);
+/* 1 if op computes each output element from the same element of its operands (numpy
+ * broadcasting; the table's elementwise FLOP count marks them): ewadd .. ewdiv, pow, smul and the
+ * one-tensor functions (activations, erf, sqrt, clip). */
+int ops_is_elementwise(ops_type op);
 /* 1 / E[act(x)^2] for x ~ N(0,1): the gain that keeps the second moment of a layer's output
  * through the activation after it (variance-preserving random weights); He's 2 for relu and for
  * none. */

@@ -852,14 +852,15 @@ typedef struct {
     rules_aref ref[RULES_APPLY_MAX_REMOVED];         /* the new form of nodes[i]'s output */
 } rw_region;
 
-/* Ops that compute each element from the same element of their operands (layout-free): the
- * activations of the op table, and the other elementwise functions of one tensor. */
+/* Ops that compute each element from the same element of their operands (layout-free, the op
+ * table's elementwise ops): those of one tensor, and smul, whose second operand is one value. */
 static int rw_layout_pointwise(ops_type op) {
-    return ops_table[op].act != OPS_ACT_NONE || op == OP_ERF || op == OP_SQRT || op == OP_CLIP || op == OP_SMUL;
+    return ops_is_elementwise(op) && (ops_table[op].max_in == 1 || op == OP_SMUL);
 }
 
+/* The elementwise ops of two broadcast tensors (their operands are checked by rw_layout_node). */
 static int rw_layout_binary(ops_type op) {
-    return op == OP_EWADD || op == OP_EWMUL || op == OP_EWSUB || op == OP_EWDIV || op == OP_POW;
+    return ops_is_elementwise(op) && ops_table[op].max_in == 2 && op != OP_SMUL;
 }
 
 /* 1 if node n could be in a region (its op; its operands are checked by rw_layout_node). */
