@@ -11,7 +11,11 @@
  * shortest list). Nothing is removed from an
  * e-graph, so the graph-only conditions of a match (no variable bound to a matched node's output,
  * unmapped outputs read only inside) do not apply; every check on values and shapes does. A
- * round's matches are collected first and applied after, in rule order. */
+ * round's matches are collected first and applied after, locally cheaper ones first (eq_delta).
+ * Sibling merges (eq_sibling_merge: the pairwise matmul and conv merges) are scheduled apart:
+ * one match per e-class, newest first, in the first round and chained there (eq_chain), so that
+ * an n-way merge is built as the n-1 pairwise steps it takes instead of every subset of the
+ * siblings (bench/optimize/eqsat.md, "HEAD 6d8dda0 + eqmin"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,13 @@
 
 #include "base.h"
 #include "eqsat_impl.h"
+
+/* A round stops matching once it has tried this many e-nodes against pattern ops: a bound in
+ * work, not time, as the match cap is (the same rounds on any machine). Rounds of the 22 runs of
+ * bench/optimize/eqsat_run.sh try at most 4.2M, except nasrnn's third round with the built-ins
+ * (23M, about 1 s of CPU, for no gain). */
+#define EQ_ROUND_TRIES 4000000
+#define EQ_DELTA_EPS 1e-9 /* us: a local cost change below this is none */
 
 /* --- the e-graph and its bookkeeping --------------------------------------------------------- */
 
@@ -261,6 +272,8 @@ typedef struct {
     int32_t lift[RULES_MAX_OPS];              /* lift of the e-node matched to op i (rules/match.h) */
     uint32_t sig[RULES_MAX_OPS];              /* rules_op_sig of op i; 0 where constrained (no filter) */
     int stop;
+    int64_t found0;                /* c->n_found when the source began */
+    int64_t ban_at;                /* stop once the source found more (it is banned then); 0: never */
 } eq_ms;
 
 static int eq_window_key(ops_param_key k) {
@@ -276,6 +289,90 @@ static int32_t eq_var_dim(eq_ctx *c, const rules_rule *r, int32_t v, int32_t cls
     const ops_shape *sh = eq_shape(c, cls);
     int32_t at = d + sh->rank - r->vars[v].shape.rank;
     return d >= 0 && at >= 0 && at < sh->rank ? at : -1;
+}
+
+/* 1 if class b holds an output of a split of class a, or of a class that does, and so on (a merged
+ * op's part, of a merge merged again): a walk up over the classes split into b, each once. */
+static int eq_encloses(eq_ctx *c, int32_t a, int32_t b) {
+    egraph *eg = &c->eg;
+    if (c->cap_enc < eg->n_cls) {
+        c->enc_mark = base_grow(c->enc_mark, &c->cap_enc, eg->n_cls, sizeof *c->enc_mark);
+        memset(c->enc_mark, 0, sizeof *c->enc_mark * (size_t)c->cap_enc);
+        c->enc_stamp = 0;
+    }
+    int32_t stamp = ++c->enc_stamp, n_q = 0;
+    c->enc_q = base_grow(c->enc_q, &c->cap_enc_q, n_q + 1, sizeof *c->enc_q);
+    c->enc_q[n_q++] = b;
+    c->enc_mark[b] = stamp;
+    for (int32_t h = 0; h < n_q; h++) {
+        const egraph_class *cl = &eg->cls[c->enc_q[h]];
+        for (int32_t u = 0; u < cl->n_nodes; u++) {
+            if (eg->nodes[cl->nodes[u]].kind != EGRAPH_PROJ)
+                continue;
+            const egraph_class *tc = &eg->cls[egraph_find(eg, egraph_children(eg, cl->nodes[u])[0])];
+            for (int32_t v = 0; v < tc->n_nodes; v++) {
+                const egraph_node *sn = &eg->nodes[tc->nodes[v]];
+                int32_t p = sn->kind == EGRAPH_OP && sn->a == OP_SPLIT ? egraph_find(eg, egraph_children(eg, tc->nodes[v])[0]) : -1;
+                if (p == a)
+                    return 1;
+                if (p >= 0 && c->enc_mark[p] != stamp) {
+                    c->enc_mark[p] = stamp;
+                    c->enc_q = base_grow(c->enc_q, &c->cap_enc_q, n_q + 1, sizeof *c->enc_q);
+                    c->enc_q[n_q++] = p;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* 1 if pattern op i reads pattern op j, directly or not. */
+static int eq_pat_reads(const rules_graph *pat, int32_t i, int32_t j) {
+    for (int32_t k = 0; k < pat->ops[i].n_in; k++) {
+        rules_ref r = pat->ops[i].in[k];
+        if (r.kind == RULES_REF_OP && (r.idx == j || eq_pat_reads(pat, r.idx, j)))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if two pattern ops that do not read each other matched e-nodes of one class, or one of which
+ * computes a part of the other (a merged op paired with an op merged into it). One class: no
+ * extracted graph holds both (one e-node per class), so the match is none a graph can have. A
+ * part: the target computes that part twice, and taking it from the larger op's split instead
+ * is in the e-graph already. On an e-graph that holds merges most of what a pairwise merge rule
+ * finds is such pairs (nasrnn, the first chain pass: 988 matches of g4_00345 are left of 15,632). */
+static int em_overlaps(eq_ms *s) {
+    eq_ctx *c = s->c;
+    for (int32_t i = 0; i < s->pat->n_ops; i++)
+        for (int32_t j = 0; j < s->pat->n_ops; j++) {
+            if (i == j || eq_pat_reads(s->pat, i, j) || eq_pat_reads(s->pat, j, i))
+                continue;
+            int32_t a = egraph_find(&c->eg, c->eg.nodes[s->node[i]].cls), b = egraph_find(&c->eg, c->eg.nodes[s->node[j]].cls);
+            if (a == b || eq_encloses(c, a, b))
+                return 1;
+        }
+    return 0;
+}
+
+/* 1 if the matched e-nodes of s include one from c->chain_from on (a chain pass's condition). */
+static int em_fresh(const eq_ms *s) {
+    for (int32_t i = 0; i < s->pat->n_ops; i++)
+        if (s->node[i] >= s->c->chain_from)
+            return 1;
+    return 0;
+}
+
+static int eq_delta(eq_ctx *c, const eq_match *m, double *delta);
+
+/* 1 if the match s holds now lowers the local cost (a chain pass's condition). */
+static int em_downhill(eq_ms *s) {
+    eq_match m;
+    double d;
+    m.src = s->src;
+    memcpy(m.node, s->node, sizeof m.node);
+    memcpy(m.var, s->var, sizeof m.var);
+    return eq_delta(s->c, &m, &d) == 0 && d < -EQ_DELTA_EPS;
 }
 
 /* The whole-match checks on values and shapes (rm_finish's), then the match is recorded. */
@@ -321,6 +418,8 @@ static void em_finish(eq_ms *s) {
     }
     if (all_wo)
         return; /* as the backtracking search: a rewrite of weights alone cannot change the cost */
+    if (em_overlaps(s) || (c->chain_from >= 0 && !em_fresh(s)) || (c->downhill_only && !em_downhill(s)))
+        return;
     if (c->n_m >= c->max_matches) {
         s->stop = c->match_cap_hit = 1;
         return;
@@ -334,6 +433,8 @@ static void em_finish(eq_ms *s) {
         c->stats[s->src].found++;
     c->n_found++;
     c->n_m++; /* type-checked when applied (eq_apply_match): most rounds stop before the last */
+    if (s->ban_at > 0 && c->n_found - s->found0 > s->ban_at)
+        s->stop = 1; /* banned (eq_match_source): the rest would be dropped unseen */
 }
 
 static void em_next(eq_ms *s);
@@ -427,6 +528,10 @@ static int32_t em_lift(eq_ms *s, int32_t i, int32_t n, ops_params *lp) {
 /* Try e-node n for pattern op i. */
 static void em_try(eq_ms *s, int32_t i, int32_t n) {
     eq_ctx *c = s->c;
+    if (++c->tries_round > EQ_ROUND_TRIES) {
+        s->stop = c->work_cap_hit = 1;
+        return;
+    }
     const rules_op *po = &s->pat->ops[i];
     const egraph_node *nd = &c->eg.nodes[n];
     if (nd->kind != EGRAPH_OP || nd->a != (int32_t)po->op || nd->n_ch != po->n_in ||
@@ -546,9 +651,15 @@ static void em_next(eq_ms *s) {
 
 /* egg's backoff scheduling: a source finding more than EQ_MATCH_LIMIT << (times banned) matches
  * in a round has them dropped and sits out EQ_BAN_ROUNDS << (times banned) rounds, so that a few
- * rules that grow the e-graph fast (concat/split regroupings) do not crowd out the rest. */
+ * rules that grow the e-graph fast (concat/split regroupings) do not crowd out the rest. It stops
+ * matching there (ban_at): the rest would be dropped. A sibling merge is not banned: it keeps a
+ * selection (eq_select) of the matches found up to there, since banning it stops every n-way
+ * merge (nasrnn --builtins minimal: the pairwise matmul merge g4_00345 finds 13,644 matches in
+ * round 2 and was banned, 1.809x against backtracking's 2.509x). */
 #define EQ_MATCH_LIMIT 1000
 #define EQ_BAN_ROUNDS 2
+
+static void eq_select(eq_ctx *c, int32_t before);
 
 /* Every match of source src (rule src/2 in direction src%2) into c->m. */
 static void eq_match_source(eq_ctx *c, int32_t src) {
@@ -558,8 +669,13 @@ static void eq_match_source(eq_ctx *c, int32_t src) {
     int64_t found = c->n_found;
     eq_ms *s = base_xcalloc(1, sizeof *s);
     rules_dir dir = (rules_dir)(src % 2);
+    int32_t shift = c->times_banned[src] < 16 ? c->times_banned[src] : 16;
+    /* a sibling merge in the first round and in chain passes: always a selection */
+    int select_all = c->chain_from >= 0 || (c->merge[src] && c->round == 0);
     s->c = c;
     s->src = src;
+    s->found0 = found;
+    s->ban_at = select_all ? 0 : (int64_t)EQ_MATCH_LIMIT << shift;
     s->r = &c->rs->rules[src / 2];
     s->pat = dir == RULES_DIR_FWD ? &s->r->src : &s->r->dst;
     s->pside = dir == RULES_DIR_FWD ? RULES_SIDE_SRC : RULES_SIDE_DST;
@@ -598,8 +714,9 @@ static void eq_match_source(eq_ctx *c, int32_t src) {
     em_next(s);
     if (c->stats)
         c->stats[src].seconds += base_now() - t0;
-    int32_t shift = c->times_banned[src] < 16 ? c->times_banned[src] : 16;
-    if (c->n_found - found > (int64_t)EQ_MATCH_LIMIT << shift) {
+    if (select_all || (c->merge[src] && c->n_found - found > (int64_t)EQ_MATCH_LIMIT << shift)) {
+        eq_select(c, before);
+    } else if (c->n_found - found > (int64_t)EQ_MATCH_LIMIT << shift) {
         c->n_m = before;
         c->banned_until[src] = c->round + 1 + (EQ_BAN_ROUNDS << shift);
         c->times_banned[src]++;
@@ -710,7 +827,9 @@ static void eq_record_move(eq_ctx *c, const eq_move *mv) {
     if (mv->n == 0 || mv->n > EQ_MOVE_MAX)
         return;
     c->mv = base_grow(c->mv, &c->cap_mv, c->n_mv + 1, sizeof *c->mv);
-    c->mv[c->n_mv++] = *mv;
+    c->mv[c->n_mv] = *mv;
+    c->mv[c->n_mv].src = c->cur_src;
+    c->mv[c->n_mv++].serial = c->cur_serial; /* eq_local's cascades follow applications */
 }
 
 /* Add the e-nodes of an op (and its outputs' projections) to the move; its class. */
@@ -762,6 +881,156 @@ static void eq_apply_match(eq_ctx *c, const eq_match *m) {
             c->stats[m->src].queued++;
         eq_record_move(c, &mv);
     }
+}
+
+/* --- the local cost of a match, and the selection of a sibling merge's matches --------------- */
+
+/* The class of output k of tuple class tc if its projection is there already, else -1. */
+static int32_t eq_proj_lookup(eq_ctx *c, int32_t tc, int32_t k) {
+    tc = egraph_find(&c->eg, tc);
+    if (c->eg.cls[tc].n_out == 1)
+        return tc;
+    int32_t n = egraph_lookup(&c->eg, EGRAPH_PROJ, k, 0.0f, NULL, 1, &tc);
+    return n < 0 ? -1 : egraph_find(&c->eg, c->eg.nodes[n].cls);
+}
+
+/* 1 if applying match m would change the e-graph: it type-checks, and some e-node of its target
+ * side is not there yet or some mapped output is not yet in the pattern's class. */
+static int eq_news(eq_ctx *c, const eq_match *m) {
+    const rules_rule *r = &c->rs->rules[m->src / 2];
+    int fwd = m->src % 2 == RULES_DIR_FWD;
+    const rules_graph *tgt = fwd ? &r->dst : &r->src;
+    ops_params p[RULES_MAX_OPS];
+    int32_t n_out[RULES_MAX_OPS], tc[RULES_MAX_OPS];
+    ops_shape out[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    if (!eq_typechecks(c, m) || eq_target(c, m, p, n_out, out) < 0)
+        return 0;
+    for (int32_t j = 0; j < tgt->n_ops; j++) {
+        const rules_op *ro = &tgt->ops[j];
+        int32_t ch[RULES_MAX_IN];
+        for (int32_t k = 0; k < ro->n_in; k++) {
+            rules_ref ref = ro->in[k];
+            ch[k] = ref.kind == RULES_REF_VAR ? m->var[ref.idx] : eq_proj_lookup(c, tc[ref.idx], ref.out);
+            if (ch[k] < 0)
+                return 1;
+        }
+        int32_t n = egraph_lookup(&c->eg, EGRAPH_OP, ro->op, 0.0f, &p[j], ro->n_in, ch);
+        if (n < 0)
+            return 1;
+        tc[j] = egraph_find(&c->eg, c->eg.nodes[n].cls);
+    }
+    for (int32_t i = 0; i < r->n_outputs; i++) {
+        rules_ref ps = fwd ? r->outputs[i].src : r->outputs[i].dst, ts = fwd ? r->outputs[i].dst : r->outputs[i].src;
+        int32_t a = ps.kind == RULES_REF_VAR ? egraph_find(&c->eg, m->var[ps.idx])
+                                             : eq_proj_lookup(c, c->eg.nodes[m->node[ps.idx]].cls, ps.out);
+        int32_t b = ts.kind == RULES_REF_VAR ? egraph_find(&c->eg, m->var[ts.idx]) : eq_proj_lookup(c, tc[ts.idx], ts.out);
+        if (a < 0 || b < 0 || a != b)
+            return 1;
+    }
+    return 0;
+}
+
+/* The local cost change of match m in us: the cost model's cost of its target ops, less that of
+ * the matched e-nodes (ops computed from weights alone count 0 on both sides); INFINITY if the
+ * target does not type-check. Local: what else reads the matched e-nodes, and what lowering fuses
+ * around them, is not seen. 0, or -1 with a message (the cost model). */
+static int eq_delta(eq_ctx *c, const eq_match *m, double *delta) {
+    const rules_rule *r = &c->rs->rules[m->src / 2];
+    int fwd = m->src % 2 == RULES_DIR_FWD;
+    const rules_graph *tgt = fwd ? &r->dst : &r->src, *pat = fwd ? &r->src : &r->dst;
+    ops_params p[RULES_MAX_OPS];
+    int32_t n_out[RULES_MAX_OPS];
+    uint8_t wo[RULES_MAX_OPS];
+    ops_shape out[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    *delta = INFINITY;
+    if (!eq_typechecks(c, m) || eq_target(c, m, p, n_out, out) < 0)
+        return 0;
+    double d = 0.0, x;
+    for (int32_t j = 0; j < tgt->n_ops; j++) {
+        const rules_op *ro = &tgt->ops[j];
+        ops_shape in[RULES_MAX_IN];
+        wo[j] = 1;
+        for (int32_t k = 0; k < ro->n_in; k++) {
+            rules_ref ref = ro->in[k];
+            in[k] = ref.kind == RULES_REF_VAR ? *eq_shape(c, m->var[ref.idx]) : out[ref.idx][ref.out];
+            wo[j] &= ref.kind == RULES_REF_VAR ? c->eg.cls[egraph_find(&c->eg, m->var[ref.idx])].wo : wo[ref.idx];
+        }
+        if (ro->n_in == 0 || wo[j])
+            continue;
+        if (cost_node(c->cm, ro->op, &p[j], ro->n_in, in, n_out[j], out[j], &x, c->err, c->errlen) < 0)
+            return -1;
+        d += x;
+    }
+    for (int32_t j = 0; j < pat->n_ops; j++) {
+        if (c->eg.cls[egraph_find(&c->eg, c->eg.nodes[m->node[j]].cls)].wo)
+            continue;
+        if (eq_node_cost(c, m->node[j], &x) < 0)
+            return -1;
+        d -= x;
+    }
+    *delta = d;
+    return 0;
+}
+
+typedef struct {
+    int64_t key;
+    int32_t i;
+} eq_pick;
+
+/* Larger keys first, then found order. */
+static int eq_pick_cmp(const void *a, const void *b) {
+    const eq_pick *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Of the matches c->m[before..n_m) of one sibling merge, keep those that add something and share
+ * no class of a matched e-node with a match kept before them, taking the matches over the newest
+ * e-nodes first (the newest two e-node ids, lexicographically); the kept ones stay in found order.
+ * Each class then merges once per round or pass: the merged pairs of one pass are merged with
+ * each other in the next (pairs, then fours, then eights), where taking every match merges every
+ * subset of the siblings (2^n merged ops for n siblings). */
+static void eq_select(eq_ctx *c, int32_t before) {
+    int32_t n = c->n_m - before, kept = 0;
+    if (n <= 0)
+        return;
+    const rules_rule *r = &c->rs->rules[c->m[before].src / 2];
+    int32_t n_ops = c->m[before].src % 2 == RULES_DIR_FWD ? r->src.n_ops : r->dst.n_ops;
+    eq_pick *pk = base_xmalloc(sizeof *pk * (size_t)n);
+    uint8_t *keep = base_xcalloc((size_t)n, 1), *claimed = base_xcalloc((size_t)c->eg.n_cls + 1, 1);
+    for (int32_t i = 0; i < n; i++) {
+        const eq_match *m = &c->m[before + i];
+        int64_t hi = 0, lo = 0;
+        for (int32_t j = 0; j < n_ops; j++) {
+            if (m->node[j] > hi) {
+                lo = hi;
+                hi = m->node[j];
+            } else if (m->node[j] > lo) {
+                lo = m->node[j];
+            }
+        }
+        pk[i] = (eq_pick){(hi << 31) | lo, i};
+    }
+    qsort(pk, (size_t)n, sizeof *pk, eq_pick_cmp);
+    for (int32_t q = 0; q < n; q++) {
+        const eq_match *m = &c->m[before + pk[q].i];
+        int free_cls = 1;
+        for (int32_t j = 0; j < n_ops && free_cls; j++)
+            free_cls = !claimed[egraph_find(&c->eg, c->eg.nodes[m->node[j]].cls)];
+        if (!free_cls || !eq_news(c, m))
+            continue;
+        for (int32_t j = 0; j < n_ops; j++)
+            claimed[egraph_find(&c->eg, c->eg.nodes[m->node[j]].cls)] = 1;
+        keep[pk[q].i] = 1;
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (keep[i])
+            c->m[before + kept++] = c->m[before + i];
+    c->n_m = before + kept;
+    free(pk);
+    free(keep);
+    free(claimed);
 }
 
 /* --- built-in rewrites, found on the graph currently extracted ------------------------------- */
@@ -1095,18 +1364,139 @@ int eq_out_of_time(eq_ctx *c) {
     return c->res->time_limited;
 }
 
-/* One round: match every usable rule direction, apply the matches, the built-in moves, rebuild.
- * Returns 1 if the e-graph changed, 0 if saturated, -1 on error. */
+/* --- scheduling: application order, sibling merges and their chains ------------------------- */
+
+/* 1 if ops a and b are the same op with the same parameters. */
+static int eq_same_op(const rules_op *a, const rules_op *b) {
+    return a->op == b->op && a->n_in == b->n_in && memcmp(a->p.v, b->p.v, sizeof a->p.v) == 0 &&
+           a->p.n_list == b->p.n_list && memcmp(a->p.list, b->p.list, sizeof(int64_t) * (size_t)a->p.n_list) == 0;
+}
+
+/* 1 if rule source src is a sibling merge: two pattern ops of one kind and parameters read the
+ * same variable in the same slot (siblings), neither reads the other, and a target op of that
+ * kind reads the variable in that slot too -- so the merged op is again a sibling of the others
+ * and the rule applies to its own result (the pairwise matmul and conv merges, g4_00345 and
+ * g4_00330: an n-way merge is n-1 of them). A property of the rule, checked once. */
+static int eq_sibling_merge(const eq_ctx *c, int32_t src) {
+    const rules_rule *r = &c->rs->rules[src / 2];
+    int fwd = src % 2 == RULES_DIR_FWD;
+    const rules_graph *tgt = fwd ? &r->dst : &r->src, *pat = fwd ? &r->src : &r->dst;
+    for (int32_t i = 0; i < pat->n_ops; i++)
+        for (int32_t j = i + 1; j < pat->n_ops; j++) {
+            const rules_op *a = &pat->ops[i], *b = &pat->ops[j];
+            if (!eq_same_op(a, b) || eq_pat_reads(pat, i, j) || eq_pat_reads(pat, j, i))
+                continue;
+            for (int32_t k = 0; k < a->n_in; k++) {
+                if (a->in[k].kind != RULES_REF_VAR || b->in[k].kind != RULES_REF_VAR || a->in[k].idx != b->in[k].idx)
+                    continue;
+                for (int32_t t = 0; t < tgt->n_ops; t++)
+                    if (eq_same_op(&tgt->ops[t], a) && tgt->ops[t].in[k].kind == RULES_REF_VAR &&
+                        tgt->ops[t].in[k].idx == a->in[k].idx)
+                        return 1;
+            }
+        }
+    return 0;
+}
+
+/* Apply m; a sibling merge that made e-nodes lowering the local cost goes on in the next chain
+ * pass (c->chained). */
+static void eq_apply_chaining(eq_ctx *c, const eq_match *m, int downhill) {
+    int32_t before = c->eg.n_nodes;
+    eq_apply_match(c, m);
+    c->n_applied++;
+    if (downhill && c->merge[m->src] && c->eg.n_nodes > before)
+        c->chained[m->src] = 1;
+}
+
+#define EQ_CHAIN_PASSES 8
+
+/* Chain passes, after the first round's matches are applied: each sibling merge that made
+ * e-nodes in the last pass (or the round) is matched again, only for matches that hold an e-node
+ * made since and lower the local cost, one per class (eq_select), and applied; until a pass makes
+ * nothing, EQ_CHAIN_PASSES, or the node limit. The merges of 2^k siblings this builds within the
+ * first round would take k more rounds, which the node limit does not leave (nasrnn's 8 gate
+ * matmuls of a step: pairs, fours, eights). */
+static void eq_chain(eq_ctx *c, int32_t from, int32_t limit) {
+    for (int32_t pass = 0; pass < EQ_CHAIN_PASSES && c->eg.n_live < limit && !eq_out_of_time(c); pass++) {
+        egraph_rebuild(&c->eg);
+        eq_index(c);
+        c->n_m = 0;
+        c->downhill_only = 1;
+        c->chain_from = from;
+        for (int32_t src = 0; src < c->n_rule_src && !eq_out_of_time(c) && !c->work_cap_hit; src++)
+            if (c->chained[src]) {
+                c->chained[src] = 0;
+                eq_match_source(c, src);
+            }
+        c->chain_from = -1;
+        c->downhill_only = 0;
+        from = c->eg.n_nodes;
+        for (int32_t i = 0; i < c->n_m && c->eg.n_live < limit; i++)
+            eq_apply_chaining(c, &c->m[i], 1);
+        if (c->eg.n_nodes == from)
+            break;
+    }
+    memset(c->chained, 0, (size_t)c->n_rule_src);
+}
+
+typedef struct {
+    double delta;
+    int32_t i;
+} eq_ord;
+
+/* Lower local cost first, then found order. */
+static int eq_ord_cmp(const void *a, const void *b) {
+    const eq_ord *x = a, *y = b;
+    if (x->delta != y->delta)
+        return x->delta < y->delta ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The round's matches applied, those that lower the local cost most first (eq_delta), until the
+ * e-graph holds `limit` e-nodes, and those that do not lower it only while it holds fewer than
+ * `up` (the node limit): where the limits cut a round, they cut the rewrites that add cost (nasrnn,
+ * round 2: regroupings of concats and matmuls at +4 to +9 us each had crowded out the merges at
+ * -5 us, later in rule order), and the e-graph past the node limit, which the extraction pays
+ * for, grows by what can pay only. 0, or -1 with a message. */
+static int eq_apply_round(eq_ctx *c, int32_t limit, int32_t up) {
+    eq_ord *ord = base_xmalloc(sizeof *ord * ((size_t)c->n_m + 1));
+    for (int32_t i = 0; i < c->n_m; i++) {
+        ord[i].i = i;
+        if (eq_delta(c, &c->m[i], &ord[i].delta) < 0) {
+            free(ord);
+            return -1;
+        }
+    }
+    qsort(ord, (size_t)c->n_m, sizeof *ord, eq_ord_cmp);
+    int32_t k = 0;
+    for (; k < c->n_m && c->eg.n_live < limit; k++) {
+        int downhill = ord[k].delta < -EQ_DELTA_EPS;
+        if (!downhill && c->eg.n_live >= up)
+            break; /* the rest do not lower the local cost either (sorted) */
+        eq_apply_chaining(c, &c->m[ord[k].i], downhill);
+    }
+    c->round_cut = k < c->n_m;
+    free(ord);
+    return 0;
+}
+
+/* One round: match every usable rule direction, apply the matches (and, in the first round, the
+ * chain passes), the built-in moves, rebuild. Returns 1 if the e-graph changed, 0 if saturated,
+ * -1 on error. */
 static int eq_round(eq_ctx *c) {
-    int32_t nodes_before = c->eg.n_nodes;
+    int32_t nodes_before = c->eg.n_nodes, n = c->o->eqsat_nodes;
     eq_index(c);
-    c->n_m = 0;
-    for (int32_t src = 0; src < c->n_rule_src && !eq_out_of_time(c); src++)
+    c->n_m = c->n_applied = 0;
+    c->tries_round = 0;
+    c->work_cap_hit = 0;
+    for (int32_t src = 0; src < c->n_rule_src && !eq_out_of_time(c) && !c->work_cap_hit; src++)
         if (c->src_ok[src] && eq_possible(c, &c->needs[src]))
             eq_match_source(c, src);
-    int32_t limit = c->o->eqsat_nodes > 0 ? 2 * c->o->eqsat_nodes : INT32_MAX;
-    for (int32_t i = 0; i < c->n_m && c->eg.n_live < limit; i++)
-        eq_apply_match(c, &c->m[i]);
+    int32_t limit = n > 0 ? 2 * n : INT32_MAX;
+    if (eq_apply_round(c, limit, n > 0 ? n : INT32_MAX) < 0)
+        return -1;
+    if (c->round == 0 && (n <= 0 || c->eg.n_live < n))
+        eq_chain(c, nodes_before, limit);
     int changed = c->eg.n_unions > 0;
     if (c->eg.n_live < limit && !eq_out_of_time(c)) {
         egraph_rebuild(&c->eg); /* the extraction the built-ins run on needs canonical classes */
@@ -1172,6 +1562,11 @@ static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_mod
     for (int32_t s = 0; s < c->n_rule_src; s++)
         if (c->src_ok[s])
             rules_match_needs_of(&c->rs->rules[s / 2], (rules_dir)(s % 2), &c->needs[s]);
+    c->merge = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    c->chained = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    for (int32_t s = 0; s < c->n_rule_src; s++)
+        c->merge[s] = c->src_ok[s] && eq_sibling_merge(c, s);
+    c->chain_from = -1;
     c->edges = base_xcalloc(RULES_EDGE_WORDS, sizeof *c->edges);
     c->banned_until = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->banned_until);
     c->times_banned = base_xcalloc((size_t)c->n_rule_src + 1, 1);
@@ -1202,6 +1597,10 @@ static void eq_ctx_free(eq_ctx *c) {
     free(c->mv);
     free(c->banned_until);
     free(c->times_banned);
+    free(c->merge);
+    free(c->chained);
+    free(c->enc_mark);
+    free(c->enc_q);
 }
 
 /* Rounds until saturation or a limit. */
@@ -1211,6 +1610,9 @@ static int eq_saturate(eq_ctx *c) {
     clock_t c0 = clock(); /* the progress lines' CPU time: wall time means little on a loaded machine */
     for (int32_t it = 0; it < o->eqsat_iters; it++) {
         if (eq_out_of_time(c) || (o->eqsat_nodes > 0 && c->eg.n_live >= o->eqsat_nodes))
+            break;
+        /* nor after a round the node limits cut (eq_apply_round): it would have passed them */
+        if (c->round_cut)
             break;
         /* nor once the rounds so far found twice the node limit in matches: rounds of rules that
          * mostly union classes already there (commutations, regroupings) add few e-nodes but
@@ -1227,7 +1629,7 @@ static int eq_saturate(eq_ctx *c) {
         c->res->expanded++;
         if (o->progress) {
             fprintf(o->progress, "eqsat: round %d: %d e-nodes, %d matches, %.2f s (%.2f s cpu)\n", (int)it + 1,
-                    (int)c->eg.n_live, (int)c->n_m, base_now() - t0, (double)(clock() - c0) / CLOCKS_PER_SEC);
+                    (int)c->eg.n_live, (int)c->n_applied, base_now() - t0, (double)(clock() - c0) / CLOCKS_PER_SEC);
             fflush(o->progress);
         }
         if (!rc) {

@@ -8,13 +8,18 @@
  * search_opts.moves enables built-in rewrites, runs their finders on the graph currently extracted
  * (and with search_opts.split_bias the bias normal form's two moves, rewrite.h, on the e-graph);
  * then adds every match's target side and unions it with the matched outputs (a multi-output rule
- * is a multi-pattern: all its outputs matched, each unioned with its replacement). Rounds stop at
+ * is a multi-pattern: all its outputs matched, each unioned with its replacement), those that lower
+ * the local cost first. Sibling merges (the pairwise matmul and conv merges) take one match per
+ * e-class, newest e-nodes first, and in the first round are chained until they stop (an n-way
+ * merge as its n-1 pairwise steps, not every subset of the siblings). Rounds stop at
  * saturation, search_opts.eqsat_iters, eqsat_nodes (no round starts past it, nor once the rounds
- * so far found twice as many matches), or the time limit.
+ * so far found twice as many matches), or the time limit; a round stops matching after a bounded
+ * amount of work (e-nodes tried).
  * Extraction picks one e-node per reachable class, never a cycle, under the search's cost model
  * (lowering-aware with search_opts.lower_cost): greedy bottom-up first, improved by a local search
- * whose moves are the rewrites recorded in the e-graph (one at a time, and pairs where the second
- * reads what the first made) and single-class switches; the same local search from the input's own
+ * whose moves are the rewrites recorded in the e-graph (one at a time, pairs where the second
+ * reads what the first made, and cascades: a rewrite with those that made the classes it lands in)
+ * and single-class switches; the same local search from the input's own
  * choice, so that the result never costs more than the input; and an exact extraction with Z3's
  * optimizer (acyclicity by topological-order variables inside cycles of the e-graph) when the
  * reachable e-graph is small enough (eqsat_exact). The cheapest is the result

@@ -5,7 +5,8 @@
  * (eq_eval) counts each node once, weight-only ones and (lower_cost) the ones lowering absorbs as
  * free. Tree cost counts a shared node once per reader, so greedy never takes a merge; the local
  * search (eq_local) tries the recorded rewrites as moves (all the e-nodes one application added,
- * and pairs where the second reads what the first chose), and single-class switches, keeping what
+ * pairs where the second reads what the first chose, and cascades: a move with the moves that made
+ * the classes it lands in, as a merge of merges needs), and single-class switches, keeping what
  * lowers the true cost; bounded in evaluations, not time. Also: the graph of a choice. */
 #include <math.h>
 #include <stdlib.h>
@@ -360,6 +361,8 @@ void eq_reached(eq_ctx *c, const int32_t *choice, uint8_t *reached) {
 #define EQ_LOCAL_PASSES 6
 #define EQ_LOCAL_EVALS 40000 /* true-cost evaluations at most: a bound in work, not time */
 #define EQ_PAIR_EVALS 4000   /* of those, for pairs of moves */
+#define EQ_CASCADE_EVALS 2000 /* of those, for cascades (eq_cascade) */
+#define EQ_CASCADE_MAX 512   /* e-nodes of a cascade at most */
 
 typedef struct {
     eq_ctx *c;
@@ -368,7 +371,10 @@ typedef struct {
     double cur;
     int64_t evals;
     int32_t *dep_start, *dep;  /* the moves one of whose nodes reads class k: dep[dep_start[k]..[k+1]) */
-    int64_t pair_evals;
+    int64_t pair_evals, cascade_evals;
+    int32_t *of_serial;        /* [n_serial] the move of each application, -1 */
+    int32_t *seen, stamp;      /* [n_mv] the moves a cascade holds (stamped) */
+    int32_t *buf, n_buf;       /* [EQ_CASCADE_MAX] a cascade's e-nodes */
 } eq_ls;
 
 static int eq_try(eq_ls *s, const int32_t *nodes, int32_t n);
@@ -425,9 +431,52 @@ static int eq_try_pairs(eq_ls *s, int32_t a) {
     return 0;
 }
 
-/* Set the classes of nodes[0..n) to them; keep it if the cost drops, else undo. 1 kept. */
+/* Into s->buf: the e-nodes of the moves that made the classes move i's e-nodes land in (each such
+ * class's first e-node came from an application; its own first, recursively), then move i's own,
+ * each move once. A merge of two merged ops lands its outputs in the merged ops' classes, which
+ * the choice reaches only once the graph's classes read those merges' splits: tried alone, the
+ * merge of merges changes nothing the outputs reach (nasrnn: the 8-way merge of a step's gate
+ * matmuls is 7 pairwise merges, 3 deep). eq_try sets them in this order, so in a class the later
+ * move's e-node wins; at most `depth` levels down. 0, or -1 past EQ_CASCADE_MAX e-nodes. */
+static int eq_cascade(eq_ls *s, int32_t i, int depth) {
+    eq_ctx *c = s->c;
+    egraph *eg = &c->eg;
+    const eq_move *mv = &c->mv[i];
+    s->seen[i] = s->stamp;
+    for (int32_t j = 0; j < mv->n; j++) {
+        int32_t n = egraph_live(eg, mv->node[j]);
+        int32_t first = eg->cls[egraph_find(eg, eg->nodes[n].cls)].nodes[0];
+        int32_t m = first < c->n_init ? -1 : s->of_serial[c->meta[first].serial];
+        if (m < 0 || s->seen[m] == s->stamp || depth <= 0)
+            continue;
+        if (eq_cascade(s, m, depth - 1) < 0)
+            return -1;
+    }
+    if (s->n_buf + mv->n > EQ_CASCADE_MAX)
+        return -1;
+    memcpy(s->buf + s->n_buf, mv->node, sizeof(int32_t) * (size_t)mv->n);
+    s->n_buf += mv->n;
+    return 0;
+}
+
+static int eq_try(eq_ls *s, const int32_t *nodes, int32_t n);
+
+/* Move i as a cascade (eq_cascade), when that holds more than move i. 1 if kept. */
+static int eq_try_cascade(eq_ls *s, int32_t i) {
+    if (s->cascade_evals >= EQ_CASCADE_EVALS)
+        return 0;
+    s->stamp++;
+    s->n_buf = 0;
+    if (eq_cascade(s, i, 16) < 0 || s->n_buf == s->c->mv[i].n)
+        return 0;
+    s->cascade_evals++;
+    return eq_try(s, s->buf, s->n_buf);
+}
+
+/* Set the classes of nodes[0..n) to them (n <= EQ_CASCADE_MAX); keep it if the cost drops, else
+ * undo. 1 kept. */
 static int eq_try(eq_ls *s, const int32_t *nodes, int32_t n) {
-    int32_t cls[2 * EQ_MOVE_MAX], old[2 * EQ_MOVE_MAX];
+    int32_t cls[EQ_CASCADE_MAX], old[EQ_CASCADE_MAX];
     egraph *eg = &s->c->eg;
     int same = 1;
     for (int32_t i = 0; i < n; i++) {
@@ -459,6 +508,8 @@ static int eq_local_pass(eq_ls *s, int32_t *reached) {
     for (int32_t i = 0; i < c->n_mv && s->evals < EQ_LOCAL_EVALS; i++) {
         if ((rc = eq_try(s, c->mv[i].node, c->mv[i].n)) == 0)
             rc = eq_try_pairs(s, i);
+        if (rc == 0)
+            rc = eq_try_cascade(s, i);
         if (rc < 0)
             return -1;
         improved |= rc;
@@ -479,9 +530,17 @@ static int eq_local_pass(eq_ls *s, int32_t *reached) {
 }
 
 int eq_local(eq_ctx *c, int32_t *choice, double *cost) {
-    eq_ls s = {c, choice, {0}, *cost, 0, NULL, NULL, 0};
+    eq_ls s = {c, choice, {0}, *cost, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, 0};
     eq_evs_init(&s.v, c->eg.n_cls);
     eq_deps(&s);
+    s.of_serial = base_xmalloc(sizeof(int32_t) * ((size_t)c->n_serial + 1));
+    for (int32_t i = 0; i < c->n_serial; i++)
+        s.of_serial[i] = -1;
+    for (int32_t i = 0; i < c->n_mv; i++)
+        if (c->mv[i].serial >= 0 && c->mv[i].serial < c->n_serial)
+            s.of_serial[c->mv[i].serial] = i;
+    s.seen = base_xcalloc((size_t)c->n_mv + 1, sizeof *s.seen);
+    s.buf = base_xmalloc(sizeof(int32_t) * EQ_CASCADE_MAX);
     int32_t *reached = base_xmalloc(sizeof(int32_t) * ((size_t)c->eg.n_cls + 1));
     int rc = 0;
     for (int32_t pass = 0; pass < EQ_LOCAL_PASSES && rc == 0; pass++) {
@@ -495,6 +554,9 @@ int eq_local(eq_ctx *c, int32_t *choice, double *cost) {
     free(reached);
     free(s.dep_start);
     free(s.dep);
+    free(s.of_serial);
+    free(s.seen);
+    free(s.buf);
     eq_evs_free(&s.v);
     return rc;
 }

@@ -35,6 +35,7 @@ typedef struct {
 #define EQ_MOVE_MAX 48
 typedef struct {
     int32_t n;
+    int32_t serial, src;           /* the application's (eq_meta.serial and .src) */
     int32_t node[EQ_MOVE_MAX];
 } eq_move;
 
@@ -72,9 +73,17 @@ typedef struct {
     int32_t n_m, cap_m, max_matches;
     int32_t round;                 /* rounds begun */
     int64_t n_found;               /* matches found (type-checking or not): what the backoff counts */
+    int64_t tries_round;           /* e-nodes tried against a pattern op this round (EQ_ROUND_TRIES) */
+    int32_t n_applied;             /* matches applied this round (the progress line) */
+    int round_cut;                 /* the node limits left matches of the last round unapplied */
     int32_t *banned_until;         /* [n_rule_src] backoff: the source is not matched before this round */
     uint8_t *times_banned;         /* [n_rule_src] */
-    int match_cap_hit;
+    uint8_t *merge;                /* [n_rule_src] a sibling merge (eq_sibling_merge) */
+    uint8_t *chained;              /* [n_rule_src] to be matched by the next chain pass (eq_chain) */
+    int32_t chain_from;            /* in a chain pass: a match holds an e-node from this id on; else -1 */
+    int downhill_only;             /* in a chain pass: only matches that lower the local cost (eq_delta) */
+    int32_t *enc_mark, cap_enc, enc_stamp, *enc_q, cap_enc_q; /* eq_encloses's walk */
+    int match_cap_hit, work_cap_hit;
     eq_move *mv;
     int32_t n_mv, cap_mv;
     int64_t max_elements;
