@@ -41,6 +41,9 @@ else
     expect 2 "needs a value" kernels bench --out
     expect 2 "bad size 'x'" kernels bench --fused x
     expect 2 "bad epilogue 'tanh'" kernels tune --epilogue none,tanh
+    expect 2 "bad precision 'fp16' (fp32 or 3xtf32)" kernels tune --precision fp16
+    "$TASC" kernels list | grep -q "^  mma:64x32x32_w32x32_s4_b2_k2$" ||
+        { echo "FAIL: kernels list has no 3xtf32 mma.sync configuration"; fail=1; }
     expect 2 "bad size '-5'" kernels tune --sizes -5
     expect 2 "bad size '1x'" kernels probe --sizes 1x
     expect 2 "unknown option '--fused'" kernels probe --fused 64

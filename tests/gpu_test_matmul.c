@@ -11,7 +11,10 @@
  * (--precision 3xtf32): every configuration, split and epilogue on the same shapes, within 1e-6 and,
  * for k >= 512, within 2x the FP32 kernel's own error on the same inputs (test_3xtf32); its wgmma
  * path on Hopper forced, off and automatic (test_3xtf32_wgmma), and with operands split once ahead
- * (the runtime's weights: the same bits as the per-call split, test_3xtf32_presplit). The scatter
+ * (the runtime's weights: the same bits as the per-call split, test_3xtf32_presplit). What precision
+ * 3xtf32 runs: table entries "EPILOGUE@3xtf32" naming the FP32 kernel, an mma.sync or a wgmma
+ * configuration, each run bitwise as named; the built-in rule; first-use tuning over all of them,
+ * cached under the 3xtf32 key (test_3xtf32_table, test_3xtf32_first_use). The scatter
  * store (mm_run_scatter): head split, K^T, head merge and NHWC -> NCHW layouts written by every
  * configuration and split-K kind, against the fp64 reference moved by reshape + transpose on the
  * host (test_scatter). Without a
@@ -29,6 +32,8 @@
 #include "test.h"
 
 #define TOL 1e-5
+/* A table path that does not exist: mm_table_use of it reads no entries (tests of built-in rules). */
+#define NO_TABLE "/nonexistent/tasc-gpu-test-no-table.txt"
 
 /* ---- host part ----------------------------------------------------------------------------- */
 
@@ -812,6 +817,7 @@ static void test_3xtf32_wgmma(void) {
     free(o1);
     free(o2);
     mm_3xtf32_wgmma_set(MM_WGMMA_AUTO);
+    mm_table_use(NO_TABLE); /* the built-in rule: no 3xtf32 entry of this machine's tables decides */
     const mcase big = {1024, 1024, 1024, 1, "bias_gelu", 0}, small = {128, 768, 768, 1, "bias", 0};
     int64_t n0 = mm_3xtf32_wgmma_launches();
     run_3xtf32(&big, -1, 1, 1, 1201, &e3, &e32, NULL);
@@ -821,6 +827,7 @@ static void test_3xtf32_wgmma(void) {
     run_3xtf32(&small, -1, 1, 1, 1202, &e3, &e32, NULL);
     check_3xtf32(e3, e32, "wgmma auto (mma.sync)", &small);
     CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 0);
+    mm_table_use(NULL);
     printf("3xtf32 wgmma same bits, automatic rule: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
@@ -889,6 +896,160 @@ static double run_presplit(const mcase *c, int pre, int64_t skip, uint64_t seed,
     return e;
 }
 
+/* The kernel precision 3xtf32 chose for c (mm_choose_precision), with its source. */
+static mm_choice choice_3xtf32(const mcase *c, int *from) {
+    mm_problem p;
+    mm_problem_init(&p, c->m, c->n, c->k, c->batch);
+    mm_act act;
+    CHECK_EQ_INT(mm_epilogue_parse(c->epi, &p.has_bias, &act), 0);
+    p.act = act;
+    mm_choice ch = {0, 1, 1, 0};
+    char err[256];
+    CHECK_EQ_INT(mm_choose_precision(MM_PREC_3XTF32, &p, &ch, from, err, sizeof err), 0);
+    return ch;
+}
+
+/* c at precision 3xtf32 (mm_run_precision) against the fp64 reference, and the same bits as its
+ * expected kernel `want` run directly (mm_run_choice): the table's kernel is the one that ran. */
+static void check_3xtf32_runs(const mcase *c, const mm_choice *want, uint64_t seed, const char *what) {
+    const size_t n = (size_t)(c->batch * c->m * c->n);
+    float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+    double e3 = 0, e32 = 0;
+    run_3xtf32(c, -1, 1, 1, seed, &e3, &e32, o1);
+    check_3xtf32(e3, e32, what, c);
+    check_err(run_case(c, MM_TUNED, want, seed, o2), what, c);
+    if (memcmp(o1, o2, n * sizeof(float)) != 0)
+        fprintf(stderr, "3xtf32 %s: not the bits of the chosen kernel\n", what);
+    CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+    free(o1);
+    free(o2);
+}
+
+/* Precision 3xtf32 from a table (matmul_table.h, "EPILOGUE@3xtf32" entries): an entry naming the
+ * FP32 kernel's configuration, one naming an mma.sync configuration (beside an fp32 line of the same
+ * shape that fp32 keeps using), one naming wgmma where available; each chosen, run, within the
+ * bounds and bitwise the named kernel's output; another epilogue of the same shape is not in the
+ * table (the built-in rule: the FP32 kernel where mma.sync would take its small tiles). */
+static void test_3xtf32_table(const char *dir) {
+    int before = test_failed, from = -1;
+    char path[512], line[512], text[2048] = "";
+    snprintf(path, sizeof path, "%s/table_3xtf32.txt", dir);
+    const mcase c1 = {100, 120, 640, 1, "bias_gelu", 0}, c2 = {200, 136, 300, 1, "relu", 0};
+    const mcase c3 = {256, 256, 512, 2, "none", 0}, c2b = {200, 136, 300, 1, "gelu", 0};
+    const mm_choice f1 = {mm_config_count() - 2, 4, 2, MM_KERNEL_FP32}, m2 = {3, 3, 4, MM_KERNEL_MMA};
+    const mm_choice w3 = {1, 1, 8, MM_KERNEL_WGMMA}, f2 = {0, 1, 8, MM_KERNEL_FP32};
+    char n1[128], n2[128], n3[128], nf2[128];
+    const char *key = mm_device_key();
+    snprintf(line, sizeof line, "%s\t100\t120\t640\t1\tbias_gelu@3xtf32\t%s\t4\t2\t1.0\n", key,
+             mm_choice_name(&f1, n1, sizeof n1));
+    strcat(text, line);
+    snprintf(line, sizeof line,
+             "%s\t200\t136\t300\t1\trelu@3xtf32\t%s\t3\t4\t1.0\n%s\t200\t136\t300\t1\trelu\t%s\t1\t8\t1.0\n", key,
+             mm_choice_name(&m2, n2, sizeof n2), key, mm_choice_name(&f2, nf2, sizeof nf2));
+    strcat(text, line);
+    const int wg = mm_3xtf32_wgmma_available();
+    if (wg) {
+        snprintf(line, sizeof line, "%s\t256\t256\t512\t2\tnone@3xtf32\t%s\t1\t8\t1.0\n", key,
+                 mm_choice_name(&w3, n3, sizeof n3));
+        strcat(text, line);
+    }
+    CHECK(!strncmp(n2, "mma:", 4) && !strcmp(mm_choice_name(&w3, n3, sizeof n3), "wgmma:128x64"));
+    write_file(path, text);
+    mm_table_use(path);
+    mm_choice got = choice_3xtf32(&c1, &from);
+    CHECK(from == 1 && got.kernel == MM_KERNEL_FP32 && got.cfg == f1.cfg && got.split_k == 4 && got.group_m == 2);
+    check_3xtf32_runs(&c1, &f1, 1500, "table: FP32 kernel");
+    got = choice_3xtf32(&c2, &from);
+    CHECK(from == 1 && got.kernel == MM_KERNEL_MMA && got.cfg == 3 && got.split_k == 3 && got.group_m == 4);
+    check_3xtf32_runs(&c2, &m2, 1501, "table: mma.sync");
+    mm_problem p;
+    mm_problem_init(&p, 200, 136, 300, 1);
+    p.act = MM_ACT_RELU;
+    char err[256];
+    CHECK_EQ_INT(mm_choose(&p, &got, &from, err, sizeof err), 0); /* fp32 keeps its own entry */
+    CHECK(from == 1 && got.kernel == MM_KERNEL_FP32 && got.cfg == 0);
+    if (wg) {
+        got = choice_3xtf32(&c3, &from);
+        CHECK(from == 1 && got.kernel == MM_KERNEL_WGMMA && got.cfg == 1);
+        const int64_t l0 = mm_3xtf32_wgmma_launches();
+        check_3xtf32_runs(&c3, &w3, 1502, "table: wgmma");
+        CHECK(mm_3xtf32_wgmma_launches() - l0 == 2); /* the run at 3xtf32 and the direct one */
+    }
+    got = choice_3xtf32(&c2b, &from); /* not in the table: 64x64 tiles do not fill the SMs: FP32 */
+    CHECK(from == 0 && got.kernel == MM_KERNEL_FP32);
+    check_3xtf32_runs(&c2b, &got, 1503, "built-in rule: FP32 kernel");
+    mm_table_use(NO_TABLE);
+    const mcase big = {2048, 2048, 2048, 1, "bias", 0};
+    got = choice_3xtf32(&big, &from);
+    CHECK(from == 0 && got.kernel == (wg ? MM_KERNEL_WGMMA : MM_KERNEL_MMA));
+    mm_table_use(NULL);
+    unlink(path);
+    printf("3xtf32 from a table (FP32, mma.sync%s entries), fp32 key kept, built-in rule: %s\n",
+           wg ? ", wgmma" : "", test_failed == before ? "ok" : "FAILED");
+}
+
+/* First-use tuning at 3xtf32: a problem no table holds is tuned over every FP32-accurate kernel
+ * within the budget, cached under its 3xtf32 key (not the fp32 one), run bitwise as chosen, read
+ * back without tuning; TASC_NO_AUTOTUNE=1 keeps the built-in rule (counted as untuned). */
+static void test_3xtf32_first_use(const char *dir) {
+    int before = test_failed, from = -1;
+    char cache_dir[512], path[4096], err[256];
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache3", dir);
+    setenv("TASC_CACHE_DIR", cache_dir, 1);
+    setenv("TASC_TUNE_DIR", cache_dir, 1); /* no shipped tables */
+    setenv("TASC_TUNE_TABLE", "/nonexistent/tasc-user-table.txt", 1);
+    unsetenv("TASC_NO_AUTOTUNE");
+    mm_table_use(NULL);
+    const mcase c = {192, 200, 384, 2, "bias_relu", 0};
+    mm_autotune_stats st;
+    mm_autotune_set(1);
+    mm_choice got = choice_3xtf32(&c, &from), again;
+    mm_autotune_get_stats(&st);
+    CHECK(from == 1 && st.tuned == 1 && st.tune_s > 0 && st.tune_s < 4 * MM_AUTOTUNE_BUDGET_S);
+    char name[128];
+    printf("3xtf32 first-use tuning of 192x200x384x2 bias_relu: %s split %d group %d (%.2f s)\n",
+           mm_choice_name(&got, name, sizeof name), got.split_k, got.group_m, st.tune_s);
+    again = choice_3xtf32(&c, &from); /* no second tuning */
+    mm_autotune_get_stats(&st);
+    CHECK(from == 1 && st.tuned == 1 && again.kernel == got.kernel && again.cfg == got.cfg &&
+          again.split_k == got.split_k);
+    mm_autotune_set(0); /* the runs below compare with the FP32 kernel: not tuned here */
+    check_3xtf32_runs(&c, &got, 1600, "first-use tuned");
+    mm_problem p;
+    mm_problem_init(&p, c.m, c.n, c.k, c.batch);
+    p.has_bias = 1;
+    p.act = MM_ACT_RELU;
+    mm_table *t = mm_table_new();
+    CHECK_EQ_INT(mm_table_load(t, mm_table_cache_path(mm_device_key(), path, sizeof path), 0, err, sizeof err), 0);
+    mm_choice cached;
+    CHECK_EQ_INT(mm_table_lookup_at(t, mm_device_key(), MM_PREC_3XTF32, &p, &cached, NULL), 1);
+    CHECK(cached.kernel == got.kernel && cached.cfg == got.cfg && cached.split_k == got.split_k);
+    CHECK_EQ_INT(mm_table_lookup(t, mm_device_key(), &p, &cached, NULL), 0); /* not an fp32 entry */
+    mm_table_free(t);
+    mm_table_use(NULL); /* the next process: from the cache */
+    mm_autotune_set(1);
+    again = choice_3xtf32(&c, &from);
+    mm_autotune_get_stats(&st);
+    CHECK(from == 1 && st.tuned == 0 && again.kernel == got.kernel && again.cfg == got.cfg);
+    setenv("TASC_NO_AUTOTUNE", "1", 1);
+    const mcase c2 = {192, 200, 384, 2, "gelu", 0};
+    choice_3xtf32(&c2, &from);
+    mm_autotune_get_stats(&st);
+    CHECK(from == 0 && st.tuned == 0 && st.untuned == 1);
+    mm_autotune_set(0);
+    unsetenv("TASC_NO_AUTOTUNE");
+    unsetenv("TASC_CACHE_DIR");
+    unsetenv("TASC_TUNE_DIR");
+    unsetenv("TASC_TUNE_TABLE");
+    mm_table_use(NULL);
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+    rmdir(cache_dir);
+    printf("3xtf32 first-use tuning, cache, refusal: %s\n", test_failed == before ? "ok" : "FAILED");
+}
+
 /* Weights split once (the runtime's 3xtf32 setup): with A, B or both pre-split, forced onto the
  * wgmma path, the same bits as the per-call split (the same split kernels) and within the 3xTF32
  * bounds; an item offset into a batched split; a list that does not match is not read; the
@@ -951,6 +1112,7 @@ static void test_3xtf32_presplit(void) {
     CUDA_CHECK(cudaFree(buf));
     /* the automatic rule: BERT batch 8's 1024x768x768 with its weight split once goes to wgmma */
     mm_3xtf32_wgmma_set(MM_WGMMA_AUTO);
+    mm_table_use(NO_TABLE); /* the built-in rule, as above */
     const mcase bert = {1024, 768, 768, 1, "bias_gelu", 2};
     mm_problem_init(&p, bert.m, bert.n, bert.k, 1);
     CHECK(mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B) == 1);
@@ -963,6 +1125,7 @@ static void test_3xtf32_presplit(void) {
     const double e = run_presplit(&bert, 2, 0, 1401, o2, o1, &used);
     check_3xtf32(e, 1.0, "pre-split auto", &bert);
     CHECK(used == 1 && mm_3xtf32_wgmma_launches() - l0 >= 1);
+    mm_table_use(NULL);
     free(o1);
     free(o2);
     printf("3xtf32 pre-split: no match not read, bad arguments, automatic rule: %s\n",
@@ -1209,7 +1372,8 @@ static void test_scatter(void) {
             }
         printf("scatter store %-16s %s\n", c->what, test_failed == before ? "ok" : "FAILED");
     }
-    /* refused: no tables, and at 3xtf32 (its kernel has no scatter store) */
+    /* refused: no tables; at 3xtf32, a decision that is not the FP32 kernel (the store is its) or
+     * that was made for another problem (nothing is launched by either) */
     mm_problem p;
     mm_problem_init(&p, 4, 4, 4, 1);
     float *buf;
@@ -1220,8 +1384,20 @@ static void test_scatter(void) {
     CHECK_STR_CONTAINS(err, "four device tables");
     mm_precision_set(MM_PREC_3XTF32);
     CHECK_EQ_INT(mm_run_scatter(&p, &none, buf, buf, NULL, buf, 0, err, sizeof err), -1);
-    CHECK_STR_CONTAINS(err, "fp32 only");
+    CHECK_STR_CONTAINS(err, "four device tables");
+    int64_t *dt;
+    CUDA_CHECK(cudaMalloc((void **)&dt, 16 * sizeof(int64_t)));
+    mm_scatter dec = {.off_b = dt, .off_m = dt + 4, .mul = dt + 8, .off_n = dt + 12, .decided = 1};
+    dec.choice = (mm_choice){0, 1, 1, MM_KERNEL_MMA};
+    dec.for_p = p;
+    CHECK_EQ_INT(mm_run_scatter(&p, &dec, buf, buf, NULL, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "the scatter store is the FP32 kernel's");
+    dec.choice = (mm_choice){0, 1, 8, MM_KERNEL_FP32};
+    dec.for_p.k = 8;
+    CHECK_EQ_INT(mm_run_scatter(&p, &dec, buf, buf, NULL, buf, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "decision was made for 4x4x8x1");
     mm_precision_set(MM_PREC_FP32);
+    CUDA_CHECK(cudaFree(dt));
     CUDA_CHECK(cudaFree(buf));
 }
 
@@ -1260,6 +1436,8 @@ int main(void) {
     test_3xtf32_api();
     test_3xtf32_wgmma();
     test_3xtf32_presplit();
+    test_3xtf32_table(dir);
+    test_3xtf32_first_use(dir);
     test_bias_act();
     test_scatter();
     char sub[600];

@@ -14,7 +14,10 @@
  * limit). Whole models (squeezenet, nasrnn,
  * bert) against the CPU executor. Scatter stores (transposes, splits and gathers run by the
  * matmul's store): attention in bert's and vit's export forms against the CPU executor, with node
- * checks, and equal to the runtime with them off (TASC_NO_SCATTER). The measured cost model: cache keys, the file round trip and
+ * checks, and equal to the runtime with them off (TASC_NO_SCATTER); at precision 3xtf32, kept
+ * exactly for the products whose 3xtf32 decision is the FP32 kernel (built-in rule, and a table
+ * entry naming mma.sync that removes one), against the CPU executor and the fp32 run's bits
+ * (test_scatter_3xtf32). The measured cost model: cache keys, the file round trip and
  * its errors (host), measured times (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
  * exits 77 after the host part passed.
  */
@@ -27,6 +30,7 @@
 
 #include "exec.h"
 #include "graph.h"
+#include "matmul.h"
 #include "rt.h"
 #include "rt_cost.h"
 #include "test.h"
@@ -1014,6 +1018,117 @@ static void test_scatter_runtime(void) {
     }
 }
 
+/* ---- scatter stores at precision 3xtf32 (issue 17) ------------------------------------------- */
+
+/* The graph's output through a context of precision prec (scatter off when no_scatter), node checks
+ * on; 0 and *info when it ran. */
+static int scatter_run(graph *g, int prec, int no_scatter, float *out, rt_info *info) {
+    char err[1024];
+    rt_opts o = {0};
+    o.precision = prec;
+    o.no_scatter = no_scatter;
+    o.check_tol = 1e-4; /* every node checked, the scattered products through their placement */
+    rt_ctx *c = rt_ctx_new(g, &o, err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "scatter 3xtf32: %s\n", err);
+        return -1;
+    }
+    int rc = rt_run(c, err, sizeof err) == 0 && rt_get_output(c, 0, out, err, sizeof err) == 0 ? 0 : -1;
+    if (rc)
+        fprintf(stderr, "scatter 3xtf32: %s\n", err);
+    rt_get_info(c, info);
+    rt_ctx_free(c);
+    return rc;
+}
+
+/* The 3xtf32 choice for the qkv product of the bert form as its store runs it (20 rows, 2 items). */
+static mm_choice scatter_qkv_choice(int *from) {
+    mm_problem p;
+    mm_problem_init(&p, 20, 96, 32, 2);
+    mm_choice ch = {0, 1, 1, 0};
+    char err[256];
+    CHECK_EQ_INT(mm_choose_precision(MM_PREC_3XTF32, &p, &ch, from, err, sizeof err), 0);
+    return ch;
+}
+
+/* At 3xtf32 a store is kept where the 3xtf32 decision for its product is the FP32 kernel (the
+ * scatter store is that kernel's), decided once at plan time. With no table (the built-in rule:
+ * these small products take the FP32 kernel where mma.sync would take its small tiles) both forms
+ * keep both stores, agree with the CPU executor within 1e-5 and with every node check, and give the
+ * fp32 run's bits (the same kernel at the same choice everywhere). With a table naming an mma.sync
+ * configuration for the qkv product (its store's view and the plain tall product), that store is
+ * not planned, its moves run as kernels, the head merge keeps its store, and the output still
+ * agrees; --no-scatter (rt_opts.no_scatter) plans none at 3xtf32 either. */
+static void test_scatter_3xtf32(void) {
+    int before = test_failed, from = -1;
+    char path[256], err[256];
+    snprintf(path, sizeof path, "/tmp/tasc_scatter3_%ld.txt", (long)getpid());
+    mm_table_use("/nonexistent/tasc-gpu-test-ops-no-table.txt"); /* the built-in rule, whatever is cached */
+    mm_choice ch = scatter_qkv_choice(&from);
+    CHECK(from == 0 && ch.kernel == MM_KERNEL_FP32);
+    for (int vit = 0; vit < 2; vit++) {
+        graph *g = scatter_graph(vit);
+        CHECK(graph_ok(g));
+        const int64_t n = ops_shape_numel(&g->tensors[g->outputs[0]].shape);
+        float *cpu[1] = {0}, *o3 = malloc((size_t)n * sizeof(float)), *o32 = malloc((size_t)n * sizeof(float));
+        CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+        rt_info i3 = {0}, i32 = {0};
+        CHECK_EQ_INT(scatter_run(g, RT_PRECISION_3XTF32, 0, o3, &i3), 0);
+        CHECK_EQ_INT(scatter_run(g, RT_PRECISION_FP32, 0, o32, &i32), 0);
+        CHECK_EQ_INT(i3.scatter_stores, 2);
+        CHECK_EQ_INT(i3.nodes_scattered, i32.nodes_scattered);
+        CHECK_EQ_INT(i3.nodes_run, i32.nodes_run);
+        CHECK_EQ_INT(i3.check_failed, 0);
+        CHECK(i3.graph == 1);
+        const double e3 = exec_compare(o3, cpu[0], n).rel_l2;
+        CHECK(e3 <= 1e-5);
+        const int same = !memcmp(o3, o32, (size_t)n * sizeof(float));
+        if (!same)
+            fprintf(stderr, "scatter 3xtf32 %s: not the fp32 run's bits (rel L2 vs CPU %.3g)\n", vit ? "vit" : "bert",
+                    e3);
+        CHECK(same);
+        printf("scatter 3xtf32 %s (built-in rule: FP32 kernel): %d movement nodes in %d stores, %d nodes run, "
+               "rel L2 vs CPU %.3g\n",
+               vit ? "vit" : "bert", (int)i3.nodes_scattered, (int)i3.scatter_stores, (int)i3.nodes_run, e3);
+        if (!vit) { /* the qkv product on mma.sync: no store for it */
+            const mm_choice mma = {0, 1, 1, MM_KERNEL_MMA};
+            mm_table *t = mm_table_new();
+            mm_problem p;
+            mm_problem_init(&p, 20, 96, 32, 2); /* its store's view (rows: 2 items of 20 rows) */
+            mm_table_put_at(t, mm_device_key(), MM_PREC_3XTF32, &p, &mma, 1.0);
+            mm_problem_init(&p, 40, 96, 32, 1); /* the tall product it runs without a store */
+            mm_table_put_at(t, mm_device_key(), MM_PREC_3XTF32, &p, &mma, 1.0);
+            CHECK_EQ_INT(mm_table_save(t, path, err, sizeof err), 0);
+            mm_table_free(t);
+            mm_table_use(path);
+            ch = scatter_qkv_choice(&from);
+            CHECK(from == 1 && ch.kernel == MM_KERNEL_MMA);
+            rt_info im = {0};
+            CHECK_EQ_INT(scatter_run(g, RT_PRECISION_3XTF32, 0, o3, &im), 0);
+            CHECK_EQ_INT(im.scatter_stores, 1); /* the head merge's */
+            CHECK(im.nodes_scattered < i3.nodes_scattered && im.nodes_run > i3.nodes_run);
+            CHECK_EQ_INT(im.check_failed, 0);
+            const double em = exec_compare(o3, cpu[0], n).rel_l2;
+            CHECK(em <= 1e-5);
+            printf("scatter 3xtf32 bert (qkv on mma.sync from a table): %d stores, %d nodes run, rel L2 vs CPU %.3g\n",
+                   (int)im.scatter_stores, (int)im.nodes_run, em);
+            mm_table_use("/nonexistent/tasc-gpu-test-ops-no-table.txt");
+            unlink(path);
+        }
+        rt_info in = {0};
+        CHECK_EQ_INT(scatter_run(g, RT_PRECISION_3XTF32, 1, o3, &in), 0);
+        CHECK_EQ_INT(in.scatter_stores, 0);
+        CHECK_EQ_INT(in.nodes_scattered, 0);
+        CHECK(exec_compare(o3, cpu[0], n).rel_l2 <= 1e-5);
+        free(cpu[0]);
+        free(o3);
+        free(o32);
+        graph_free(g);
+    }
+    mm_table_use(NULL);
+    printf("scatter stores at 3xtf32: %s\n", test_failed == before ? "ok" : "FAILED");
+}
+
 /* Ops without a hand-written case (a new op: hardswish) get cases from the op table alone: min_in
  * inputs of one shape, normal values, default parameters, an odd size and a multiple of 4 (the
  * scalar and the vector paths), when the op accepts them. Runs after the other groups. */
@@ -1049,7 +1164,7 @@ static const struct {
     {"conv", test_conv},         {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
-    {"scatter", test_scatter_runtime},  {"table", test_table_defaults},
+    {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */

@@ -3,7 +3,8 @@
  * before name-only lines (the format before device keys), lines of another key not used,
  * malformed files named by file and line, the locked merge of the per-device cache (also with
  * processes writing at once), the cache, user and shipped table paths, and the refusal of
- * first-use tuning by TASC_NO_AUTOTUNE.
+ * first-use tuning by TASC_NO_AUTOTUNE; precision keys ("EPILOGUE@3xtf32" entries naming 3xTF32
+ * kernels or the FP32 kernel) and their errors.
  * matmul_table.c is plain C but lives in the CUDA layer, which a build without CUDA does not
  * compile: it is compiled into this test directly (its symbols are this test's own, so the CUDA
  * build's copy in the kernels archive is never pulled in). Files go to a fresh folder under /tmp.
@@ -31,7 +32,21 @@ static const char *cfg_name(int32_t i, char *buf, size_t len) {
     snprintf(buf, len, "%s", i >= 0 && i < 3 ? cfg_list[i] : "?");
     return buf;
 }
-static const mm_cfg_names names = {cfg_find, cfg_name};
+/* The 3xTF32 kernels' lists: two mma.sync names and wgmma's two tiles. */
+static const char *const tf_list[2][2] = {{"128x128x32_w32x64_s3_b1_k1", "64x32x32_w32x32_s4_b2_k2"},
+                                          {"128x128", "128x64"}};
+static int32_t tf_find(int32_t kind, const char *name) {
+    for (int32_t i = 0; kind >= 1 && kind <= 2 && i < 2; i++)
+        if (name && !strcmp(name, tf_list[kind - 1][i]))
+            return i;
+    return -1;
+}
+static const char *tf_name(int32_t kind, int32_t i, char *buf, size_t len) {
+    snprintf(buf, len, "%s", kind >= 1 && kind <= 2 && i >= 0 && i < 2 ? tf_list[kind - 1][i] : "?");
+    return buf;
+}
+static const mm_cfg_names names = {cfg_find, cfg_name, tf_find, tf_name};
+static const mm_cfg_names names_fp32 = {cfg_find, cfg_name, NULL, NULL}; /* a list without 3xTF32 kernels */
 
 static char dir[256];
 static const char *H200 = "NVIDIA H200|cc 9.0|132 SMs|1980 MHz";
@@ -62,7 +77,7 @@ static void write_file(const char *path, const char *text) {
 }
 
 static mm_table_key key(int64_t m, int64_t n, int64_t k, int64_t b, int32_t epi) {
-    mm_table_key x = {m, n, k, b, epi};
+    mm_table_key x = {m, n, k, b, epi, 0};
     return x;
 }
 
@@ -92,7 +107,7 @@ static void test_keys(void) {
 
 static void test_lookup(void) {
     mm_table *t = mm_table_new_names(&names);
-    mm_choice c0 = {0, 1, 8}, c1 = {1, 4, 16}, c2 = {2, 6, 1}, got;
+    mm_choice c0 = {0, 1, 8, 0}, c1 = {1, 4, 16, 0}, c2 = {2, 6, 1, 0}, got;
     mm_table_key k = key(128, 768, 768, 1, 3);
     double us = 0;
     mm_table_set(t, "NVIDIA H200", &k, &c0, 10.0);                                /* old format: name only */
@@ -127,7 +142,7 @@ static void test_files(void) {
     CHECK_EQ_INT(mm_table_load(t, p1, 1, err, sizeof err), 0); /* missing, allowed */
     CHECK_EQ_INT(mm_table_load(t, p1, 0, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "cannot open");
-    mm_choice c0 = {0, 1, 8}, c1 = {1, 4, 16};
+    mm_choice c0 = {0, 1, 8, 0}, c1 = {1, 4, 16, 0};
     mm_table_key k1 = key(4096, 4096, 4096, 1, 0), k2 = key(128, 3072, 768, 1, 5);
     mm_table_set(t, H200, &k2, &c1, 25.5);
     mm_table_set(t, "NVIDIA H100 80GB HBM3", &k1, &c0, 2946.14);
@@ -176,10 +191,107 @@ static void test_files(void) {
     }
 }
 
+static mm_table_key key3(int64_t m, int64_t n, int64_t k, int64_t b, int32_t epi) {
+    mm_table_key x = key(m, n, k, b, epi);
+    x.prec = 1;
+    return x;
+}
+
+/* Precision keys (issue 17): "EPILOGUE@3xtf32" entries are another key than the fp32 line of the
+ * same shape; their configs name a 3xTF32 kernel (mma:, wgmma:) or the FP32 kernel; round trip in
+ * the same bytes; fp32 lines keep their text; misuse is named by file and line. */
+static void test_precision(void) {
+    char err[4300], nm[128];
+    const char *p1 = path_of("prec1.txt"), *p2 = path_of("prec2.txt");
+    CHECK(!strcmp(mm_table_prec_name(0), "fp32"));
+    CHECK(!strcmp(mm_table_prec_name(1), "3xtf32"));
+    CHECK(!strcmp(mm_table_prec_name(2), "?"));
+    mm_table *t = mm_table_new_names(&names);
+    mm_choice f = {1, 4, 16, 0}, mma = {1, 4, 8, MM_KERNEL_MMA}, wg = {0, 1, 8, MM_KERNEL_WGMMA};
+    mm_choice fp = {2, 6, 1, 0}, got;
+    CHECK(!strcmp(mm_choice_name_with(&names, &mma, nm, sizeof nm), "mma:64x32x32_w32x32_s4_b2_k2"));
+    CHECK(!strcmp(mm_choice_name_with(&names, &wg, nm, sizeof nm), "wgmma:128x128"));
+    CHECK(!strcmp(mm_choice_name_with(&names, &fp, nm, sizeof nm), cfg_list[2]));
+    mm_table_key k0 = key(128, 768, 768, 1, 5), k3 = key3(128, 768, 768, 1, 5), w3 = key3(4096, 4096, 4096, 1, 0);
+    mm_table_key f3 = key3(128, 3072, 768, 1, 3);
+    mm_table_set(t, H200, &k0, &f, 9.0);
+    CHECK_EQ_INT(mm_table_find(t, H200, &k3, &got, NULL), 0); /* an fp32 entry is not a 3xtf32 one */
+    mm_table_set(t, H200, &k3, &mma, 15.0);
+    mm_table_set(t, H200, &w3, &wg, 1100.0);
+    mm_table_set(t, "NVIDIA H200", &f3, &fp, 20.0); /* name-only lines work at 3xtf32 too */
+    CHECK_EQ_INT(mm_table_size(t), 4);
+    CHECK_EQ_INT(mm_table_find(t, H200, &k0, &got, NULL), 1);
+    CHECK(got.cfg == 1 && got.kernel == MM_KERNEL_FP32 && got.split_k == 4);
+    CHECK_EQ_INT(mm_table_find(t, H200, &k3, &got, NULL), 1);
+    CHECK(got.cfg == 1 && got.kernel == MM_KERNEL_MMA && got.group_m == 8);
+    CHECK_EQ_INT(mm_table_find(t, H200, &f3, &got, NULL), 1);
+    CHECK(got.cfg == 2 && got.kernel == MM_KERNEL_FP32);
+    CHECK_EQ_INT(mm_table_save(t, p1, err, sizeof err), 0);
+    mm_table_free(t);
+    char *a = read_all(p1);
+    CHECK_STR_CONTAINS(a, "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t768\t768\t1\tbias_gelu\t"
+                          "64x64x16_w64x16_t8x4_h2_u16_b3_g\t4\t16\t9.00\n"
+                          "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t768\t768\t1\tbias_gelu@3xtf32\t"
+                          "mma:64x32x32_w32x32_s4_b2_k2\t4\t8\t15.00\n"); /* sorted: fp32 before 3xtf32 */
+    CHECK_STR_CONTAINS(a, "\t4096\t4096\t4096\t1\tnone@3xtf32\twgmma:128x128\t1\t8\t1100.00\n");
+    CHECK_STR_CONTAINS(a, "NVIDIA H200\t128\t3072\t768\t1\tbias@3xtf32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t6\t1\t");
+    t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p1, 0, err, sizeof err), 0);
+    CHECK_EQ_INT(mm_table_size(t), 4);
+    CHECK_EQ_INT(mm_table_find(t, H200, &w3, &got, NULL), 1);
+    CHECK(got.cfg == 0 && got.kernel == MM_KERNEL_WGMMA && got.split_k == 1);
+    CHECK_EQ_INT(mm_table_save(t, p2, err, sizeof err), 0);
+    mm_table_free(t);
+    char *b = read_all(p2);
+    CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
+    free(a);
+    free(b);
+    /* "@fp32" is the plain key; written without the suffix */
+    write_file(p2, "Dev\t1\t2\t3\t1\trelu@fp32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n");
+    t = mm_table_new_names(&names);
+    CHECK_EQ_INT(mm_table_load(t, p2, 0, err, sizeof err), 0);
+    mm_table_key r = key(1, 2, 3, 1, 1);
+    CHECK_EQ_INT(mm_table_find(t, "Dev", &r, &got, NULL), 1);
+    mm_table_free(t);
+}
+
+/* Malformed precision fields and 3xTF32 configs: the file and line, nothing added. */
+static void test_precision_errors(void) {
+    char err[4300];
+    const char *p2 = path_of("prec_bad.txt");
+    static const struct {
+        const char *text, *want;
+        int fp32_names;
+    } bad[] = {
+        {"Dev\t1\t2\t3\t1\tnone@fp16\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n",
+         ":1: unknown precision 'fp16' after '@'", 0},
+        {"Dev\t1\t2\t3\t1\ttanh@3xtf32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n", ":1: unknown epilogue 'tanh'",
+         0},
+        {"#\nDev\t1\t2\t3\t1\tnone\tmma:64x32x32_w32x32_s4_b2_k2\t1\t8\t1.0\n",
+         ":2: configuration 'mma:64x32x32_w32x32_s4_b2_k2' is a 3xTF32 kernel: only on a 3xtf32 entry", 0},
+        {"Dev\t1\t2\t3\t1\tnone\twgmma:128x64\t1\t8\t1.0\n", "is a 3xTF32 kernel: only on a 3xtf32 entry", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\tmma:nope\t1\t8\t1.0\n", ":1: unknown 3xtf32 configuration 'mma:nope'", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\twgmma:256x256\t1\t8\t1.0\n", "unknown 3xtf32 configuration 'wgmma:256x256'", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\twgmma:128x64\t2\t8\t1.0\n", ":1: bad split_k '2' for 'wgmma:128x64'", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\tnope\t1\t8\t1.0\n", ":1: unknown tile configuration 'nope'", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\tmma:64x32x32_w32x32_s4_b2_k2\t1\t8\t1.0\n",
+         ":1: unknown 3xtf32 configuration", 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(p2, bad[i].text);
+        mm_table *t = mm_table_new_names(bad[i].fp32_names ? &names_fp32 : &names);
+        CHECK_EQ_INT(mm_table_load(t, p2, 1, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, p2);
+        CHECK_STR_CONTAINS(err, bad[i].want);
+        CHECK_EQ_INT(mm_table_size(t), 0);
+        mm_table_free(t);
+    }
+}
+
 /* A table of one entry (m = i) for the update tests. */
 static mm_table *one(int64_t i, const char *dev) {
     mm_table *t = mm_table_new_names(&names);
-    mm_choice c = {(int32_t)(i % 3), 1, 8};
+    mm_choice c = {(int32_t)(i % 3), 1, 8, 0};
     mm_table_key k = key(i, 64, 64, 1, (int32_t)(i % MM_EPI_COUNT));
     mm_table_set(t, dev, &k, &c, (double)i);
     return t;
@@ -298,6 +410,8 @@ int main(void) {
     test_keys();
     test_lookup();
     test_files();
+    test_precision();
+    test_precision_errors();
     test_update();
     test_concurrent();
     test_paths();

@@ -190,7 +190,32 @@ int32_t mm_config_find(const char *name) {
     return -1;
 }
 
+/* mm_choice_check of the 3xTF32 kernels' choices. */
+static int mm_choice_check_tf(const mm_problem *p, const mm_choice *c, char *err, size_t errlen) {
+    if (c->split_k < 1 || c->split_k > 64 || c->group_m < 1 || c->group_m > 1024)
+        return base_fail(err, errlen, "3xtf32: split_k %d or group_m %d out of range ([1, 64], [1, 1024])", c->split_k,
+                         c->group_m);
+    if (c->kernel == MM_KERNEL_MMA) {
+        if (c->cfg < 0 || c->cfg >= mm_3xtf32_config_count())
+            return base_fail(err, errlen, "no 3xtf32 configuration %d (there are %d)", c->cfg, mm_3xtf32_config_count());
+        return 0;
+    }
+    if (c->cfg < 0 || c->cfg >= MM_WGMMA_CONFIGS)
+        return base_fail(err, errlen, "no wgmma configuration %d (there are %d)", c->cfg, MM_WGMMA_CONFIGS);
+    if (c->split_k != 1)
+        return base_fail(err, errlen, "split_k %d: the wgmma kernel does not split k", c->split_k);
+    if (!mm_3xtf32_wgmma_available())
+        return base_fail(err, errlen, "the 3xtf32 wgmma path is not available on this device or build");
+    if ((p->k + 3) / 4 * 4 > 32 * 65535)
+        return base_fail(err, errlen, "k = %lld is beyond the wgmma path's split", (long long)p->k);
+    return 0;
+}
+
 int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen) {
+    if (c->kernel == MM_KERNEL_MMA || c->kernel == MM_KERNEL_WGMMA)
+        return mm_choice_check_tf(p, c, err, errlen);
+    if (c->kernel != MM_KERNEL_FP32)
+        return base_fail(err, errlen, "no kernel %d", c->kernel);
     const mm_tile_config *cfg = mm_config_get(c->cfg);
     if (!cfg)
         return base_fail(err, errlen, "no tile configuration %d (there are %d)", c->cfg, mm_wt_count());
@@ -348,11 +373,27 @@ static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const mm_s
     e->launch(a, p->batch, s);
 }
 
+/* A checked choice of any kernel; -1 (nothing launched) when the wgmma path cannot run p after all
+ * (the split's grids, its workspace). */
+static int mm_launch_any(const mm_problem *p, const mm_choice *c, const float *A, const float *B, const float *bias,
+                         float *C, cudaStream_t s) {
+    if (c->kernel == MM_KERNEL_MMA) {
+        mm_3xtf32_run_at(p, c->cfg, c->split_k, c->group_m, A, B, bias, C, s);
+        return 0;
+    }
+    if (c->kernel == MM_KERNEL_WGMMA)
+        return mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, c->cfg, s) ? 0 : -1;
+    mm_launch_choice(p, c, NULL, A, B, bias, C, s);
+    return 0;
+}
+
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen) {
     if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choice_check(p, c, err, errlen))
         return -1;
-    mm_launch_choice(p, c, NULL, A, B, bias, C, s);
+    if (mm_launch_any(p, c, A, B, bias, C, s))
+        return base_fail(err, errlen, "matmul %lldx%lldx%lld: the wgmma path cannot run it (its split's grids or "
+                         "workspace)", (long long)p->m, (long long)p->n, (long long)p->k);
     return 0;
 }
 
@@ -367,6 +408,8 @@ int mm_run_choice_scatter(const mm_problem *p, const mm_choice *c, const mm_scat
     if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_choice_check(p, c, err, errlen) ||
         mm_scatter_check(sc, err, errlen))
         return -1;
+    if (c->kernel != MM_KERNEL_FP32)
+        return base_fail(err, errlen, "matmul: the scatter store is the FP32 kernel's (not of a 3xtf32 choice)");
     mm_launch_choice(p, c, sc, A, B, bias, C, s);
     return 0;
 }
@@ -445,14 +488,43 @@ static int mm_run_fp32(const mm_problem *p, const float *A, const float *B, cons
     return 0;
 }
 
+/* The scatter store's choice at 3xtf32: the 3xtf32 decision for p (made ahead for this very
+ * problem, else now), which must be the FP32 kernel (the only one with a scatter store). */
+static int mm_scatter_choice_3xtf32(const mm_problem *p, const mm_scatter *sc, mm_choice *c, char *err,
+                                    size_t errlen) {
+    const mm_problem *q = &sc->for_p;
+    const char *epi = mm_epilogue_name(p->has_bias, p->act);
+    if (sc->decided && (q->m != p->m || q->n != p->n || q->k != p->k || q->batch != p->batch ||
+                        q->has_bias != p->has_bias || q->act != p->act))
+        return base_fail(err, errlen,
+                         "matmul %lldx%lldx%lldx%lld %s: the scatter store's 3xtf32 decision was made for "
+                         "%lldx%lldx%lldx%lld %s",
+                         (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch, epi,
+                         (long long)q->m, (long long)q->n, (long long)q->k, (long long)q->batch,
+                         mm_epilogue_name(q->has_bias, q->act));
+    if (sc->decided)
+        *c = sc->choice;
+    else if (mm_choose_precision(MM_PREC_3XTF32, p, c, NULL, err, errlen))
+        return -1;
+    if (c->kernel != MM_KERNEL_FP32) {
+        char name[128];
+        return base_fail(err, errlen,
+                         "matmul %lldx%lldx%lldx%lld %s: its 3xtf32 kernel is %s; the scatter store is the FP32 "
+                         "kernel's (run the product without it)",
+                         (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch, epi,
+                         mm_choice_name(c, name, sizeof name));
+    }
+    return mm_choice_check(p, c, err, errlen);
+}
+
 int mm_run_scatter(const mm_problem *p, const mm_scatter *sc, const float *A, const float *B, const float *bias,
                    float *C, cudaStream_t s, char *err, size_t errlen) {
-    if (mm_prec != MM_PREC_FP32)
-        return base_fail(err, errlen, "matmul: the scatter store runs at fp32 only (precision %s)",
-                         mm_precision_name(mm_prec));
     mm_choice c;
-    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_scatter_check(sc, err, errlen) ||
-        mm_choose(p, &c, NULL, err, errlen)) /* the key of the plain problem: tables stay valid */
+    if (mm_check_call(p, A, B, bias, C, err, errlen) || mm_scatter_check(sc, err, errlen))
+        return -1;
+    /* the key of the plain problem: tables stay valid */
+    if (mm_prec == MM_PREC_3XTF32 ? mm_scatter_choice_3xtf32(p, sc, &c, err, errlen)
+                                  : mm_choose(p, &c, NULL, err, errlen))
         return -1;
     mm_launch_choice(p, &c, sc, A, B, bias, C, s);
     return 0;
@@ -472,7 +544,24 @@ int mm_run_precision(mm_precision prec, const mm_problem *p, const float *A, con
         return mm_run_fp32(p, A, B, bias, C, s, err, errlen);
     if (mm_check_call(p, A, B, bias, C, err, errlen))
         return -1;
-    mm_3xtf32_run(p, A, B, bias, C, s);
+    mm_choice c; /* the fastest FP32-accurate kernel: tables, first-use tuning, or the built-in rule */
+    mm_select_3xtf32(p, mm_3xtf32_presplit_mask(p, A, B), &c);
+    if (mm_launch_any(p, &c, A, B, bias, C, s)) /* wgmma could not after all: mma.sync has no workspace */
+        mm_3xtf32_run(p, A, B, bias, C, s);
+    return 0;
+}
+
+int mm_choose_precision(mm_precision prec, const mm_problem *p, mm_choice *c, int *from_table, char *err,
+                        size_t errlen) {
+    if ((int)prec < 0 || prec >= MM_PREC_COUNT)
+        return base_fail(err, errlen, "matmul: no precision %d", (int)prec);
+    if (prec == MM_PREC_FP32)
+        return mm_choose(p, c, from_table, err, errlen);
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    const int src = mm_select_3xtf32(p, 0, c);
+    if (from_table)
+        *from_table = src;
     return 0;
 }
 

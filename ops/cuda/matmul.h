@@ -96,6 +96,7 @@ int mm_version_find(const char *name);
  * on small problems (bench/matmul/3xtf32.md); on Hopper, large problems take the wgmma path below
  * (2.2-2.3x cuBLAS strict FP32 at 4096-8192 with its split, bench/matmul/wgmma-h100.md). */
 typedef enum { MM_PREC_FP32, MM_PREC_3XTF32, MM_PREC_COUNT } mm_precision;
+typedef char mm_prec_count_check[MM_PREC_COUNT == MM_TABLE_PRECS ? 1 : -1]; /* tables key entries by it */
 
 const char *mm_precision_name(mm_precision p); /* "fp32", "3xtf32" */
 /* Sets *p from "fp32" or "3xtf32"; -1 if the name is unknown. */
@@ -104,7 +105,10 @@ int mm_precision_parse(const char *name, mm_precision *p);
  * one call of this before its first matmul. */
 void mm_precision_set(mm_precision p);
 mm_precision mm_precision_get(void);
-/* mm_run at an explicit precision (MM_PREC_FP32: the tuned FP32 kernel, as mm_run). */
+/* mm_run at an explicit precision (MM_PREC_FP32: the tuned FP32 kernel, as mm_run). At
+ * MM_PREC_3XTF32 the kernel is the fastest FP32-accurate one for the problem (mm_choose_precision):
+ * a 3xTF32 kernel (wgmma, mma.sync) or the FP32 tuned kernel, all at least as accurate as strict
+ * FP32. */
 int mm_run_precision(mm_precision prec, const mm_problem *p, const float *A, const float *B, const float *bias,
                      float *C, cudaStream_t s, char *err, size_t errlen);
 /* The 3xTF32 kernel's compiled tile configurations, and a run at an explicit one (tests, probes):
@@ -120,6 +124,9 @@ int mm_run_3xtf32_at(const mm_problem *p, int32_t cfg, int32_t split_k, int32_t 
  * operand (smaller ones: mma.sync; the rule: wgt_pick in matmul_3xtf32_wgmma.cu); MM_WGMMA_OFF:
  * never; MM_WGMMA_FORCE: for every problem when available (tests). mm_run_3xtf32_at is mma.sync. */
 typedef enum { MM_WGMMA_AUTO, MM_WGMMA_OFF, MM_WGMMA_FORCE } mm_wgmma_mode;
+/* Its configurations, as MM_KERNEL_WGMMA choices index them: 0 "128x128", 1 "128x64" ("?" else). */
+#define MM_WGMMA_CONFIGS 2
+const char *mm_3xtf32_wgmma_config_name(int32_t cfg);
 void mm_3xtf32_wgmma_set(mm_wgmma_mode m);
 int32_t mm_3xtf32_wgmma_available(void); /* 1 if this device and build can run it */
 int64_t mm_3xtf32_wgmma_launches(void);  /* products run on it so far in this process */
@@ -174,7 +181,8 @@ typedef struct {
                              the workspace (_g); 0 by the tile's last block through the workspace */
 } mm_tile_config;
 
-/* mm_choice (how one problem is run by the tuned kernel): matmul_table.h */
+/* mm_choice (how one problem is run; its kernel: the FP32 tuned kernel, or at 3xtf32 also a 3xTF32
+ * one): matmul_table.h */
 
 int32_t mm_config_count(void);
 const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of range */
@@ -183,8 +191,10 @@ const mm_tile_config *mm_config_get(int32_t i);            /* NULL if out of ran
  * co-resident split-K); returns buf. */
 const char *mm_config_name(int32_t i, char *buf, size_t len);
 int32_t mm_config_find(const char *name);                  /* -1 if unknown */
-/* 0 if the choice can run p on the current device, else -1 with the reason. */
+/* 0 if the choice can run p on the current device, else -1 with the reason (any c->kernel). */
 int mm_choice_check(const mm_problem *p, const mm_choice *c, char *err, size_t errlen);
+/* c as tables name it: the FP32 configuration's name, "mma:NAME" or "wgmma:128x128"; returns buf. */
+const char *mm_choice_name(const mm_choice *c, char *buf, size_t len);
 
 /* ---- running ------------------------------------------------------------------------------- */
 
@@ -197,7 +207,9 @@ int mm_run(const mm_problem *p, const float *A, const float *B, const float *bia
 /* One version of the ladder (MM_TUNED behaves as mm_run). */
 int mm_run_version(mm_version v, const mm_problem *p, const float *A, const float *B,
                    const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
-/* The tuned kernel at an explicit choice (the autotuner and the tests use this). */
+/* The kernel of an explicit choice (the autotuner and the tests use this): c->kernel FP32 the tuned
+ * kernel, MMA and WGMMA the 3xTF32 ones (WGMMA reads the node's pre-split operands as
+ * mm_run_precision does; -1 when the path cannot run p: see mm_choice_check). */
 int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const float *B,
                   const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
 
@@ -216,14 +228,25 @@ int mm_run_choice(const mm_problem *p, const mm_choice *c, const float *A, const
 typedef struct {
     const int64_t *off_b, *off_m, *mul, *off_n;
     int32_t vec4;
+    /* Precision 3xtf32 only: the 3xtf32 decision for the product, made once ahead (the GPU runtime
+     * makes it when it plans the store, so that every run, a captured graph included, runs what
+     * the plan assumed). decided 1: mm_choose_precision(MM_PREC_3XTF32) gave `choice` for problem
+     * for_p (m, n, k, batch and epilogue compared); 0: mm_run_scatter asks it at the call. */
+    int32_t decided;
+    mm_choice choice;
+    mm_problem for_p;
 } mm_scatter;
 
-/* mm_run (FP32 only: -1 at MM_PREC_3XTF32) with the scatter store sc; p->stride_c is ignored (the
- * tables place every output). The choice (tuning tables, first-use tuning) is that of the same
- * problem without scatter: the tuning key does not change. */
+/* mm_run with the scatter store sc; p->stride_c is ignored (the tables place every output). The
+ * store is the FP32 kernel's. At MM_PREC_FP32 the choice (tuning tables, first-use tuning) is that
+ * of the same problem without scatter: the tuning key does not change. At MM_PREC_3XTF32 it runs
+ * when, and only when, the 3xtf32 decision for p (sc->choice when sc->decided, else
+ * mm_choose_precision now) is the FP32 kernel, with that decision's choice (what mm_run_precision
+ * runs for p at 3xtf32 on that decision); -1 with the decision named otherwise (a tensor-core
+ * product has no scatter store: its caller runs it without one). Never another precision. */
 int mm_run_scatter(const mm_problem *p, const mm_scatter *sc, const float *A, const float *B, const float *bias,
                    float *C, cudaStream_t s, char *err, size_t errlen);
-/* mm_run_choice with the scatter store (tests). */
+/* mm_run_choice with the scatter store (tests); FP32 kernel choices only. */
 int mm_run_choice_scatter(const mm_problem *p, const mm_choice *c, const mm_scatter *sc, const float *A,
                           const float *B, const float *bias, float *C, cudaStream_t s, char *err, size_t errlen);
 
@@ -239,6 +262,13 @@ typedef struct {
 } mm_scatter_node;
 void mm_scatter_node_set(const mm_scatter_node *sc);
 const mm_scatter_node *mm_scatter_node_get(void);
+/* The problem each call of the matmul node (ops_matmul.c) runs with a scatter store, for a node
+ * whose A, B and output have the shapes given (ranks and dims): in the rows view (rows 1: rows_nb
+ * items of rows_m rows, B broadcast) or the batched view (rows 0), with has_bias and act. What the
+ * GPU runtime asks the 3xtf32 decision about when it plans a store. In ops_matmul.c. */
+void mm_node_scatter_problem(int32_t a_rank, const int64_t *a_dims, int32_t b_rank, const int64_t *b_dims,
+                             int32_t o_rank, const int64_t *o_dims, int32_t rows, int64_t rows_nb, int64_t rows_m,
+                             int32_t has_bias, mm_act act, mm_problem *p);
 
 /* The choice mm_run makes for p; *from_table is 1 when it came from a tuning table (or was tuned
  * just now: first-use tuning), 2 when from the environment variable
@@ -255,6 +285,16 @@ const mm_scatter_node *mm_scatter_node_get(void);
 int mm_choose(const mm_problem *p, mm_choice *c, int *from_table, char *err, size_t errlen);
 /* The heuristic alone (the rule is written down in matmul_heuristic.cu). */
 void mm_choose_heuristic(const mm_problem *p, mm_choice *c);
+/* The choice mm_run_precision makes for p at prec (MM_PREC_FP32: mm_choose). At MM_PREC_3XTF32:
+ * an entry of the tables under the 3xtf32 key (line "EPILOGUE@3xtf32", matmul_table.h) or a
+ * first-use tuning of the 3xtf32 candidates (mm_autotune_set), *from_table 1; else the built-in
+ * rule (*from_table 0): the wgmma path where its rule takes p, else the FP32 kernel where the
+ * mma.sync heuristic would take its "small" configuration (it loses there: matmul_autotune.cu
+ * says by how much), else mma.sync. The wgmma rule is asked for a call without pre-split
+ * operands (a call with one may go to wgmma where this says otherwise). With the wgmma mode not
+ * MM_WGMMA_AUTO (tests, probes) the tables are not read and nothing is tuned. */
+int mm_choose_precision(mm_precision prec, const mm_problem *p, mm_choice *c, int *from_table, char *err,
+                        size_t errlen);
 
 /* ---- first-use tuning ------------------------------------------------------------------------ */
 
@@ -282,6 +322,11 @@ int mm_table_lookup(const mm_table *t, const char *device, const mm_problem *p, 
                     double *us);
 void mm_table_put(mm_table *t, const char *device, const mm_problem *p, const mm_choice *c,
                   double us);
+/* The same under the key of precision prec (mm_table_lookup, mm_table_put: MM_PREC_FP32). */
+int mm_table_lookup_at(const mm_table *t, const char *device, mm_precision prec, const mm_problem *p, mm_choice *c,
+                       double *us);
+void mm_table_put_at(mm_table *t, const char *device, mm_precision prec, const mm_problem *p, const mm_choice *c,
+                     double us);
 /* TASC_TUNE_TABLE, else the per-device cache of this device (mm_table_cache_path); returns buf. */
 const char *mm_table_default_path(char *buf, size_t len);
 /* The table mm_run reads, exactly (loaded on first use; NULL: the runtime's tables, see mm_choose). */
@@ -318,6 +363,13 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
  * on long problems, stopping when the time is spent. */
 int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, mm_choice *best, double *best_us,
                            FILE *log, char *err, size_t errlen);
+/* mm_tune_problem_budget at precision prec: at MM_PREC_3XTF32 the candidates are every FP32-accurate
+ * kernel: the built-in rule's choice first, the wgmma configurations (where available), the
+ * mma.sync configurations at several splits, and the FP32 kernel's table or heuristic choice and
+ * (without a budget: every, with one: the first few of) its tuner's candidates. Operands are
+ * split per call (a caller whose weight is pre-split times that: matmul_autotune.cu). */
+int mm_tune_problem_precision(mm_precision prec, const mm_problem *p, int32_t reps, double budget_s, mm_choice *best,
+                              double *best_us, FILE *log, char *err, size_t errlen);
 
 typedef struct {
     const mm_problem *sizes;      /* the problems to time */

@@ -7,7 +7,8 @@
  * warps per warp tile over halves of each k-tile; split-K is reduced in a fixed order by the tile's
  * last block; the epilogue is the FP32 kernels' mm_epi. Any M, N, K, batches and broadcast
  * operands; tile and split from a heuristic (mm_3xtf32_choose). Numbers: bench/matmul/3xtf32.md.
- * On compute capability 9.0 mm_3xtf32_run hands large problems to matmul_3xtf32_wgmma.cu.
+ * On compute capability 9.0 mm_3xtf32_run hands large problems to matmul_3xtf32_wgmma.cu. Which of
+ * these and the FP32 kernel runs a product at --precision 3xtf32: mm_select_3xtf32 (tables, tuning).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -428,6 +429,12 @@ static const int tf_count = (int)(sizeof tf_table / sizeof tf_table[0]);
 int mm_3xtf32_config_count(void) { return tf_count; }
 
 const char *mm_3xtf32_config_name(int i) { return i >= 0 && i < tf_count ? tf_table[i].name : "?"; }
+
+void mm_3xtf32_config_tile(int cfg, int *bm, int *bn) {
+    const bool ok = cfg >= 0 && cfg < tf_count;
+    *bm = ok ? tf_table[cfg].bm : 0;
+    *bn = ok ? tf_table[cfg].bn : 0;
+}
 
 int mm_3xtf32_config_find(const char *name) {
     for (int i = 0; i < tf_count; i++)

@@ -424,6 +424,22 @@ int32_t mm_3xtf32_wgmma_available(void) {
 
 void mm_3xtf32_wgmma_set(mm_wgmma_mode m) { wgt_mode = m; }
 
+mm_wgmma_mode mm_3xtf32_wgmma_get(void) { return wgt_mode; }
+
+/* MM_KERNEL_WGMMA choices name the configurations by their tile (cfg i is wgt_pick's i + 1) */
+static const char *const wgt_names[MM_WGMMA_CONFIGS] = {"128x128", "128x64"};
+
+const char *mm_3xtf32_wgmma_config_name(int32_t cfg) {
+    return cfg >= 0 && cfg < MM_WGMMA_CONFIGS ? wgt_names[cfg] : "?";
+}
+
+int mm_3xtf32_wgmma_config_find(const char *name) {
+    for (int i = 0; name && i < MM_WGMMA_CONFIGS; i++)
+        if (!strcmp(name, wgt_names[i]))
+            return i;
+    return -1;
+}
+
 int64_t mm_3xtf32_wgmma_launches(void) { return wgt_launches; }
 
 /* (items, rows, kp) split operand, boxes of (1, box_rows, 32), 128-byte swizzle, zeros outside */
@@ -594,10 +610,15 @@ static mm_presplit *wgt_find(int side, const float *x, long long rows, long long
     return NULL;
 }
 
+/* A 3xtf32 table entry decides (a split for a product that another kernel runs is only memory);
+ * without one, the rule. */
 int mm_3xtf32_presplit_wanted(const mm_problem *p, mm_operand side) {
     (void)side;
     const long long kp = (p->k + 3) / 4 * 4;
-    return wgt_mode != MM_WGMMA_OFF && mm_3xtf32_wgmma_available() && kp <= 32 * 65535 && wgt_pick(p, 1) != 0;
+    if (wgt_mode == MM_WGMMA_OFF || !mm_3xtf32_wgmma_available() || kp > 32 * 65535)
+        return 0;
+    const int kernel = wgt_mode == MM_WGMMA_AUTO ? mm_3xtf32_table_kernel(p) : -1;
+    return kernel >= 0 ? kernel == MM_KERNEL_WGMMA : wgt_pick(p, 1) != 0;
 }
 
 /* p on the wgmma path at configuration cfg (1, 2), the operands pa / pb read from their pre-split
@@ -643,17 +664,42 @@ static int wgt_run(const mm_problem *p, const float *A, const float *B, const fl
     return 1;
 }
 
-/* Runs p on the wgmma path and returns 1, or returns 0 (nothing launched) when the mode, the
- * device, the build, the problem's size or the workspace rule it out. Operands the node's
- * pre-split list holds are not split again. Called by mm_3xtf32_run. */
-int mm_3xtf32_wgmma_try(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
-                        cudaStream_t s) {
-    if (wgt_mode == MM_WGMMA_OFF || !mm_3xtf32_wgmma_available())
+void mm_3xtf32_presplit_node_get(mm_presplit **ps, int32_t *n) {
+    *ps = wgt_node_ps;
+    *n = wgt_node_n;
+}
+
+int mm_3xtf32_presplit_mask(const mm_problem *p, const float *A, const float *B) {
+    const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
+    long long j = 0;
+    return (wgt_find(MM_OPERAND_A, A, p->m, p->k, p->stride_a, ia, &j) ? 1 : 0) |
+           (wgt_find(MM_OPERAND_B, B, p->n, p->k, p->stride_b, ib, &j) ? 2 : 0);
+}
+
+int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit) {
+    const long long kp = (p->k + 3) / 4 * 4;
+    if (wgt_mode == MM_WGMMA_OFF || !mm_3xtf32_wgmma_available() || kp > 32 * 65535)
+        return -1;
+    return wgt_pick(p, presplit != 0) - 1;
+}
+
+/* Operands the node's pre-split list holds are not split again. */
+int mm_3xtf32_wgmma_run_cfg(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
+                            cudaStream_t s) {
+    if (cfg < 0 || cfg >= MM_WGMMA_CONFIGS || !mm_3xtf32_wgmma_available())
         return 0;
     const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
     long long ja = 0, jb = 0;
     mm_presplit *pa = wgt_find(MM_OPERAND_A, A, p->m, p->k, p->stride_a, ia, &ja);
     mm_presplit *pb = wgt_find(MM_OPERAND_B, B, p->n, p->k, p->stride_b, ib, &jb);
-    const int cfg = wgt_pick(p, pa || pb);
-    return cfg ? wgt_run(p, A, B, bias, C, cfg, pa, ja, pb, jb, s) : 0;
+    return wgt_run(p, A, B, bias, C, cfg + 1, pa, ja, pb, jb, s);
+}
+
+/* Runs p on the wgmma path and returns 1, or returns 0 (nothing launched) when the mode, the
+ * device, the build, the problem's size or the workspace rule it out (the rule of before choices
+ * came from tables: bench probes call it). */
+int mm_3xtf32_wgmma_try(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
+                        cudaStream_t s) {
+    const int cfg = mm_3xtf32_wgmma_pick(p, mm_3xtf32_presplit_mask(p, A, B));
+    return cfg >= 0 ? mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, cfg, s) : 0;
 }

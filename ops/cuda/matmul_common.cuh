@@ -44,18 +44,29 @@ static __device__ __forceinline__ float mm_epi(float v, int col, const mm_args &
     return mm_act_f(v, a.act);
 }
 
+/* mm_epi, or (EPI false: the caller applied the epilogue already, matmul_wt_epilogue.cuh) v. */
+template <bool EPI>
+static __device__ __forceinline__ float mm_epi_if(float v, int col, const mm_args &a) {
+    if constexpr (EPI)
+        return mm_epi(v, col, a);
+    else
+        return v;
+}
+
 /* The scatter store (a.sc_n set; mm_store4_as<true>): output (b, row, col + i) to a.C + sc_b[b] +
  * sc_m[row] * sc_mul[col + i] + sc_n[col + i], b the batch item of this block (blockIdx.z + batch0,
  * as in mm_batch_offsets and the split-K workspace). One 16-byte store where the tables promise
  * the four are a run (sc_vec 1), or say so for this group and the address is aligned (sc_vec 2). */
+template <bool EPI = true>
 static __device__ __forceinline__ void mm_store4_scatter(const mm_args &a, int row, int col, float v0, float v1,
                                                          float v2, float v3) {
     const long long rb = __ldg(a.sc_b + blockIdx.z + a.batch0), rm = __ldg(a.sc_m + row);
     if (a.vec_c && a.sc_vec && col + 3 < a.N) {
         const long long n0 = __ldg(a.sc_n + col), m0 = __ldg(a.sc_mul + col), o = rb + rm * m0 + n0;
         if (a.sc_vec == 1 || (__ldg(a.sc_n + col + 3) == n0 + 3 && __ldg(a.sc_mul + col + 3) == m0 && (o & 3) == 0)) {
-            *reinterpret_cast<float4 *>(a.C + o) = make_float4(mm_epi(v0, col, a), mm_epi(v1, col + 1, a),
-                                                               mm_epi(v2, col + 2, a), mm_epi(v3, col + 3, a));
+            *reinterpret_cast<float4 *>(a.C + o) =
+                make_float4(mm_epi_if<EPI>(v0, col, a), mm_epi_if<EPI>(v1, col + 1, a), mm_epi_if<EPI>(v2, col + 2, a),
+                            mm_epi_if<EPI>(v3, col + 3, a));
             return;
         }
     }
@@ -63,23 +74,24 @@ static __device__ __forceinline__ void mm_store4_scatter(const mm_args &a, int r
 #pragma unroll
     for (int c = 0; c < 4; c++)
         if (col + c < a.N)
-            a.C[rb + rm * __ldg(a.sc_mul + col + c) + __ldg(a.sc_n + col + c)] = mm_epi(v[c], col + c, a);
+            a.C[rb + rm * __ldg(a.sc_mul + col + c) + __ldg(a.sc_n + col + c)] = mm_epi_if<EPI>(v[c], col + c, a);
 }
 
 /* Four consecutive outputs of one row, (row, col .. col+3), row < M already checked: epilogue,
  * then one 16-byte store when the row is aligned and all four are inside, else guarded scalars. */
+template <bool EPI = true>
 static __device__ __forceinline__ void mm_store4(float *C, const mm_args &a, int row, int col,
                                                  float v0, float v1, float v2, float v3) {
     float *p = C + (long long)row * a.N + col;
     if (a.vec_c && col + 3 < a.N) {
-        float4 v = make_float4(mm_epi(v0, col, a), mm_epi(v1, col + 1, a), mm_epi(v2, col + 2, a),
-                               mm_epi(v3, col + 3, a));
+        float4 v = make_float4(mm_epi_if<EPI>(v0, col, a), mm_epi_if<EPI>(v1, col + 1, a),
+                               mm_epi_if<EPI>(v2, col + 2, a), mm_epi_if<EPI>(v3, col + 3, a));
         *reinterpret_cast<float4 *>(p) = v;
     } else {
-        if (col < a.N) p[0] = mm_epi(v0, col, a);
-        if (col + 1 < a.N) p[1] = mm_epi(v1, col + 1, a);
-        if (col + 2 < a.N) p[2] = mm_epi(v2, col + 2, a);
-        if (col + 3 < a.N) p[3] = mm_epi(v3, col + 3, a);
+        if (col < a.N) p[0] = mm_epi_if<EPI>(v0, col, a);
+        if (col + 1 < a.N) p[1] = mm_epi_if<EPI>(v1, col + 1, a);
+        if (col + 2 < a.N) p[2] = mm_epi_if<EPI>(v2, col + 2, a);
+        if (col + 3 < a.N) p[3] = mm_epi_if<EPI>(v3, col + 3, a);
     }
 }
 
@@ -87,13 +99,13 @@ static __device__ __forceinline__ void mm_store4(float *C, const mm_args &a, int
  * once, outside its store loops, and runs the loops instantiated for the one or the other
  * (matmul_wt_epilogue.cuh), so that its plain loops are the code they were before the scatter
  * store existed. Every other kernel (the ladder, 3xTF32) calls mm_store4 and never scatters. */
-template <bool SC>
+template <bool SC, bool EPI = true>
 static __device__ __forceinline__ void mm_store4_as(float *C, const mm_args &a, int row, int col, float v0, float v1,
                                                     float v2, float v3) {
     if constexpr (SC)
-        mm_store4_scatter(a, row, col, v0, v1, v2, v3);
+        mm_store4_scatter<EPI>(a, row, col, v0, v1, v2, v3);
     else
-        mm_store4(C, a, row, col, v0, v1, v2, v3);
+        mm_store4<EPI>(C, a, row, col, v0, v1, v2, v3);
 }
 
 /* ---- cp.async (sm_80+): global -> shared without passing through registers ---------------- */

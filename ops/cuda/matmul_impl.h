@@ -135,6 +135,20 @@ double mm_heuristic_predict(const mm_problem *p, const mm_choice *c);
 /* mm_choose after the forced choice (matmul_autotune.cu): 1 and *c from the tables or from
  * first-use tuning, else 0 and the heuristic's *c. */
 int mm_select(const mm_problem *p, mm_choice *c);
+/* The same at 3xtf32 for a call whose operands of mask `presplit` (1 A, 2 B) are pre-split: 1 and
+ * *c from the tables or first-use tuning, else 0 and the built-in rule's *c (mm_3xtf32_default);
+ * with the wgmma mode not MM_WGMMA_AUTO, always the rule. */
+int mm_select_3xtf32(const mm_problem *p, int presplit, mm_choice *c);
+/* The built-in 3xtf32 rule (mm_choose_precision, matmul.h) for such a call. */
+void mm_3xtf32_default(const mm_problem *p, int presplit, mm_choice *c);
+/* The FP32 kernel's choice from the tables, else the heuristic: no tuning, nothing counted. */
+void mm_select_fp32_quiet(const mm_problem *p, mm_choice *c);
+/* The kernel of the 3xtf32 table entry for p (mm_kernel), or -1 without a usable one. */
+int mm_3xtf32_table_kernel(const mm_problem *p);
+/* First-use tuning at 3xtf32 (matmul_tune.cu): mm_tune_problem_precision with the operands of mask
+ * presplit pre-split in the wgmma candidates' runs, as the caller's call has them. */
+int mm_tune_3xtf32(const mm_problem *p, int32_t reps, double budget_s, int presplit, mm_choice *best,
+                   double *best_us, FILE *log, char *err, size_t errlen);
 
 /* The 3xTF32 kernel (matmul_3xtf32.cu), on checked problems and pointers: its choice of
  * configuration, split-K and rasterization for p (a heuristic), a run at that choice, and a run at
@@ -144,6 +158,21 @@ void mm_3xtf32_run(const mm_problem *p, const float *A, const float *B, const fl
 void mm_3xtf32_run_at(const mm_problem *p, int cfg, int split, int group, const float *A, const float *B,
                       const float *bias, float *C, cudaStream_t s);
 int mm_3xtf32_config_find(const char *name); /* -1 if unknown */
+void mm_3xtf32_config_tile(int cfg, int *bm, int *bn); /* block tile (0 x 0 if out of range) */
+
+/* The wgmma path by configuration (matmul_3xtf32_wgmma.cu; cfg 0 128x128, 1 128x64, as
+ * MM_KERNEL_WGMMA choices name them): names, the configuration its rule picks for a call whose
+ * operands of mask presplit are pre-split (-1: the rule leaves p to mma.sync, or the mode, device
+ * or split's grids rule it out), a run at cfg (1 ran, 0 nothing launched: device, grids or
+ * workspace), and which operands of a call (A, B) the node's pre-split list holds (mask 1 A, 2 B). */
+int mm_3xtf32_wgmma_config_find(const char *name); /* MM_WGMMA_CONFIGS, the names: matmul.h */
+int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit);
+int mm_3xtf32_wgmma_run_cfg(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
+                            cudaStream_t s);
+int mm_3xtf32_presplit_mask(const mm_problem *p, const float *A, const float *B);
+mm_wgmma_mode mm_3xtf32_wgmma_get(void);
+/* The node's pre-split list (mm_3xtf32_presplit_node_set), to put back after the tuner's own. */
+void mm_3xtf32_presplit_node_get(mm_presplit **ps, int32_t *n);
 
 /* Evicts A, B and C from L2 before a timed run: writes a buffer of twice the L2 size on s. */
 void mm_l2_flush(cudaStream_t s);

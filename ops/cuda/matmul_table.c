@@ -4,6 +4,11 @@
  * File format (text, one entry per line, fields separated by one TAB; '#' lines are comments):
  *   device  m  n  k  batch  epilogue  config  split_k  group_m  us
  * e.g. "NVIDIA H200|cc 9.0|132 SMs|1980 MHz  4096  4096  4096  1  none  128x128x16_w64x32_t8x8_h2_u16_b2  1  1  2714.50".
+ * Precision (issue 17): the epilogue field of a `--precision 3xtf32` entry ends in "@3xtf32"
+ * ("bias_gelu@3xtf32"); without a suffix (every line written before) the entry is fp32, so old
+ * files keep their meaning and bytes. A 3xtf32 entry's config is the FP32 kernel's (a plain
+ * name), or a 3xTF32 kernel's: "mma:128x128x32_w32x64_s3_b1_k1" (mma.sync, with split_k and
+ * group_m) or "wgmma:128x128" / "wgmma:128x64" (split_k 1). An fp32 entry names only FP32 ones.
  * The device field is a device key, or (tables written before keys existed) a device name, which
  * matches every device of that name below an exact key. A later line replaces an earlier one with
  * the same key. Saving sorts by key, so the same entries always give the same bytes. The config is
@@ -112,7 +117,28 @@ void mm_table_free(mm_table *t) {
 int32_t mm_table_size(const mm_table *t) { return t ? t->n : 0; }
 
 static int mm_key_eq(const mm_table_key *a, const mm_table_key *b) {
-    return a->m == b->m && a->n == b->n && a->k == b->k && a->batch == b->batch && a->epi == b->epi;
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->batch == b->batch && a->epi == b->epi &&
+           a->prec == b->prec;
+}
+
+static const char *const mm_prec_names[MM_TABLE_PRECS] = {"fp32", "3xtf32"};
+
+const char *mm_table_prec_name(int32_t prec) {
+    return prec >= 0 && prec < MM_TABLE_PRECS ? mm_prec_names[prec] : "?";
+}
+
+/* The kernel prefixes of config names; FP32 has none (every name before 3xtf32 entries). */
+static const char *const mm_kernel_prefix[MM_KERNEL_COUNT] = {"", "mma:", "wgmma:"};
+
+const char *mm_choice_name_with(const mm_cfg_names *names, const mm_choice *c, char *buf, size_t len) {
+    char cfg[96] = "?";
+    const int32_t kind = c->kernel;
+    if (kind == MM_KERNEL_FP32)
+        names->name(c->cfg, cfg, sizeof cfg);
+    else if (kind > 0 && kind < MM_KERNEL_COUNT && names->name_tf)
+        names->name_tf(kind, c->cfg, cfg, sizeof cfg);
+    snprintf(buf, len, "%s%s", kind >= 0 && kind < MM_KERNEL_COUNT ? mm_kernel_prefix[kind] : "?", cfg);
+    return buf;
 }
 
 int mm_table_find(const mm_table *t, const char *devkey, const mm_table_key *k, mm_choice *c, double *us) {
@@ -195,6 +221,48 @@ static int mm_split_tabs(char *line, char **f, int max) {
 
 #define MM_MAX_DIM_TABLE ((int64_t)1 << 30) /* matmul.h MM_MAX_DIM */
 
+/* "EPILOGUE" or "EPILOGUE@PRECISION" into k->epi and k->prec. */
+static int mm_parse_epi_prec(char *field, mm_table_key *k, char *why, size_t whylen) {
+    char *at = strchr(field, '@');
+    k->prec = 0;
+    if (at) {
+        *at = '\0';
+        for (k->prec = MM_TABLE_PRECS - 1; k->prec >= 0 && strcmp(at + 1, mm_prec_names[k->prec]); k->prec--)
+            ;
+        if (k->prec < 0)
+            return base_fail(why, whylen, "unknown precision '%s' after '@' (fp32 or 3xtf32)", at + 1);
+    }
+    if ((k->epi = mm_epi_find(field)) < 0)
+        return base_fail(why, whylen,
+                         "unknown epilogue '%s' (none, bias, or an activation relu, gelu, silu, gelu_tanh, "
+                         "relu6, hardswish, alone or after bias_)", field);
+    return 0;
+}
+
+/* The config field into e->c.cfg and e->c.kernel (by its prefix); a 3xTF32 kernel only at 3xtf32:
+ * an fp32 entry promises strict FP32 arithmetic. */
+static int mm_parse_config(const mm_table *t, const char *field, mm_table_entry *e, char *why, size_t whylen) {
+    e->c.kernel = MM_KERNEL_FP32;
+    for (int32_t kind = 1; kind < MM_KERNEL_COUNT; kind++) {
+        size_t n = strlen(mm_kernel_prefix[kind]);
+        if (strncmp(field, mm_kernel_prefix[kind], n))
+            continue;
+        if (e->k.prec != 1)
+            return base_fail(why, whylen, "configuration '%s' is a 3xTF32 kernel: only on a 3xtf32 entry "
+                                          "(epilogue field EPILOGUE@3xtf32)", field);
+        e->c.kernel = kind;
+        e->c.cfg = t->names->find_tf ? t->names->find_tf(kind, field + n) : -1;
+        if (e->c.cfg < 0)
+            return base_fail(why, whylen, "unknown 3xtf32 configuration '%s' (tasc kernels list shows this build's)",
+                             field);
+        return 0;
+    }
+    e->c.cfg = t->names->find(field);
+    if (e->c.cfg < 0)
+        return base_fail(why, whylen, "unknown tile configuration '%s' (tasc kernels list shows this build's)", field);
+    return 0;
+}
+
 static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e, char *why, size_t whylen) {
     char *f[10];
     int nf = mm_split_tabs(line, f, 10);
@@ -210,16 +278,14 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
     for (int i = 0; i < 4; i++)
         if (mm_parse_int(f[1 + i], 1, i < 3 ? MM_MAX_DIM_TABLE : INT32_MAX, dims[i]))
             return base_fail(why, whylen, "bad %s '%s'", names[i], f[1 + i]);
-    if ((e->k.epi = mm_epi_find(f[5])) < 0)
-        return base_fail(why, whylen, "unknown epilogue '%s' (none, bias, or an activation relu, gelu, silu, gelu_tanh, "
-                                  "relu6, hardswish, alone or after bias_)", f[5]);
-    e->c.cfg = t->names->find(f[6]);
-    if (e->c.cfg < 0)
-        return base_fail(why, whylen, "unknown tile configuration '%s' (tasc kernels list shows this build's)", f[6]);
+    if (mm_parse_epi_prec(f[5], &e->k, why, whylen) || mm_parse_config(t, f[6], e, why, whylen))
+        return -1;
     int64_t v;
     if (mm_parse_int(f[7], 1, 64, &v))
         return base_fail(why, whylen, "bad split_k '%s' (an integer in [1, 64])", f[7]);
     e->c.split_k = (int32_t)v;
+    if (e->c.kernel == MM_KERNEL_WGMMA && v != 1)
+        return base_fail(why, whylen, "bad split_k '%s' for '%s' (the wgmma kernel does not split k: 1)", f[7], f[6]);
     if (mm_parse_int(f[8], 1, 1024, &v))
         return base_fail(why, whylen, "bad group_m '%s' (an integer in [1, 1024])", f[8]);
     e->c.group_m = (int32_t)v;
@@ -287,9 +353,9 @@ static int mm_entry_cmp(const void *pa, const void *pb) {
     int c = strcmp(a->device, b->device);
     if (c)
         return c;
-    const int64_t ka[5] = {a->k.m, a->k.n, a->k.k, a->k.batch, a->k.epi};
-    const int64_t kb[5] = {b->k.m, b->k.n, b->k.k, b->k.batch, b->k.epi};
-    for (int i = 0; i < 5; i++)
+    const int64_t ka[6] = {a->k.m, a->k.n, a->k.k, a->k.batch, a->k.epi, a->k.prec};
+    const int64_t kb[6] = {b->k.m, b->k.n, b->k.k, b->k.batch, b->k.epi, b->k.prec};
+    for (int i = 0; i < 6; i++)
         if (ka[i] != kb[i])
             return ka[i] < kb[i] ? -1 : 1;
     return 0;
@@ -313,10 +379,11 @@ int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen)
                   "# device\tm\tn\tk\tbatch\tepilogue\tconfig\tsplit_k\tgroup_m\tus\n");
     for (int32_t i = 0; i < t->n; i++) {
         const mm_table_entry *e = &sorted[i];
-        char cfg[96];
-        fprintf(af.f, "%s\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->k.m,
+        char cfg[128];
+        fprintf(af.f, "%s\t%lld\t%lld\t%lld\t%lld\t%s%s%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->k.m,
                 (long long)e->k.n, (long long)e->k.k, (long long)e->k.batch, mm_epi_name(e->k.epi),
-                t->names->name(e->c.cfg, cfg, sizeof cfg), e->c.split_k, e->c.group_m, e->us);
+                e->k.prec ? "@" : "", e->k.prec ? mm_table_prec_name(e->k.prec) : "",
+                mm_choice_name_with(t->names, &e->c, cfg, sizeof cfg), e->c.split_k, e->c.group_m, e->us);
     }
     free(sorted);
     return base_afile_commit(&af, err, errlen);

@@ -9,6 +9,8 @@
  * device keys) matches every device of that name, below an entry of the exact key.
  * Files of the runtime (matmul.h, mm_choose): the shipped tables, the user table, the per-device
  * cache; this header gives their paths and the locked read-merge-write of a cache file.
+ * Entries are also keyed by precision (issue 17): fp32, or 3xtf32 (lines "EPILOGUE@3xtf32", whose
+ * config may name a 3xTF32 kernel, "mma:NAME" or "wgmma:NAME"; the file format: matmul_table.c).
  */
 #ifndef TASC_MATMUL_TABLE_H
 #define TASC_MATMUL_TABLE_H
@@ -31,17 +33,34 @@ int32_t mm_epi_find(const char *name);    /* -1 if unknown */
 int32_t mm_epi_index(int32_t has_bias, int32_t act);         /* -1 if act is not in 0..MM_EPI_ACTS-1 */
 void mm_epi_split(int32_t epi, int32_t *has_bias, int32_t *act); /* epi in 0..MM_EPI_COUNT-1 */
 
-/* How one problem is run by the tuned kernel. */
+/* The kernels a choice can name. Every entry of precision fp32 names the FP32 tuned kernel; one of
+ * precision 3xtf32 (the FP32-accurate tensor-core mode) any of the three, since each is at least
+ * as accurate as strict FP32: the mode runs whichever is fastest for the shape. */
+typedef enum {
+    MM_KERNEL_FP32,  /* the FP32 tuned kernel (warp-tiled SIMT): cfg indexes its configuration list */
+    MM_KERNEL_MMA,   /* 3xTF32 on mma.sync (matmul_3xtf32.cu): cfg indexes its configurations */
+    MM_KERNEL_WGMMA, /* 3xTF32 on wgmma with TMA (matmul_3xtf32_wgmma.cu, Hopper): cfg 0 128x128, 1 128x64 */
+    MM_KERNEL_COUNT
+} mm_kernel;
+
+/* How one problem is run. */
 typedef struct {
-    int32_t cfg;      /* index into the configuration list */
-    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order */
+    int32_t cfg;      /* index into the configuration list of the kernel */
+    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order (wgmma: 1) */
     int32_t group_m;  /* >= 1: block rasterization group height (1 = row-major block order) */
+    int32_t kernel;   /* mm_kernel; 0 (MM_KERNEL_FP32) where an initializer leaves it out */
 } mm_choice;
+
+/* Precisions of table entries (matmul.h's mm_precision, same numbers): a line's epilogue field
+ * carries it as a suffix "@3xtf32"; no suffix (every line written before it existed) is fp32. */
+#define MM_TABLE_PRECS 2
+const char *mm_table_prec_name(int32_t prec); /* "fp32", "3xtf32"; "?" if out of range */
 
 /* What an entry is keyed by besides the device. */
 typedef struct {
     int64_t m, n, k, batch;
     int32_t epi;
+    int32_t prec;     /* 0 fp32 (where an initializer leaves it out), 1 3xtf32 */
 } mm_table_key;
 
 #define MM_DEVKEY_LEN 192
@@ -50,14 +69,20 @@ const char *mm_devkey_make(char *buf, size_t len, const char *name, int cc_major
 /* The key as a file name: characters other than letters, digits, '.', '-' become '_'; returns buf. */
 const char *mm_devkey_file(const char *key, char *buf, size_t len);
 
-/* The configuration list, by name (the table names configurations, so a table from another build
- * fails loudly instead of silently picking another kernel). */
+/* The configuration lists, by name (the table names configurations, so a table from another build
+ * fails loudly instead of silently picking another kernel). find and name: the FP32 kernel's;
+ * find_tf and name_tf (NULL: none known, such lines are refused): the 3xTF32 kernels' (kind
+ * MM_KERNEL_MMA or MM_KERNEL_WGMMA), written in tables as "mma:NAME" and "wgmma:NAME". */
 typedef struct {
     int32_t (*find)(const char *name);                     /* index, or -1 if unknown */
     const char *(*name)(int32_t i, char *buf, size_t len); /* the name of index i */
+    int32_t (*find_tf)(int32_t kind, const char *name);
+    const char *(*name_tf)(int32_t kind, int32_t i, char *buf, size_t len);
 } mm_cfg_names;
+/* c's configuration as a table names it ("128x128x16_w..." FP32, "mma:...", "wgmma:128x64"); returns buf. */
+const char *mm_choice_name_with(const mm_cfg_names *names, const mm_choice *c, char *buf, size_t len);
 
-typedef struct mm_table mm_table; /* entries keyed by (device key or name, m, n, k, batch, epilogue) */
+typedef struct mm_table mm_table; /* entries keyed by (device key or name, m, n, k, batch, epilogue, precision) */
 
 mm_table *mm_table_new_names(const mm_cfg_names *names); /* names must outlive the table */
 void mm_table_free(mm_table *t);

@@ -149,21 +149,24 @@ int mm_tune_problem(const mm_problem *p, int32_t reps, mm_choice *best, double *
     return mm_tune_problem_budget(p, reps, 0.0, best, best_us, log, err, errlen);
 }
 
-int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, mm_choice *best, double *best_us,
-                           FILE *log, char *err, size_t errlen) {
-    if (mm_problem_check(p, err, errlen))
-        return -1;
-    if (reps < 1)
-        reps = 1;
-    const double t0 = base_now();
-    mm_tune_bufs b;
-    mm_tune_alloc(p, b);
-    std::vector<mm_choice> cands = mm_tune_candidates(p);
-    if (budget_s > 0)
-        mm_tune_order(p, cands);
+/* The block tile height of c's kernel (0: the kernel has no rasterization choice, wgmma's is 8). */
+static int mm_tune_bm(const mm_choice &c) {
+    int bm = 0, bn = 0;
+    if (c.kernel == MM_KERNEL_FP32)
+        return mm_config_get(c.cfg)->bm;
+    if (c.kernel == MM_KERNEL_MMA)
+        mm_3xtf32_config_tile(c.cfg, &bm, &bn);
+    return bm;
+}
+
+/* Times cands in order (with a budget: until it is spent, fewer timed runs each on long
+ * problems), then other group heights for the winner; 0 and *best, or -1 when none ran. */
+static int mm_tune_list(const mm_problem *p, const mm_tune_bufs &b, const std::vector<mm_choice> &cands,
+                        int32_t reps, double budget_s, double t0, mm_choice *best, double *best_us, FILE *log,
+                        char *err, size_t errlen) {
     double best_t = -1;
-    mm_choice win = {0, 1, 1};
-    char name[96], why[256];
+    mm_choice win = {0, 1, 1, 0};
+    char name[128], why[256];
     int use_reps = budget_s > 0 && reps > 3 ? 3 : reps; /* the first run tells how long a run takes */
     auto try_choice = [&](const mm_choice &c) {
         double rel = 0;
@@ -171,11 +174,11 @@ int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, m
         double t = mm_time_choice(p, &c, b, use_reps, &rel, why, sizeof why);
         if (log) {
             if (t < 0)
-                fprintf(log, "    %-34s split %2d group %2d  skipped: %s\n", mm_config_name(c.cfg, name, sizeof name),
+                fprintf(log, "    %-34s split %2d group %2d  skipped: %s\n", mm_choice_name(&c, name, sizeof name),
                         c.split_k, c.group_m, why);
             else
                 fprintf(log, "    %-34s split %2d group %2d  %10.2f us  err %.2e\n",
-                        mm_config_name(c.cfg, name, sizeof name), c.split_k, c.group_m, t, rel);
+                        mm_choice_name(&c, name, sizeof name), c.split_k, c.group_m, t, rel);
         }
         if (t >= 0 && (best_t < 0 || t < best_t)) {
             best_t = t;
@@ -198,24 +201,134 @@ int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, m
     if (log && tried < cands.size())
         fprintf(log, "    time budget of %.1f s spent: %zu of %zu candidates tried, in the heuristic's order\n",
                 budget_s, tried, cands.size());
-    if (best_t < 0) {
-        snprintf(err, errlen, "matmul %lldx%lldx%lld batch %lld: no configuration ran correctly", (long long)p->m,
-                 (long long)p->n, (long long)p->k, (long long)p->batch);
-    } else {
-        const mm_tile_config *cfg = mm_config_get(win.cfg);
-        if ((p->m + cfg->bm - 1) / cfg->bm > 1) {
-            mm_choice base = win;
-            for (int g : {1, 4, 16}) {
-                if (spent())
-                    break;
-                mm_choice c = base;
-                c.group_m = g;
-                try_choice(c);
-            }
+    if (best_t < 0)
+        return base_fail(err, errlen, "matmul %lldx%lldx%lld batch %lld: no configuration ran correctly",
+                         (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch);
+    const int bm = mm_tune_bm(win);
+    if (bm > 0 && (p->m + bm - 1) / bm > 1) {
+        mm_choice base = win;
+        for (int g : {1, 4, 16}) {
+            if (spent())
+                break;
+            mm_choice c = base;
+            c.group_m = g;
+            try_choice(c);
         }
-        *best = win;
-        *best_us = best_t;
     }
+    *best = win;
+    *best_us = best_t;
+    return 0;
+}
+
+int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, mm_choice *best, double *best_us,
+                           FILE *log, char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    const double t0 = base_now();
+    mm_tune_bufs b;
+    mm_tune_alloc(p, b);
+    std::vector<mm_choice> cands = mm_tune_candidates(p);
+    if (budget_s > 0)
+        mm_tune_order(p, cands);
+    int rc = mm_tune_list(p, b, cands, reps < 1 ? 1 : reps, budget_s, t0, best, best_us, log, err, errlen);
     mm_tune_free(b);
-    return best_t < 0 ? -1 : 0;
+    return rc;
+}
+
+/* ---- 3xtf32: every FP32-accurate kernel ------------------------------------------------------ */
+
+/* The candidates at 3xtf32, the order under a budget: the built-in rule's choice (the result is
+ * never slower than it, within noise), the wgmma configurations, the mma.sync heuristic's choice,
+ * the FP32 kernel's table or heuristic choice and the first three of its tuner's list in the
+ * heuristic's order (without a budget: all of it), then the mma.sync configurations at splits 1
+ * to 16 (split only while the tiles do not fill the SMs, at most 4 blocks an SM in all, two
+ * k-tiles a slice; tiles under 8192 outputs skipped on problems of two waves of 128x128 tiles, as
+ * the FP32 tuner does). Choices that cannot run here (wgmma without its device) are left out. */
+static std::vector<mm_choice> mm_tune3_candidates(const mm_problem *p, int presplit, bool budget) {
+    std::vector<mm_choice> v;
+    auto add = [&](const mm_choice &c) {
+        for (const mm_choice &o : v)
+            if (o.kernel == c.kernel && o.cfg == c.cfg && o.split_k == c.split_k && o.group_m == c.group_m)
+                return;
+        if (!mm_choice_check(p, &c, NULL, 0))
+            v.push_back(c);
+    };
+    mm_choice c;
+    mm_3xtf32_default(p, presplit, &c);
+    add(c);
+    for (int w = 0; w < MM_WGMMA_CONFIGS; w++)
+        add(mm_choice{w, 1, 8, MM_KERNEL_WGMMA});
+    int cfg, split, group;
+    mm_3xtf32_choose(p, &cfg, &split, &group);
+    add(mm_choice{cfg, split, group, MM_KERNEL_MMA});
+    mm_select_fp32_quiet(p, &c);
+    add(c);
+    std::vector<mm_choice> f = mm_tune_candidates(p);
+    mm_tune_order(p, f);
+    for (size_t i = 0; i < f.size() && (!budget || i < 3); i++)
+        add(f[i]);
+    const long long sms = mm_device()->sm_count;
+    const long long tiles128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+    for (int i = 0; i < mm_3xtf32_config_count(); i++) {
+        int bm, bn;
+        mm_3xtf32_config_tile(i, &bm, &bn);
+        const long long tiles = ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn) * p->batch;
+        if (tiles128 >= 2 * sms && bm * bn < 8192)
+            continue;
+        for (int s : {1, 2, 3, 4, 6, 8, 12, 16})
+            if (s == 1 || (tiles < sms && tiles * s <= 4 * sms && p->k >= 64LL * s))
+                add(mm_choice{i, s, 8, MM_KERNEL_MMA});
+    }
+    return v;
+}
+
+/* The tuner's own operands pre-split as the caller's call has them (mask: 1 A, 2 B), so that the
+ * wgmma candidates are timed as they would run there; into ps (n of them) and *buf (to free). */
+static int32_t mm_tune3_presplit(const mm_problem *p, const mm_tune_bufs &b, int mask, mm_presplit *ps,
+                                 float **buf) {
+    *buf = NULL;
+    if (!mask || !mm_3xtf32_wgmma_available())
+        return 0;
+    const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
+    const size_t na = (mm_3xtf32_presplit_floats(p->m, p->k, ia) + 63) / 64 * 64;
+    const size_t nb = mm_3xtf32_presplit_floats(p->n, p->k, ib);
+    CUDA_CHECK(cudaMalloc((void **)buf, (na + nb) * sizeof(float)));
+    int32_t n = 0;
+    if ((mask & 1) && !mm_3xtf32_presplit(&ps[n], MM_OPERAND_A, b.A, p->m, p->k, ia, p->stride_a, *buf, 0, NULL, 0))
+        n++;
+    if ((mask & 2) &&
+        !mm_3xtf32_presplit(&ps[n], MM_OPERAND_B, b.B, p->n, p->k, ib, p->stride_b, *buf + na, 0, NULL, 0))
+        n++;
+    return n;
+}
+
+int mm_tune_3xtf32(const mm_problem *p, int32_t reps, double budget_s, int presplit, mm_choice *best,
+                   double *best_us, FILE *log, char *err, size_t errlen) {
+    if (mm_problem_check(p, err, errlen))
+        return -1;
+    const double t0 = base_now();
+    mm_tune_bufs b;
+    mm_tune_alloc(p, b);
+    std::vector<mm_choice> cands = mm_tune3_candidates(p, presplit, budget_s > 0);
+    mm_presplit *node_ps, ps[2];
+    int32_t node_n;
+    float *buf;
+    mm_3xtf32_presplit_node_get(&node_ps, &node_n); /* the runtime's node's list, put back after */
+    const int32_t n = mm_tune3_presplit(p, b, presplit, ps, &buf);
+    mm_3xtf32_presplit_node_set(n ? ps : NULL, n);
+    int rc = mm_tune_list(p, b, cands, reps < 1 ? 1 : reps, budget_s, t0, best, best_us, log, err, errlen);
+    mm_3xtf32_presplit_node_set(node_ps, node_n);
+    if (buf)
+        CUDA_CHECK(cudaFree(buf));
+    mm_tune_free(b);
+    return rc;
+}
+
+int mm_tune_problem_precision(mm_precision prec, const mm_problem *p, int32_t reps, double budget_s, mm_choice *best,
+                              double *best_us, FILE *log, char *err, size_t errlen) {
+    if ((int)prec < 0 || prec >= MM_PREC_COUNT)
+        return base_fail(err, errlen, "matmul: no precision %d", (int)prec);
+    if (prec == MM_PREC_3XTF32)
+        return mm_tune_3xtf32(p, reps, budget_s, 0, best, best_us, log, err, errlen);
+    return mm_tune_problem_budget(p, reps, budget_s, best, best_us, log, err, errlen);
 }

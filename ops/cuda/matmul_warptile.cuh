@@ -6,8 +6,9 @@
  * configuration's tile math in matmul_wt_cfg.cuh), the main loop of one of five pipelines that
  * fill shared memory and run the FMAs (matmul_wt_pipe.cuh), and the store to C or one of three
  * split-K reductions (matmul_wt_epilogue.cuh). All are inlined into one kernel per
- * (configuration, split or not): the split-K reduction's code is a separate instantiation, since
- * it would otherwise cost registers in every launch. The kernels are the ones the single-body
+ * (configuration, split or not, and for some configurations plain or scatter store: mm_wt_sc):
+ * the split-K reduction's code is a separate instantiation, since it would otherwise cost
+ * registers in every launch. The kernels are the ones the single-body
  * template compiled to, SASS for SASS; where code sits where it does for that, a comment says so.
  * Split-K: blockIdx.y is the k-slice; every kind sums a tile's partials in slice order, so the
  * result does not depend on the kind or on which block came last.
@@ -21,7 +22,7 @@
 
 /* The place is filled here, not by a function of its own: from a function nvcc orders the
  * prologue differently, and ptxas then allocates registers differently for some configurations. */
-template <class CFG, bool SPLIT>
+template <class CFG, bool SPLIT, int SCM>
 __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args a) {
     constexpr int BM = CFG::BM, BN = CFG::BN, BK = CFG::BK;
     extern __shared__ __align__(16) float sm[]; /* the pipeline's stages (mm_wt_cfg), then the reductions' */
@@ -54,8 +55,26 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_wt_kernel(mm_args 
         for (int j = 0; j < CFG::TN; j++)
             acc[i][j] = 0.0f;
     mm_wt_mainloop<CFG>(acc, a, p, sm);
-    mm_wt_epilogue<CFG, SPLIT>(acc, a, p, sm);
+    mm_wt_epilogue<CFG, SPLIT, SCM>(acc, a, p, sm);
 }
+
+/* The scatter store as an instantiation of its own (SCM 1 plain, 2 scatter) for the configurations
+ * at the 128-register cap with 8x8 accumulators per thread: beside the plain store in one kernel
+ * it made ptxas spill more in those kernels' main loops (128x128x16_w64x32_t8x8_h2: 100 -> 180
+ * bytes of spill loads; 4096^3 at 84% of cuBLAS against 90-93% before, H100), and only there.
+ * Other configurations test a.sc_n in the kernel (SCM 0): one kernel, half the code. */
+typedef void (*mm_wt_kfn)(mm_args);
+template <class CFG>
+struct mm_wt_sc {
+    static constexpr bool APART = 65536 / (CFG::THREADS * CFG::MINB) <= 128 && CFG::TM * CFG::TN >= 64;
+    template <bool SPLIT>
+    static mm_wt_kfn fn(bool scatter) {
+        if constexpr (APART)
+            return scatter ? mm_wt_kernel<CFG, SPLIT, 2> : mm_wt_kernel<CFG, SPLIT, 1>;
+        else
+            return mm_wt_kernel<CFG, SPLIT, 0>;
+    }
+};
 
 /* Function attributes of one configuration's two kernels (dynamic shared memory limit, carveout
  * preference mm_attr_carveout, cluster sizes above 8), set again whenever mm_attr_gen moves. */
@@ -64,16 +83,15 @@ static void mm_wt_attrs(void) {
     static int attr_gen = -1; /* per instantiation; the module is not thread-safe */
     if (attr_gen == mm_attr_gen)
         return;
-    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    CFG::SMEM_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    CFG::SMEM_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, false>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    mm_attr_carveout));
-    CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    mm_attr_carveout));
-    if (CFG::CLUSTER == 1)
-        CUDA_CHECK(cudaFuncSetAttribute(mm_wt_kernel<CFG, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    for (int sc = 0; sc < 2; sc++) {
+        const mm_wt_kfn f[2] = {mm_wt_sc<CFG>::template fn<false>(sc), mm_wt_sc<CFG>::template fn<true>(sc)};
+        for (int i = 0; i < 2; i++) {
+            CUDA_CHECK(cudaFuncSetAttribute(f[i], cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM_BYTES));
+            CUDA_CHECK(cudaFuncSetAttribute(f[i], cudaFuncAttributePreferredSharedMemoryCarveout, mm_attr_carveout));
+        }
+        if (CFG::CLUSTER == 1)
+            CUDA_CHECK(cudaFuncSetAttribute(f[1], cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    }
     attr_gen = mm_attr_gen;
 }
 
@@ -87,8 +105,9 @@ static int mm_wt_max_clusters(int size) {
         static int per_sm = -1;
         if (per_sm < 0) {
             mm_wt_attrs<CFG>();
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mm_wt_kernel<CFG, true>, CFG::THREADS,
-                                                                     CFG::SMEM_BYTES));
+            /* the scatter instantiation has the same register cap and shared memory */
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mm_wt_sc<CFG>::template fn<true>(false),
+                                                                     CFG::THREADS, CFG::SMEM_BYTES));
         }
         return per_sm * mm_device()->sm_count / size;
     }
@@ -110,7 +129,7 @@ static int mm_wt_max_clusters(int size) {
         lc.attrs = at;
         lc.numAttrs = 1;
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, mm_wt_kernel<CFG, true>, &lc) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&n, mm_wt_sc<CFG>::template fn<true>(false), &lc) != cudaSuccess) {
             (void)cudaGetLastError(); /* clear it: the size is not launchable */
             n = 0;
         }
@@ -125,6 +144,8 @@ template <class CFG>
 static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
     mm_wt_attrs<CFG>();
     long long tiles = (long long)((a.M + CFG::BM - 1) / CFG::BM) * ((a.N + CFG::BN - 1) / CFG::BN);
+    const mm_wt_kfn plain = mm_wt_sc<CFG>::template fn<false>(a.sc_n != 0);
+    const mm_wt_kfn split = mm_wt_sc<CFG>::template fn<true>(a.sc_n != 0);
     mm_batch_chunks(a, batch, [&](const mm_args &c, unsigned items) {
         dim3 grid((unsigned)tiles, (unsigned)a.split_k, items);
         if (a.split_k > 1 && CFG::CLUSTER == 1) {
@@ -140,7 +161,7 @@ static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
             lc.stream = s;
             lc.attrs = at;
             lc.numAttrs = 1;
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, mm_wt_kernel<CFG, true>, c));
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, split, c));
         } else if (a.split_k > 1 && CFG::CLUSTER == 2) {
             cudaLaunchConfig_t lc = {};
             cudaLaunchAttribute at[1];
@@ -152,11 +173,11 @@ static void mm_wt_launch(const mm_args &a, long long batch, cudaStream_t s) {
             lc.stream = s;
             lc.attrs = at;
             lc.numAttrs = 1;
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, mm_wt_kernel<CFG, true>, c));
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, split, c));
         } else if (a.split_k > 1) {
-            mm_wt_kernel<CFG, true><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
+            split<<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
         } else {
-            mm_wt_kernel<CFG, false><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
+            plain<<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(c);
         }
         CUDA_LAUNCH_CHECK();
     });

@@ -31,10 +31,64 @@
 
 #include "matmul_wt_cfg.cuh"
 
-/* No split-K: the accumulators, through the epilogue, to C (SC: by the scatter store). */
+/* The store of a kernel instantiation (its SCM parameter, matmul_warptile.cuh mm_wt_sc): 0 chosen
+ * at run time by a.sc_n, 1 the plain store only, 2 the scatter store only. f is called with
+ * std::true_type for the scatter store. */
+template <int SCM, class F>
+static __device__ __forceinline__ void mm_wt_with_store(const mm_args &a, F &&f) {
+    if constexpr (SCM == 1)
+        f(std::false_type{});
+    else if constexpr (SCM == 2)
+        f(std::true_type{});
+    else if (a.sc_n)
+        f(std::true_type{});
+    else
+        f(std::false_type{});
+}
+
+/* v = act(v) over a thread's outputs for the activation K, else the next one: one straight run
+ * of code per activation, entered once (a.act is uniform over the grid). */
+template <class CFG, int K = MM_ACT_RELU>
+static __device__ __forceinline__ void mm_wt_act(float (&v)[CFG::TM][CFG::TN], int act) {
+    if constexpr (K < MM_ACT_COUNT) {
+        if (act != K) {
+            mm_wt_act<CFG, K + 1>(v, act);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < CFG::TM; i++)
+#pragma unroll
+            for (int j = 0; j < CFG::TN; j++)
+                v[i][j] = mm_act_f(v[i][j], K);
+    }
+}
+
+/* No split-K: the accumulators, through the epilogue, to C (SC: by the scatter store). The bias
+ * (one load per column) and the activation are applied in registers before the store loop, not
+ * per element inside it (mm_epi): there every element carried the code of every activation and
+ * the path a warp runs jumped through all of it (a kernel's epilogue was some 200 KB of SASS). The
+ * same operations in the same order: the same bits. */
 template <class CFG, bool SC>
 static __device__ __forceinline__ void mm_wt_store(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                    const mm_wt_place<CFG> &p) {
+    float v[CFG::TM][CFG::TN];
+#pragma unroll
+    for (int i = 0; i < CFG::TM; i++)
+#pragma unroll
+        for (int j = 0; j < CFG::TN; j++)
+            v[i][j] = acc[i][j];
+    if (a.has_bias) {
+#pragma unroll
+        for (int j = 0; j < CFG::TN; j++) {
+            const int col = p.n0 + p.col(j / 4) + j % 4;
+            const float b = col < a.N ? __ldg(a.bias + col) : 0.0f;
+#pragma unroll
+            for (int i = 0; i < CFG::TM; i++)
+                v[i][j] += b;
+        }
+    }
+    if (a.act != MM_ACT_NONE)
+        mm_wt_act<CFG>(v, a.act);
 #pragma unroll
     for (int i = 0; i < CFG::TM; i++) {
         int row = p.m0 + p.row(i);
@@ -42,8 +96,8 @@ static __device__ __forceinline__ void mm_wt_store(const float (&acc)[CFG::TM][C
             continue;
 #pragma unroll
         for (int j4 = 0; j4 < CFG::SUBN; j4++)
-            mm_store4_as<SC>(p.C, a, row, p.n0 + p.col(j4), acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2],
-                             acc[i][j4 * 4 + 3]);
+            mm_store4_as<SC, false>(p.C, a, row, p.n0 + p.col(j4), v[i][j4 * 4], v[i][j4 * 4 + 1], v[i][j4 * 4 + 2],
+                                    v[i][j4 * 4 + 3]);
     }
 }
 
@@ -109,8 +163,8 @@ static __device__ __forceinline__ void mm_wt_cluster_sum(const mm_args &a, const
 }
 
 /* Partial tile into this block's shared memory, reduced over the cluster (blockIdx.y = rank). The
- * store (plain or scatter, a.sc_n) is chosen once the accumulators are in shared memory. */
-template <class CFG>
+ * store (plain or scatter, SCM) is chosen once the accumulators are in shared memory. */
+template <class CFG, int SCM>
 static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                             const mm_wt_place<CFG> &p, float *sm) {
     namespace cg = cooperative_groups;
@@ -124,10 +178,7 @@ static __device__ __forceinline__ void mm_wt_reduce_cluster(const float (&acc)[C
             *reinterpret_cast<float4 *>(&sm[p.row(i) * LDR + p.col(j4)]) =
                 make_float4(acc[i][j4 * 4], acc[i][j4 * 4 + 1], acc[i][j4 * 4 + 2], acc[i][j4 * 4 + 3]);
     cl.sync(); /* all partials of the tile written (release/acquire across the cluster) */
-    if (a.sc_n)
-        mm_wt_cluster_sum<CFG, true>(a, p, sm);
-    else
-        mm_wt_cluster_sum<CFG, false>(a, p, sm);
+    mm_wt_with_store<SCM>(a, [&](auto sc) { mm_wt_cluster_sum<CFG, decltype(sc)::value>(a, p, sm); });
     cl.sync(); /* no block leaves while others still read its shared memory */
 }
 
@@ -253,7 +304,7 @@ static __device__ __forceinline__ void mm_wt_reduce_coresident(const mm_args &a,
  * write and kind 0's sum stay in the function that computes the workspace addresses: moved into
  * functions of their own, nvcc associates the 64-bit address sums differently (another SASS, more
  * registers for some configurations). */
-template <class CFG>
+template <class CFG, int SCM>
 static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                        const mm_wt_place<CFG> &p, float *sm) {
     const long long b = (long long)blockIdx.z + a.batch0;
@@ -282,10 +333,10 @@ static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)
         }
     }
     if constexpr (CFG::CLUSTER == 2) {
-        if (a.sc_n) /* the store is chosen once the partials are out of the registers */
-            mm_wt_reduce_coresident<CFG, true>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
-        else
-            mm_wt_reduce_coresident<CFG, false>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
+        /* the store is chosen once the partials are out of the registers */
+        mm_wt_with_store<SCM>(a, [&](auto sc) {
+            mm_wt_reduce_coresident<CFG, decltype(sc)::value>(a, p, sm, mm_wt_ws{b, mn, ws_b, vec});
+        });
         return;
     }
     /* kind 0: count this block's arrival; the last block of the tile sums the partials (8 loads
@@ -301,7 +352,7 @@ static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)
     if (!s_last)
         return;
     __threadfence();
-    /* the store (plain or scatter, a.sc_n) is chosen here, the partials out of the registers; the
+    /* the store (plain or scatter, SCM) is chosen here, the partials out of the registers; the
      * loop stays in this function (see above), instantiated for each store by the lambda */
     auto sum = [&](auto sc) {
 #pragma unroll
@@ -339,32 +390,32 @@ static __device__ __forceinline__ void mm_wt_reduce_workspace(const float (&acc)
             }
         }
     };
-    if (a.sc_n)
-        sum(std::true_type{});
-    else
-        sum(std::false_type{});
+    mm_wt_with_store<SCM>(a, sum);
     if (tid == 0)
         *counter = 0; /* ready for the next launch on this workspace */
 }
 
 /* ---- the epilogue of a configuration ------------------------------------------------------------- */
 
-/* a.sc_n (the scatter store, matmul.h mm_scatter) is tested once per kernel, uniformly over the
- * grid, where the accumulators leave the registers: here without split-K, after the partials are
- * in shared memory or the workspace with it; each store loop is instantiated for both stores (the
- * plain instantiation is the code of a kernel without scatter stores). */
-template <class CFG, bool SPLIT>
+/* The store (SCM: plain, scatter or a.sc_n, the scatter store of matmul.h mm_scatter, tested once
+ * per kernel, uniformly over the grid) is chosen where the accumulators leave the registers: here
+ * without split-K, after the partials are in shared memory or the workspace with it; with SCM 0
+ * each store loop is instantiated for both stores. */
+template <class CFG, bool SPLIT, int SCM>
 static __device__ __forceinline__ void mm_wt_epilogue(const float (&acc)[CFG::TM][CFG::TN], const mm_args &a,
                                                       const mm_wt_place<CFG> &p, float *sm) {
     if constexpr (!SPLIT) {
-        if (a.sc_n)
+        /* direct calls, not mm_wt_with_store: through the lambda ptxas spilled more (16 bytes) */
+        if constexpr (SCM != 0)
+            mm_wt_store<CFG, SCM == 2>(acc, a, p);
+        else if (a.sc_n)
             mm_wt_store<CFG, true>(acc, a, p);
         else
             mm_wt_store<CFG, false>(acc, a, p);
     } else if constexpr (CFG::CLUSTER == 1) {
-        mm_wt_reduce_cluster<CFG>(acc, a, p, sm);
+        mm_wt_reduce_cluster<CFG, SCM>(acc, a, p, sm);
     } else {
-        mm_wt_reduce_workspace<CFG>(acc, a, p, sm);
+        mm_wt_reduce_workspace<CFG, SCM>(acc, a, p, sm);
     }
 }
 

@@ -8,7 +8,9 @@
  * Activations the kernels lack (sigmoid, tanh) run as a separate in-place pass.
  * When the GPU runtime has given the node a scatter store (mm_scatter_node_get: the transposes,
  * splits and gathers reading its output run in its store), the product runs in a view the tables
- * hold: rows (A's rows regrouped, B broadcast) or the batched decomposition above.
+ * hold: rows (A's rows regrouped, B broadcast) or the batched decomposition above; the problem of
+ * that view is mm_node_scatter_problem, which the runtime also asks when it plans a store at
+ * precision 3xtf32 (the store runs only where that product's 3xtf32 decision is the FP32 kernel).
  */
 #include <string.h>
 
@@ -44,6 +46,79 @@ static int oc_mm_uniform(const int64_t *d, const int64_t *st, int32_t j, int32_t
     return all0 || packed;
 }
 
+/* How the node's batch is cut into calls: batch dims of size 1 dropped (d, ast, bst over rb dims,
+ * nb items in all); dims [j, rb) go into one strided call of `inner` items, over which A (a0) or B
+ * (b0) is broadcast when set; the leading dims repeat that call. */
+typedef struct {
+    int64_t m, n, k, nb, inner;
+    int64_t d[OPS_MAX_DIMS], ast[OPS_MAX_DIMS], bst[OPS_MAX_DIMS];
+    int32_t rb, j;
+    int a0, b0;
+} oc_mm_layout;
+
+static void oc_mm_layout_of(const ops_shape *as, const ops_shape *bs, const ops_shape *os, oc_mm_layout *L) {
+    L->m = as->dims[as->rank - 2];
+    L->k = as->dims[as->rank - 1];
+    L->n = bs->dims[bs->rank - 1];
+    const int32_t rb0 = os->rank - 2;
+    int64_t ast0[OPS_MAX_DIMS], bst0[OPS_MAX_DIMS];
+    oc_mm_strides(as, rb0, L->m * L->k, ast0);
+    oc_mm_strides(bs, rb0, L->k * L->n, bst0);
+    L->rb = 0; /* drop batch dims of size 1: they move nothing */
+    for (int32_t i = 0; i < rb0; i++)
+        if (os->dims[i] != 1) {
+            L->d[L->rb] = os->dims[i];
+            L->ast[L->rb] = ast0[i];
+            L->bst[L->rb] = bst0[i];
+            L->rb++;
+        }
+    L->nb = 1;
+    for (int32_t i = 0; i < L->rb; i++)
+        L->nb *= L->d[i];
+    L->j = 0; /* batch dims [j, rb) go into one strided call */
+    while (L->j < L->rb && !(oc_mm_uniform(L->d, L->ast, L->j, L->rb, L->m * L->k, &L->a0) &&
+                             oc_mm_uniform(L->d, L->bst, L->j, L->rb, L->k * L->n, &L->b0)))
+        L->j++;
+    oc_mm_uniform(L->d, L->ast, L->j, L->rb, L->m * L->k, &L->a0);
+    oc_mm_uniform(L->d, L->bst, L->j, L->rb, L->k * L->n, &L->b0);
+    L->inner = 1;
+    for (int32_t i = L->j; i < L->rb; i++)
+        L->inner *= L->d[i];
+}
+
+/* The problem each call runs with a scatter store (bias and act left as p has them): the rows
+ * view (rows_nb items of rows_m rows, B broadcast) or the batched view (the calls above). */
+static void oc_mm_scatter_view(const oc_mm_layout *L, int rows, int64_t rows_nb, int64_t rows_m, mm_problem *p) {
+    p->n = L->n;
+    p->k = L->k;
+    if (rows) {
+        p->m = rows_m;
+        p->batch = rows_nb;
+        p->stride_a = rows_m * L->k;
+        p->stride_b = 0;
+        p->stride_c = rows_m * L->n;
+    } else {
+        p->m = L->m;
+        p->batch = L->inner;
+        p->stride_a = L->a0 ? 0 : L->m * L->k;
+        p->stride_b = L->b0 ? 0 : L->k * L->n;
+        p->stride_c = L->m * L->n;
+    }
+}
+
+void mm_node_scatter_problem(int32_t a_rank, const int64_t *a_dims, int32_t b_rank, const int64_t *b_dims,
+                             int32_t o_rank, const int64_t *o_dims, int32_t rows, int64_t rows_nb, int64_t rows_m,
+                             int32_t has_bias, mm_act act, mm_problem *p) {
+    const ops_shape as = ops_shape_make(a_rank, a_dims), bs = ops_shape_make(b_rank, b_dims);
+    const ops_shape os = ops_shape_make(o_rank, o_dims);
+    oc_mm_layout L;
+    oc_mm_layout_of(&as, &bs, &os, &L);
+    mm_problem_init(p, L.m, L.n, L.k, 1);
+    oc_mm_scatter_view(&L, rows, rows_nb, rows_m, p);
+    p->has_bias = has_bias;
+    p->act = act;
+}
+
 int oc_mm_act(ops_act act) {
     switch (act) {
     case OPS_ACT_NONE:
@@ -68,30 +143,19 @@ int oc_mm_act(ops_act act) {
 /* The strided-batch calls of oc_matmul with the scatter store sc over the node's whole output:
  * the tables place every output, so C stays the output's base and each call's batch table starts
  * at its first item (batch items are counted in the output's row-major order). A tall product
- * without a rows view runs here as a batch with B broadcast. */
-static int oc_mm_scatter_calls(mm_problem *p, const mm_scatter_node *sc, const int64_t *d, const int64_t *ast,
-                               const int64_t *bst, int32_t j, int32_t rb, int64_t nb, const float *const *in,
-                               const float *bias, float *out, cudaStream_t st, char *msg, size_t len) {
-    int a0, b0;
-    const int64_t m = p->m, n = p->n, k = p->k;
-    oc_mm_uniform(d, ast, j, rb, m * k, &a0);
-    oc_mm_uniform(d, bst, j, rb, k * n, &b0);
-    int64_t inner = 1;
-    for (int32_t i = j; i < rb; i++)
-        inner *= d[i];
-    p->batch = inner;
-    p->stride_a = a0 ? 0 : m * k;
-    p->stride_b = b0 ? 0 : k * n;
-    p->stride_c = m * n;
-    for (int64_t o = 0; o < nb / inner; o++) {
+ * without a rows view runs here as a batch with B broadcast. p: the batched view's problem. */
+static int oc_mm_scatter_calls(const mm_problem *p, const mm_scatter_node *sc, const oc_mm_layout *L,
+                               const float *const *in, const float *bias, float *out, cudaStream_t st, char *msg,
+                               size_t len) {
+    for (int64_t o = 0; o < L->nb / L->inner; o++) {
         int64_t oa = 0, ob = 0, idx = o;
-        for (int32_t i = j - 1; i >= 0; i--) {
-            oa += (idx % d[i]) * ast[i];
-            ob += (idx % d[i]) * bst[i];
-            idx /= d[i];
+        for (int32_t i = L->j - 1; i >= 0; i--) {
+            oa += (idx % L->d[i]) * L->ast[i];
+            ob += (idx % L->d[i]) * L->bst[i];
+            idx /= L->d[i];
         }
         mm_scatter part = sc->batched;
-        part.off_b += o * inner;
+        part.off_b += o * L->inner;
         if (mm_run_scatter(p, &part, in[0] + oa, in[1] + ob, bias, out, st, msg, len) < 0)
             return -1;
     }
@@ -99,27 +163,11 @@ static int oc_mm_scatter_calls(mm_problem *p, const mm_scatter_node *sc, const i
 }
 
 OPS_CUDA_FN(matmul) {
-    const ops_shape *as = &s->in[0], *bs = &s->in[1], *os = &s->out[0];
-    const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
-    const int32_t rb0 = os->rank - 2;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const float *bias = s->n_in > 2 ? in[2] : NULL; /* (n) */
-    int64_t ast0[OPS_MAX_DIMS], bst0[OPS_MAX_DIMS];
-    oc_mm_strides(as, rb0, m * k, ast0);
-    oc_mm_strides(bs, rb0, k * n, bst0);
-    /* drop batch dims of size 1: they move nothing */
-    int64_t d[OPS_MAX_DIMS], ast[OPS_MAX_DIMS], bst[OPS_MAX_DIMS];
-    int32_t rb = 0;
-    for (int32_t i = 0; i < rb0; i++)
-        if (os->dims[i] != 1) {
-            d[rb] = os->dims[i];
-            ast[rb] = ast0[i];
-            bst[rb] = bst0[i];
-            rb++;
-        }
-    int64_t nb = 1;
-    for (int32_t i = 0; i < rb; i++)
-        nb *= d[i];
+    oc_mm_layout L;
+    oc_mm_layout_of(&s->in[0], &s->in[1], &s->out[0], &L);
+    const int64_t m = L.m, n = L.n, k = L.k, nb = L.nb, inner = L.inner;
 
     mm_problem p;
     mm_problem_init(&p, m, n, k, 1);
@@ -130,43 +178,29 @@ OPS_CUDA_FN(matmul) {
     char msg[256];
     const cudaStream_t st = oc_stream(env);
 
-    int a0, b0;
-    int32_t j = 0; /* batch dims [j, rb) go into one strided call */
-    while (j < rb && !(oc_mm_uniform(d, ast, j, rb, m * k, &a0) && oc_mm_uniform(d, bst, j, rb, k * n, &b0)))
-        j++;
-    oc_mm_uniform(d, ast, j, rb, m * k, &a0);
-    oc_mm_uniform(d, bst, j, rb, k * n, &b0);
-    int64_t inner = 1;
-    for (int32_t i = j; i < rb; i++)
-        inner *= d[i];
     const mm_scatter_node *sc = mm_scatter_node_get(); /* the runtime's scatter store, if any */
-    if (sc && sc->rows.off_m) { /* A packed, B one matrix: rows regrouped as the tables need */
-        p.m = sc->rows_m;
-        p.batch = sc->rows_nb;
-        p.stride_a = sc->rows_m * k;
-        p.stride_b = 0;
-        p.stride_c = sc->rows_m * n;
-        if (mm_run_scatter(&p, &sc->rows, in[0], in[1], bias, out[0], st, msg, sizeof msg) < 0)
+    if (sc) { /* the view's problem: the one the runtime planned the store for */
+        const int rows = sc->rows.off_m != NULL; /* A packed, B one matrix: rows regrouped as the tables need */
+        oc_mm_scatter_view(&L, rows, sc->rows_nb, sc->rows_m, &p);
+        if (rows ? mm_run_scatter(&p, &sc->rows, in[0], in[1], bias, out[0], st, msg, sizeof msg) < 0
+                 : oc_mm_scatter_calls(&p, sc, &L, in, bias, out[0], st, msg, sizeof msg) < 0)
             return oc_fail(env, "%s", msg);
-    } else if (j == 0 && b0 && !a0 && !sc) {
+    } else if (L.j == 0 && L.b0 && !L.a0) {
         p.m = m * nb; /* B shared, A packed: one tall product */
         if (mm_run(&p, in[0], in[1], bias, out[0], st, msg, sizeof msg) < 0)
             return oc_fail(env, "%s", msg);
-    } else if (sc) {
-        if (oc_mm_scatter_calls(&p, sc, d, ast, bst, j, rb, nb, in, bias, out[0], st, msg, sizeof msg) < 0)
-            return oc_fail(env, "%s", msg);
     } else {
         p.batch = inner;
-        p.stride_a = a0 ? 0 : m * k;
-        p.stride_b = b0 ? 0 : k * n;
+        p.stride_a = L.a0 ? 0 : m * k;
+        p.stride_b = L.b0 ? 0 : k * n;
         p.stride_c = m * n;
         const int64_t outer = nb / inner;
         for (int64_t o = 0; o < outer; o++) {
             int64_t oa = 0, ob = 0, idx = o;
-            for (int32_t i = j - 1; i >= 0; i--) {
-                oa += (idx % d[i]) * ast[i];
-                ob += (idx % d[i]) * bst[i];
-                idx /= d[i];
+            for (int32_t i = L.j - 1; i >= 0; i--) {
+                oa += (idx % L.d[i]) * L.ast[i];
+                ob += (idx % L.d[i]) * L.bst[i];
+                idx /= L.d[i];
             }
             if (mm_run(&p, in[0] + oa, in[1] + ob, bias, out[0] + o * inner * m * n, st, msg, sizeof msg) < 0)
                 return oc_fail(env, "%s", msg);

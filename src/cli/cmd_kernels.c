@@ -34,8 +34,9 @@ static const cmd_opt kernels_bench_opts[] = {
             "comma-separated names (v1,v1.5,v2,...,v8,tuned,3xtf32) or 'all' (default: every version of "
             "--precision)"),
     CMD_STR("--precision", "P", KA(precision),
-            "fp32 (default: the FP32 ladder v1 .. tuned), 3xtf32 (the tensor-core 3xTF32 kernel: 'all' is "
-            "3xtf32, and the fused table runs it) or both (every version; fused at fp32)"),
+            "fp32 (default: the FP32 ladder v1 .. tuned), 3xtf32 (the FP32-accurate tensor-core mode: 'all' is "
+            "3xtf32, each size runs the kernel the mode chooses, named in the notes, and the fused table runs it) "
+            "or both (every version; fused at fp32); tune: fp32 or 3xtf32, the keys recorded"),
     CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
     CMD_I64("--warmup", "N", KA(warmup), 0, 100000, "untimed runs before timing (default %D)"),
     CMD_STR("--out", "FILE", KA(out), "results file (markdown); JSON goes beside it"),
@@ -52,6 +53,9 @@ static const cmd_opt kernels_tune_opts[] = {
     CMD_STR("--sizes", "LIST", KA(sizes), KERNELS_SIZES_HELP),
     CMD_STR("--epilogue", "LIST", KA(epis),
             "epilogues to tune (`tasc kernels list` names them) or 'all' (default: all)"),
+    CMD_STR("--precision", "P", KA(precision),
+            "fp32 (default: the FP32 kernel's configurations) or 3xtf32 (the keys of --precision 3xtf32, "
+            "entries EPILOGUE@3xtf32: the fastest of the 3xTF32 kernels, wgmma and mma.sync, and the FP32 kernel)"),
     CMD_I64("--reps", "N", KA(reps), 1, 100000, KERNELS_REPS_HELP),
     CMD_STR("--table", "FILE", KA(table), KERNELS_TABLE_HELP),
     CMD_OPT_END,
@@ -91,6 +95,7 @@ static void kernels_usage(void) {
            "                          [--out FILE] [--table FILE] [--max-cell-s S] [--fused LIST|none]\n"
            "                          [--precision fp32|3xtf32|both]\n"
            "       tasc kernels tune  [--sizes LIST] [--epilogue LIST] [--reps N] [--table FILE]\n"
+           "                          [--precision fp32|3xtf32]\n"
            "       tasc kernels probe [--sizes LIST] [--reps N] [--table FILE]\n"
            "\n"
            "The hand-written FP32 CUDA matmul: a ladder of kernel versions (v1 .. v8) and a tuned\n"
@@ -104,7 +109,8 @@ static void kernels_usage(void) {
            "  tune       time every legal configuration for each size and epilogue and record the\n"
            "             fastest in the tuning table under this GPU's key (name, compute capability,\n"
            "             SMs, clock); entries of other shapes and devices are kept, and a process\n"
-           "             writing the same table at once is waited for (the file is locked)\n"
+           "             writing the same table at once is waited for (the file is locked); with\n"
+           "             --precision 3xtf32, the fastest FP32-accurate kernel (3xTF32 or FP32)\n"
            "  probe      time the tuned kernel and cuBLAS after different predecessor kernels and\n"
            "             L2 flushes (what a timed kernel pays for what ran before it)\n"
            "\n"
@@ -251,6 +257,12 @@ static int kernels_list(void) {
         printf("  %2d %-34s %3d threads %6d bytes\n", i, mm_config_name(i, name, sizeof name), c->threads,
                c->smem_bytes);
     }
+    printf("\n3xtf32 kernels (--precision 3xtf32 runs the fastest of these and the configurations above; a\n"
+           "table entry EPILOGUE@3xtf32 names one as mma:NAME, wgmma:NAME or a configuration above):\n");
+    for (int32_t i = 0; i < mm_3xtf32_config_count(); i++)
+        printf("  mma:%s\n", mm_3xtf32_config_name(i));
+    for (int32_t i = 0; i < MM_WGMMA_CONFIGS; i++)
+        printf("  wgmma:%s (Hopper, compute capability 9.0)\n", mm_3xtf32_wgmma_config_name(i));
     printf("\nepilogues:");
     for (int32_t i = 0; i < MM_EPI_COUNT; i++)
         printf("%s %s", i ? "," : "", mm_epi_name(i));
@@ -391,22 +403,24 @@ static int kernels_parse_epilogues(const char *cmd, const char *list, int32_t *b
 /* Tunes one problem and records it in the table at path at once (locked read-merge-write, so a
  * run cut short keeps what it tuned); 0, TASC_EXIT_INPUT when no candidate ran, -2 when the table
  * cannot be written, after the message. */
-static int kernels_tune_one(const char *cmd, const char *path, const char *dev, const mm_problem *p, int32_t reps) {
-    printf("%lldx%lldx%lld batch %lld, epilogue %s:\n", (long long)p->m, (long long)p->n, (long long)p->k,
-           (long long)p->batch, mm_epilogue_name(p->has_bias, p->act));
+static int kernels_tune_one(const char *cmd, const char *path, const char *dev, mm_precision prec, const mm_problem *p,
+                            int32_t reps) {
+    printf("%lldx%lldx%lld batch %lld, epilogue %s%s:\n", (long long)p->m, (long long)p->n, (long long)p->k,
+           (long long)p->batch, mm_epilogue_name(p->has_bias, p->act),
+           prec == MM_PREC_3XTF32 ? ", precision 3xtf32" : "");
     fflush(stdout);
     mm_choice best;
     double us = 0;
-    char why[4200], name[96];
-    if (mm_tune_problem(p, reps, &best, &us, stdout, why, sizeof why)) {
+    char why[4200], name[128];
+    if (mm_tune_problem_precision(prec, p, reps, 0.0, &best, &us, stdout, why, sizeof why)) {
         cmd_error(cmd, "%s", why);
         return TASC_EXIT_INPUT;
     }
-    printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_config_name(best.cfg, name, sizeof name),
+    printf("  best: %s split %d group %d: %.2f us, %.2f TFLOP/s\n", mm_choice_name(&best, name, sizeof name),
            best.split_k, best.group_m, us, mm_problem_flops(p) / (us * 1e-6) / 1e12);
     fflush(stdout);
     mm_table *t = mm_table_new();
-    mm_table_put(t, dev, p, &best, us);
+    mm_table_put_at(t, dev, prec, p, &best, us);
     int rc = mm_table_update(path, t, why, sizeof why);
     mm_table_free(t);
     if (rc) {
@@ -426,6 +440,11 @@ static int kernels_tune(int argc, char **argv) {
     int32_t bias[MM_EPI_COUNT];
     mm_act act[MM_EPI_COUNT];
     int nsz = 0, nepi;
+    mm_precision prec = MM_PREC_FP32;
+    if (mm_precision_parse(a.precision, &prec)) {
+        cmd_error(cmd, "bad precision '%s' (fp32 or 3xtf32)", a.precision);
+        return TASC_EXIT_USAGE;
+    }
     if (kernels_parse_sizes(cmd, a.sizes, sz, &nsz) || (nepi = kernels_parse_epilogues(cmd, a.epis, bias, act)) < 0)
         return TASC_EXIT_USAGE;
     if ((rc = kernels_need_device(cmd)) != 0)
@@ -445,7 +464,7 @@ static int kernels_tune(int argc, char **argv) {
             mm_problem p = sz[i];
             p.has_bias = bias[e];
             p.act = act[e];
-            if ((rc = kernels_tune_one(cmd, path, dev, &p, (int32_t)a.reps)) == TASC_EXIT_INPUT)
+            if ((rc = kernels_tune_one(cmd, path, dev, prec, &p, (int32_t)a.reps)) == TASC_EXIT_INPUT)
                 failed = 1;
             if (rc == -2) /* the table cannot be written: stop */
                 return TASC_EXIT_INPUT;

@@ -247,15 +247,149 @@ static int32_t rt_sc_of_node(const rt_ctx *c, int32_t id) {
     return 0;
 }
 
-/* Scatter stores (rt_scatter.c): each running fp32 matmul whose output only movement nodes read
+/* 1 if t keeps its value for the context's life as rt_presplit.c counts it: a weight or a folded
+ * value (isconst), or a reshape or a transpose moving nothing of one (aliases). */
+static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
+    for (int32_t guard = 0; guard < g->n_nodes && !isconst[t]; guard++) {
+        const graph_node *up = NULL;
+        for (int32_t k = 0; k < g->n_nodes && !up; k++)
+            if (g->nodes[k].n_out == 1 && g->nodes[k].out[0] == t)
+                up = &g->nodes[k];
+        if (!up || !(up->op == OP_RESHAPE ||
+                     (up->op == OP_TRANSPOSE && rt_transpose_moves_nothing(&g->tensors[up->in[0]].shape, &up->p))))
+            return 0;
+        t = up->in[0];
+    }
+    return isconst[t];
+}
+
+static int64_t rt_sc_items(const ops_shape *s) {
+    int64_t n = 1;
+    for (int32_t i = 0; i + 2 < s->rank; i++)
+        n *= s->dims[i];
+    return n;
+}
+
+/* 1 if rt_presplit.c would split an operand of matmul nd for the wgmma path at 3xtf32: the
+ * products it asks about (rt_ps_node), asked the same way. */
+static int rt_sc_presplit(const graph *g, const graph_node *nd, const uint8_t *isconst) {
+    const ops_shape *as = &g->tensors[nd->in[0]].shape, *bs = &g->tensors[nd->in[1]].shape;
+    const ops_shape *os = &g->tensors[nd->out[0]].shape;
+    if (!mm_3xtf32_wgmma_available() || as->rank < 2 || bs->rank < 2)
+        return 0;
+    const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
+    const int64_t ba = rt_sc_items(as), bb = rt_sc_items(bs), bo = rt_sc_items(os);
+    mm_problem p;
+    if (rt_sc_const(g, isconst, nd->in[1])) {
+        mm_problem_init(&p, bb == 1 ? m * ba : m, n, k, bb == 1 ? 1 : bo);
+        p.stride_b = bb == 1 ? 0 : k * n;
+        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
+            return 1;
+    }
+    if (rt_sc_const(g, isconst, nd->in[0])) {
+        mm_problem_init(&p, m, n, k, bo);
+        p.stride_a = ba == 1 ? 0 : m * k;
+        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
+            return 1;
+    }
+    return 0;
+}
+
+/* Precision 3xtf32: a scatter store is the FP32 kernel's, so the matmul keeps the store sc only
+ * where the 3xtf32 decision (mm_choose_precision, first-use tuning as the setup run would) for the
+ * product its store runs (mm_node_scatter_problem: the rows view, else the batched one) is the
+ * FP32 kernel. Decided here, once: scn's view records it and every run uses it (mm_run_scatter),
+ * so a table entry or tuning added later cannot change what the plan assumed. A product whose
+ * weight rt_presplit.c splits for the wgmma path is a tensor-core one: no store. 1 kept (the rows
+ * view dropped where only the batched one is FP32), 0 not (why), -1 error. */
+static int rt_sc_decide(rt_ctx *c, const uint8_t *isconst, rt_scatter *sc, mm_scatter_node *scn, char *why,
+                        size_t len, char *err, size_t errlen) {
+    const graph *g = c->g;
+    const graph_node *nd = &g->nodes[sc->node];
+    const ops_shape *as = &g->tensors[nd->in[0]].shape, *bs = &g->tensors[nd->in[1]].shape;
+    const ops_shape *os = &g->tensors[nd->out[0]].shape;
+    if (rt_sc_presplit(g, nd, isconst))
+        return base_fail(why, len, "a weight of its product is split for the wgmma path (3xtf32)") + 1;
+    const int mact = oc_mm_act((ops_act)nd->p.v[PM_ACT]);
+    mm_autotune_set(c->opts.autotune == RT_AUTOTUNE_ON && !mm_autotune_refused()); /* as the setup run */
+    int rc = 0;
+    for (int rows = 1; rows >= 0 && rc == 0; rows--) {
+        if (rows ? sc->rows_nb == 0 : !sc->batched)
+            continue;
+        mm_problem p;
+        mm_choice ch;
+        char name[128];
+        mm_node_scatter_problem(as->rank, as->dims, bs->rank, bs->dims, os->rank, os->dims, rows, sc->rows_nb,
+                                sc->rows_m, nd->n_in > 2, mact < 0 ? MM_ACT_NONE : (mm_act)mact, &p);
+        if (mm_choose_precision(MM_PREC_3XTF32, &p, &ch, NULL, err, errlen) < 0) {
+            rc = -1;
+        } else if (ch.kernel == MM_KERNEL_FP32) {
+            mm_scatter *v = rows ? &scn->rows : &scn->batched;
+            v->decided = 1;
+            v->choice = ch;
+            v->for_p = p;
+            if (!rows)
+                sc->rows_nb = 0; /* the node runs the batched view */
+            rc = 1;
+        } else {
+            base_fail(why, len, "its product %lldx%lldx%lldx%lld runs %s at 3xtf32 (a tensor-core kernel)",
+                      (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
+                      mm_choice_name(&ch, name, sizeof name));
+        }
+    }
+    mm_autotune_stats st; /* reported with the setup run's (rt_setup_tuned) */
+    mm_autotune_get_stats(&st);
+    c->sc_tune.tuned += st.tuned;
+    c->sc_tune.tune_s += st.tune_s;
+    c->sc_tune.untuned += st.untuned;
+    c->sc_tune.failed += st.failed;
+    mm_autotune_set(0);
+    return rc;
+}
+
+/* Records store sc of node nd (with its mm_scatter_node scn): its tree's nodes are marked in skip,
+ * its leaves become views of the matmul's output at their offsets. */
+static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_scatter_node *scn, uint8_t *skip,
+                     char *err, size_t errlen) {
+    rt_scatter *grown = realloc(c->sc, ((size_t)c->n_sc + 1) * sizeof *c->sc);
+    if (grown)
+        c->sc = grown;
+    mm_scatter_node *sgrown = grown ? realloc(c->scn, ((size_t)c->n_sc + 1) * sizeof *c->scn) : NULL;
+    if (!sgrown) {
+        rt_scatter_free(sc);
+        return base_fail(err, errlen, "out of memory planning the graph");
+    }
+    c->scn = sgrown;
+    if (c->opts.check_tol <= 0) { /* only node checks read the placement back */
+        free(sc->dst);
+        sc->dst = NULL;
+    }
+    c->scn[c->n_sc] = *scn;
+    c->sc[c->n_sc++] = *sc;
+    for (int32_t q = 0; q < sc->n_nodes; q++)
+        skip[sc->nodes[q]] = 1;
+    for (int32_t q = 0; q < sc->n_leaves; q++) {
+        c->tclass[sc->leaves[q]] = RT_T_ALIAS;
+        c->alias_of[sc->leaves[q]] = sc->root;
+        c->alias_off[sc->leaves[q]] = sc->leaf_off[q];
+    }
+    c->n_scattered += sc->n_nodes;
+    if (c->opts.verbose)
+        fprintf(stderr, "tasc: node '%s': its store runs %d movement node%s (%d leaves)\n", nd->name,
+                (int)sc->n_nodes, sc->n_nodes == 1 ? "" : "s", (int)sc->n_leaves);
+    return 0;
+}
+
+/* Scatter stores (rt_scatter.c): each running matmul whose output only movement nodes read
  * (reshape, transpose, split, gather by constant ids) gets a store that writes the tree's leaves
  * itself; the tree's nodes are marked in skip (they launch nothing), its leaves become views of
  * the matmul's output at their offsets, and its other tensors are never made. Off by
- * opts.no_scatter and at 3xtf32 (the tensor-core kernel has no scatter store). */
+ * opts.no_scatter; at 3xtf32 only where the product's 3xtf32 decision is the FP32 kernel (the
+ * tensor-core kernels have no scatter store): rt_sc_decide. */
 static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, char *err,
                            size_t errlen) {
     graph *g = c->g;
-    if (c->opts.no_scatter || c->opts.precision != RT_PRECISION_FP32)
+    if (c->opts.no_scatter)
         return 0;
     uint8_t *isconst = calloc((size_t)g->n_tensors + 1, 1);
     if (!isconst)
@@ -275,35 +409,21 @@ static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live,
         if (!live[id] || all || skip[id] || nd->op != OP_MATMUL || act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH)
             continue; /* sigmoid and tanh run as a pass over the packed output after the product */
         rt_scatter sc;
+        mm_scatter_node scn;
+        memset(&scn, 0, sizeof scn);
         char why[256] = "";
         int r = rt_scatter_find(g, id, live, &sc, why, sizeof why, err, errlen);
-        if (r < 0) {
-            rc = -1;
-        } else if (r > 0) {
-            rt_scatter *grown = realloc(c->sc, ((size_t)c->n_sc + 1) * sizeof *c->sc);
-            if (!grown) {
+        if (r > 0 && c->opts.precision == RT_PRECISION_3XTF32) {
+            r = rt_sc_decide(c, isconst, &sc, &scn, why, sizeof why, err, errlen);
+            if (r <= 0)
                 rt_scatter_free(&sc);
-                rc = base_fail(err, errlen, "out of memory planning the graph");
-                break;
-            }
-            if (c->opts.check_tol <= 0) { /* only node checks read the placement back */
-                free(sc.dst);
-                sc.dst = NULL;
-            }
-            c->sc = grown;
-            c->sc[c->n_sc++] = sc;
-            for (int32_t q = 0; q < sc.n_nodes; q++)
-                skip[sc.nodes[q]] = 1;
-            for (int32_t q = 0; q < sc.n_leaves; q++) {
-                c->tclass[sc.leaves[q]] = RT_T_ALIAS;
-                c->alias_of[sc.leaves[q]] = sc.root;
-                c->alias_off[sc.leaves[q]] = sc.leaf_off[q];
-            }
-            c->n_scattered += sc.n_nodes;
-            if (c->opts.verbose)
-                fprintf(stderr, "tasc: node '%s': its store runs %d movement node%s (%d leaves)\n", nd->name,
-                        (int)sc.n_nodes, sc.n_nodes == 1 ? "" : "s", (int)sc.n_leaves);
+            if (r == 0 && c->opts.verbose)
+                fprintf(stderr, "tasc: node '%s': no scatter store: %s\n", nd->name, why);
         }
+        if (r < 0)
+            rc = -1;
+        else if (r > 0)
+            rc = rt_sc_add(c, nd, &sc, &scn, skip, err, errlen);
     }
     free(isconst);
     return rc;
@@ -510,7 +630,16 @@ static void rt_resolve(rt_ctx *c, rt_node *rn) {
         rn->out[k] = rt_dev(c, nd->out[k]);
 }
 
-/* The scatter stores' tables, in one device allocation (persistent), and their mm_scatter_node. */
+/* A view's device tables at d (its 3xtf32 decision, set when planned, is kept). */
+static void rt_sc_view(mm_scatter *v, const int64_t *d, int64_t nb, int64_t m, int64_t n, int vec4) {
+    v->off_b = d;
+    v->off_m = d + nb;
+    v->mul = d + nb + m;
+    v->off_n = d + nb + m + n;
+    v->vec4 = vec4;
+}
+
+/* The scatter stores' tables, in one device allocation (persistent), into their mm_scatter_node. */
 static int rt_upload_scatter(rt_ctx *c, char *err, size_t errlen) {
     int64_t total = 0;
     for (int32_t i = 0; i < c->n_sc; i++) {
@@ -520,8 +649,6 @@ static int rt_upload_scatter(rt_ctx *c, char *err, size_t errlen) {
     }
     if (c->n_sc == 0)
         return 0;
-    if (!(c->scn = calloc((size_t)c->n_sc, sizeof *c->scn)))
-        return base_fail(err, errlen, "out of memory");
     if (!(c->sc_dev = rt_dmalloc(total * (int64_t)sizeof(int64_t), "the scatter tables", err, errlen)))
         return -1;
     c->persist_bytes += total * (int64_t)sizeof(int64_t);
@@ -532,14 +659,14 @@ static int rt_upload_scatter(rt_ctx *c, char *err, size_t errlen) {
         if (sc->batched) {
             const int64_t nb = sc->nb, m = sc->m, len = nb + m + 2 * n;
             rt_upload(c, d, h, len * (int64_t)sizeof(int64_t));
-            c->scn[i].batched = (mm_scatter){d, d + nb, d + nb + m, d + nb + m + n, sc->vec4};
+            rt_sc_view(&c->scn[i].batched, d, nb, m, n, sc->vec4);
             d += len;
             h += len;
         }
         if (sc->rows_nb) {
             const int64_t nb = sc->rows_nb, m = sc->rows_m, len = nb + m + 2 * n;
             rt_upload(c, d, h, len * (int64_t)sizeof(int64_t));
-            c->scn[i].rows = (mm_scatter){d, d + nb, d + nb + m, d + nb + m + n, sc->rows_vec4};
+            rt_sc_view(&c->scn[i].rows, d, nb, m, n, sc->rows_vec4);
             c->scn[i].rows_nb = nb;
             c->scn[i].rows_m = m;
             d += len;
@@ -821,6 +948,9 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     mm_autotune_stats st;
     mm_autotune_get_stats(&st);
     mm_autotune_set(0);
+    st.tuned += c->sc_tune.tuned; /* the scatter stores' 3xtf32 decisions, made when planned */
+    st.tune_s += c->sc_tune.tune_s;
+    st.untuned += c->sc_tune.untuned;
     if (rc < 0 || mode == RT_AUTOTUNE_OFF)
         return rc;
     char path[4096];

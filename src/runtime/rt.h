@@ -58,7 +58,8 @@ typedef struct {
     int no_scatter;           /* 1 (or TASC_NO_SCATTER=1 in the environment): every transpose,
                                  split and gather reading a matmul's output runs as its own kernel,
                                  and so do transposes that move no element (A/B measurement);
-                                 0: a matmul's store executes them (rt_scatter_find; fp32 only) */
+                                 0: a matmul's store executes them (rt_scatter_find; at 3xtf32
+                                 only where the product's kernel is the FP32 one: rt.c) */
 } rt_opts;
 
 enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };

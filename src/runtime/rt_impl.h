@@ -71,7 +71,9 @@ struct rt_ctx {
     /* scatter stores (rt_scatter.h in rt.h): matmuls whose store executes the movement nodes
      * reading their output (those nodes launch nothing); tables on the device in sc_dev */
     rt_scatter *sc; int32_t n_sc, n_scattered; /* n_scattered: movement nodes so executed */
-    mm_scatter_node *scn;      /* per store, device table pointers (what mm_scatter_node_set gets) */
+    mm_scatter_node *scn;      /* per store, device table pointers (what mm_scatter_node_set gets)
+                                  and, at 3xtf32, the product's decision made when planned */
+    mm_autotune_stats sc_tune; /* 3xtf32: first-use tuning done planning the stores (rt_sc_decide) */
     int64_t *sc_dev;
     rt_phase phase;
     /* memory */

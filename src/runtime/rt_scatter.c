@@ -7,7 +7,9 @@
  * reference ops on the product's element indices (so the semantics are the op table's by
  * construction); the tables are then derived and checked against every element. A tree whose
  * placement is not of that form loses its deepest transposes (they run as kernels) until it is,
- * or is refused.
+ * or is refused. The store is the FP32 kernel's: at precision 3xtf32 the runtime keeps a store
+ * only where the 3xtf32 decision for the product it runs is the FP32 kernel, decided once when
+ * planned (rt.c, rt_sc_decide); tensor-core products run their trees as kernels.
  */
 #include <stdlib.h>
 #include <string.h>

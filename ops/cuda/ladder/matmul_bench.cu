@@ -101,12 +101,16 @@ static std::string mm_jnum(double v, const char *fmt = "%.6g") {
     return isfinite(v) ? mm_fmt(fmt, v) : std::string("null");
 }
 
-/* The 3xTF32 kernel's choice for p, as a note. */
+/* What precision 3xtf32 runs for p (mm_choose_precision: a 3xTF32 kernel, mma: or wgmma:, or the
+ * FP32 kernel's configuration), as a note: the table shows the mode's real kernel. */
 static std::string mm_3xtf32_note(const mm_problem *p) {
-    int cfg = 0, split = 1, group = 1;
-    mm_3xtf32_choose(p, &cfg, &split, &group);
-    return std::string("3xtf32 ") + mm_3xtf32_config_name(cfg) + " split " + std::to_string(split) + " group " +
-           std::to_string(group) + " (heuristic)";
+    mm_choice ch;
+    int from_table = 0;
+    char nm[128];
+    if (mm_choose_precision(MM_PREC_3XTF32, p, &ch, &from_table, NULL, 0))
+        return "3xtf32 ?";
+    return std::string("3xtf32 ") + mm_choice_name(&ch, nm, sizeof nm) + " split " + std::to_string(ch.split_k) +
+           " group " + std::to_string(ch.group_m) + (from_table ? " (table)" : " (built-in rule)");
 }
 
 /* Device buffers for one problem. */
