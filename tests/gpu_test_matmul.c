@@ -562,17 +562,38 @@ static void test_run_api(const char *dir) {
     CUDA_CHECK(cudaFree(d));
 }
 
+/* First-use tests' environment: a fresh per-device cache dir/sub (also the shipped-table folder,
+ * so none is read), no user table, tuning allowed; tune_env_leave restores the defaults and
+ * removes the cache file (path), its lock and the folder. */
+static void tune_env_enter(const char *dir, const char *sub, char *cache_dir, size_t len) {
+    snprintf(cache_dir, len, "%s/%s", dir, sub);
+    setenv("TASC_CACHE_DIR", cache_dir, 1);
+    setenv("TASC_TUNE_DIR", cache_dir, 1); /* no shipped tables */
+    setenv("TASC_TUNE_TABLE", "/nonexistent/tasc-user-table.txt", 1);
+    unsetenv("TASC_NO_AUTOTUNE");
+    mm_table_use(NULL);
+}
+
+static void tune_env_leave(const char *cache_dir, const char *path) {
+    mm_autotune_set(0);
+    unsetenv("TASC_NO_AUTOTUNE");
+    unsetenv("TASC_CACHE_DIR");
+    unsetenv("TASC_TUNE_DIR");
+    unsetenv("TASC_TUNE_TABLE");
+    mm_table_use(NULL);
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+    rmdir(cache_dir);
+}
+
 /* First-use tuning (matmul.h, mm_autotune_set): with no table holding the problem, mm_choose tunes
  * it, stores it in the per-device cache under this device's key and runs it; a fresh load reads it
  * back from the cache without tuning; TASC_NO_AUTOTUNE=1 refuses tuning (heuristic, counted). */
 static void test_first_use(const char *dir) {
     char cache_dir[512], err[256], path[4096];
-    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
-    setenv("TASC_CACHE_DIR", cache_dir, 1);
-    setenv("TASC_TUNE_DIR", cache_dir, 1);     /* no shipped tables */
-    setenv("TASC_TUNE_TABLE", "/nonexistent/tasc-user-table.txt", 1);
-    unsetenv("TASC_NO_AUTOTUNE");
-    mm_table_use(NULL);
+    tune_env_enter(dir, "cache", cache_dir, sizeof cache_dir);
     mm_problem p;
     mm_problem_init(&p, 200, 136, 72, 3);
     p.has_bias = 1;
@@ -616,17 +637,7 @@ static void test_first_use(const char *dir) {
     mm_autotune_get_stats(&st);
     CHECK_EQ_INT(st.tuned, 0);
     CHECK_EQ_INT(st.untuned, 1);
-    mm_autotune_set(0);
-    unsetenv("TASC_NO_AUTOTUNE");
-    unsetenv("TASC_CACHE_DIR");
-    unsetenv("TASC_TUNE_DIR");
-    unsetenv("TASC_TUNE_TABLE");
-    mm_table_use(NULL);
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(path);
-    unlink(lock);
-    rmdir(cache_dir);
+    tune_env_leave(cache_dir, path);
 }
 
 /* ---- 3xTF32 ---------------------------------------------------------------------------------- */
@@ -994,12 +1005,7 @@ static void test_3xtf32_table(const char *dir) {
 static void test_3xtf32_first_use(const char *dir) {
     int before = test_failed, from = -1;
     char cache_dir[512], path[4096], err[256];
-    snprintf(cache_dir, sizeof cache_dir, "%s/cache3", dir);
-    setenv("TASC_CACHE_DIR", cache_dir, 1);
-    setenv("TASC_TUNE_DIR", cache_dir, 1); /* no shipped tables */
-    setenv("TASC_TUNE_TABLE", "/nonexistent/tasc-user-table.txt", 1);
-    unsetenv("TASC_NO_AUTOTUNE");
-    mm_table_use(NULL);
+    tune_env_enter(dir, "cache3", cache_dir, sizeof cache_dir);
     const mcase c = {192, 200, 384, 2, "bias_relu", 0};
     mm_autotune_stats st;
     mm_autotune_set(1);
@@ -1036,17 +1042,7 @@ static void test_3xtf32_first_use(const char *dir) {
     choice_3xtf32(&c2, &from);
     mm_autotune_get_stats(&st);
     CHECK(from == 0 && st.tuned == 0 && st.untuned == 1);
-    mm_autotune_set(0);
-    unsetenv("TASC_NO_AUTOTUNE");
-    unsetenv("TASC_CACHE_DIR");
-    unsetenv("TASC_TUNE_DIR");
-    unsetenv("TASC_TUNE_TABLE");
-    mm_table_use(NULL);
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(path);
-    unlink(lock);
-    rmdir(cache_dir);
+    tune_env_leave(cache_dir, path);
     printf("3xtf32 first-use tuning, cache, refusal: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 

@@ -283,12 +283,14 @@ static int rt_sc_presplit(const graph *g, const graph_node *nd, const uint8_t *i
     if (rt_sc_const(g, isconst, nd->in[1])) {
         mm_problem_init(&p, bb == 1 ? m * ba : m, n, k, bb == 1 ? 1 : bo);
         p.stride_b = bb == 1 ? 0 : k * n;
+        rt_ps_epilogue(nd, &p);
         if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
             return 1;
     }
     if (rt_sc_const(g, isconst, nd->in[0])) {
         mm_problem_init(&p, m, n, k, bo);
         p.stride_a = ba == 1 ? 0 : m * k;
+        rt_ps_epilogue(nd, &p);
         if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
             return 1;
     }

@@ -97,6 +97,9 @@ struct rt_ctx {
  * call's hand-over (NULL: none) and the release. */
 int rt_presplit_setup(rt_ctx *c, char *err, size_t errlen);
 void rt_presplit_node(rt_ctx *c, const rt_node *rn);
+/* The epilogue of matmul node nd (bias input, fused activation) on p: the tables' 3xtf32 decisions
+ * are keyed by it, so the pre-split and scatter-store questions ask about the product as it runs. */
+void rt_ps_epilogue(const graph_node *nd, mm_problem *p);
 void rt_presplit_free(rt_ctx *c);
 
 #ifdef __cplusplus

@@ -46,6 +46,12 @@ static int64_t rt_ps_batch(const ops_shape *s) {
     return n;
 }
 
+void rt_ps_epilogue(const graph_node *nd, mm_problem *p) {
+    const int act = oc_mm_act((ops_act)nd->p.v[PM_ACT]);
+    p->has_bias = nd->n_in > 2;
+    p->act = act < 0 ? MM_ACT_NONE : (mm_act)act;
+}
+
 /* The operands of node rn worth splitting once (at most 2, into w); their count. The problem asked
  * about is the one the node's kernel runs (ops_matmul.c, ops_conv.cu's GEMM path). */
 static int32_t rt_ps_node(const rt_ctx *c, const rt_node *rn, const uint8_t *isconst, rt_ps_want *w) {
@@ -63,12 +69,14 @@ static int32_t rt_ps_node(const rt_ctx *c, const rt_node *rn, const uint8_t *isc
         if (isconst[nd->in[1]]) {
             mm_problem_init(&p, bb == 1 ? m * ba : m, nn, k, bb == 1 ? 1 : bo); /* B shared: one tall product */
             p.stride_b = bb == 1 ? 0 : k * nn;
+            rt_ps_epilogue(nd, &p);
             if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
                 w[n++] = (rt_ps_want){1, MM_OPERAND_B, nn, k, bb, k * nn};
         }
         if (isconst[nd->in[0]]) {
             mm_problem_init(&p, m, nn, k, bo);
             p.stride_a = ba == 1 ? 0 : m * k;
+            rt_ps_epilogue(nd, &p);
             if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
                 w[n++] = (rt_ps_want){0, MM_OPERAND_A, m, k, ba, m * k};
         }
