@@ -247,6 +247,13 @@ static int32_t rt_sc_of_node(const rt_ctx *c, int32_t id) {
     return 0;
 }
 
+/* 1 if node nd's output is the same bytes as its input under another shape: a reshape, or (with
+ * the scatter store on) a transpose of axes of size 1. The planner makes it an alias, no kernel. */
+static int rt_node_aliases(const graph *g, const graph_node *nd, int no_scatter) {
+    return nd->op == OP_RESHAPE ||
+           (nd->op == OP_TRANSPOSE && !no_scatter && rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
+}
+
 /* 1 if t keeps its value for the context's life as rt_presplit.c counts it: a weight or a folded
  * value (isconst), or a reshape or a transpose moving nothing of one (aliases). */
 static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
@@ -255,8 +262,7 @@ static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
         for (int32_t k = 0; k < g->n_nodes && !up; k++)
             if (g->nodes[k].n_out == 1 && g->nodes[k].out[0] == t)
                 up = &g->nodes[k];
-        if (!up || !(up->op == OP_RESHAPE ||
-                     (up->op == OP_TRANSPOSE && rt_transpose_moves_nothing(&g->tensors[up->in[0]].shape, &up->p))))
+        if (!up || !rt_node_aliases(g, up, 0)) /* called only with the scatter store on */
             return 0;
         t = up->in[0];
     }
@@ -510,9 +516,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         }
         for (int32_t i = 0; i < nd->n_in; i++)
             needed[rt_root(c, nd->in[i])] = 1;
-        if (nd->op == OP_RESHAPE || (nd->op == OP_TRANSPOSE && !c->opts.no_scatter &&
-                                     rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p))) {
-            /* the same bytes under another shape (a transpose of axes of size 1 is one): no kernel */
+        if (rt_node_aliases(g, nd, c->opts.no_scatter)) { /* the same bytes under another shape: no kernel */
             c->tclass[nd->out[0]] = RT_T_ALIAS;
             c->alias_of[nd->out[0]] = rt_root(c, nd->in[0]);
             c->alias_off[nd->out[0]] = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
