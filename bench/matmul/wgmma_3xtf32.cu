@@ -5,7 +5,9 @@
  * FLUSH > 0: fresh accumulators every FLUSH k-tiles, folded by FP32 adds (the tensor core's truncate).
  * Times every variant and cuBLAS strict FP32, errors against fp64; appends the table to argv[1];
  * argv[2] timed runs (30), argv[3] one shape index, argv[4] rasterization group (8). Build:
- * bench/matmul/build_wgmma.sh. The library's version: ops/cuda/matmul_3xtf32_wgmma.cu.
+ * bench/matmul/build_wgmma.sh. The library's version: ops/cuda/matmul_3xtf32_wgmma.cu; the PTX
+ * wrappers are the library's own (ops/cuda/matmul_wgmma_ptx.cuh). The kernel itself is not: it
+ * keeps the variants measured (FLUSH, PROBE, 192- and 256-wide tiles, relu-only epilogue).
  */
 #include <algorithm>
 #include <string>
@@ -19,6 +21,8 @@
 #include <cublas_v2.h>
 #include <cuda.h> /* CUtensorMap and the encode function's type only: no -lcuda */
 #include <cuda_runtime.h>
+
+#include "../../ops/cuda/matmul_wgmma_ptx.cuh" /* relative: build_wgmma.sh passes no -I */
 
 #define CK(x)                                                                                          \
     do {                                                                                               \
@@ -96,88 +100,9 @@ __global__ void wg_split_cols(const float *__restrict__ B, float *__restrict__ h
     }
 }
 
-/* ---- PTX wrappers: mbarrier, TMA, wgmma ------------------------------------------------------ */
+/* ---- PTX wrappers: the library's (matmul_wgmma_ptx.cuh), plus the wider products ------------- */
 
-static __device__ __forceinline__ uint32_t wg_smem(const void *p) {
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void wg_bar_init(uint32_t bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void wg_bar_expect(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-static __device__ __forceinline__ void wg_bar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-static __device__ __forceinline__ void wg_bar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-/* box of tensor map tm at (c0 innermost, c1, c2) into shared dst, completing on bar */
-static __device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *tm, uint32_t bar, int c0, int c1,
-                                               int c2) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, "
-                 "%5}], [%2];\n" ::"r"(dst),
-                 "l"(reinterpret_cast<uint64_t>(tm)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-/* shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart */
-static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr) {
-    return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
-}
-static __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-static __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-static __device__ __forceinline__ void wg_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* keeps the compiler from moving accesses of r across the asynchronous wgmma */
-template <int R>
-static __device__ __forceinline__ void wg_keep(float (&r)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; i++)
-        asm volatile("" : "+f"(r[i])::"memory");
-}
-
-static __device__ __forceinline__ void wg_mma_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
-                 "}, %32, %33, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
-static __device__ __forceinline__ void wg_mma_n128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-                 "}, %64, %65, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
+/* m64n192k8 and m64n256k8: tile widths the library does not use, measured here as variants */
 static __device__ __forceinline__ void wg_mma_n192(float (&d)[96], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {"
@@ -188,18 +113,7 @@ static __device__ __forceinline__ void wg_mma_n192(float (&d)[96], uint64_t da, 
                  "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
                  "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
                  "}, %96, %97, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+                 : WGT_ACC32(d, 0), WGT_ACC32(d, 32), WGT_ACC32(d, 64)
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
@@ -215,22 +129,7 @@ static __device__ __forceinline__ void wg_mma_n256(float (&d)[128], uint64_t da,
                  "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
                  "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
                  "}, %128, %129, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : WGT_ACC32(d, 0), WGT_ACC32(d, 32), WGT_ACC32(d, 64), WGT_ACC32(d, 96)
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
@@ -263,9 +162,9 @@ struct wg_args {
 template <int BN>
 static __device__ __forceinline__ void wg_mma(float (&d)[BN / 2], uint64_t da, uint64_t db, int scale_d) {
     if constexpr (BN == 64)
-        wg_mma_n64(d, da, db, scale_d);
+        wgt_mma_n64(d, da, db, scale_d);
     else if constexpr (BN == 128)
-        wg_mma_n128(d, da, db, scale_d);
+        wgt_mma_n128(d, da, db, scale_d);
     else if constexpr (BN == 192)
         wg_mma_n192(d, da, db, scale_d);
     else
@@ -280,9 +179,9 @@ static __device__ __forceinline__ void wg_ktile(float (&d)[CFG::NACC], uint32_t 
 #pragma unroll
     for (int k8 = 0; k8 < CFG::BK / 8; k8++) {
         const uint32_t o = 32u * k8; /* 8 TF32 = 32 bytes along the swizzled row */
-        wg_mma<CFG::BN>(d, wg_desc(al + o), wg_desc(bh + o), fresh && k8 == 0 ? 0 : 1);
-        wg_mma<CFG::BN>(d, wg_desc(ah + o), wg_desc(bl + o), 1);
-        wg_mma<CFG::BN>(d, wg_desc(ah + o), wg_desc(bh + o), 1);
+        wg_mma<CFG::BN>(d, wgt_desc(al + o), wgt_desc(bh + o), fresh && k8 == 0 ? 0 : 1);
+        wg_mma<CFG::BN>(d, wgt_desc(ah + o), wgt_desc(bl + o), 1);
+        wg_mma<CFG::BN>(d, wgt_desc(ah + o), wgt_desc(bh + o), 1);
     }
 }
 
@@ -302,14 +201,14 @@ static __device__ __forceinline__ void wg_produce(const CUtensorMap *tah, const 
     for (int kt = 0; kt < (CFG::PROBE == 2 ? 0 : ktiles); kt++) {
         const int s = kt % S;
         if (kt >= S)
-            wg_bar_wait(bars + 8 * (S + s), ((kt / S) + 1) & 1);
+            wgt_bar_wait(bars + 8 * (S + s), ((kt / S) + 1) & 1);
         const uint32_t st = base + s * CFG::STAGE_BYTES, full = bars + 8 * s;
         const int k = CFG::PROBE ? 0 : kt * CFG::BK;
-        wg_bar_expect(full, CFG::STAGE_BYTES);
-        wg_tma3(st, tah, full, k, m0, ba);
-        wg_tma3(st + CFG::A_BYTES, tal, full, k, m0, ba);
-        wg_tma3(st + 2 * CFG::A_BYTES, tbh, full, k, n0, bb);
-        wg_tma3(st + 2 * CFG::A_BYTES + CFG::B_BYTES, tbl, full, k, n0, bb);
+        wgt_bar_expect(full, CFG::STAGE_BYTES);
+        wgt_tma3(st, tah, full, k, m0, ba);
+        wgt_tma3(st + CFG::A_BYTES, tal, full, k, m0, ba);
+        wgt_tma3(st + 2 * CFG::A_BYTES, tbh, full, k, n0, bb);
+        wgt_tma3(st + 2 * CFG::A_BYTES + CFG::B_BYTES, tbl, full, k, n0, bb);
     }
 }
 
@@ -321,18 +220,18 @@ static __device__ __forceinline__ void wg_step(float (&d)[CFG::NACC], uint32_t b
     constexpr int S = CFG::STAGES;
     const int s = kt % S;
     if (CFG::PROBE != 2)
-        wg_bar_wait(bars + 8 * s, (kt / S) & 1);
+        wgt_bar_wait(bars + 8 * s, (kt / S) & 1);
     const uint32_t ah = base + s * CFG::STAGE_BYTES + cw * 64 * 128, al = ah + CFG::A_BYTES;
     const uint32_t bh = base + s * CFG::STAGE_BYTES + 2 * CFG::A_BYTES, bl = bh + CFG::B_BYTES;
-    wg_keep(d);
-    wg_fence();
+    wgt_keep(d);
+    wgt_fence();
     wg_ktile<CFG>(d, ah, al, bh, bl, fresh);
-    wg_commit();
-    wg_wait<W>();
-    wg_keep(d);
+    wgt_commit();
+    wgt_wait<W>();
+    wgt_keep(d);
     const int done = W == 0 ? kt : kt - 1;
     if (done >= 0 && threadIdx.x % 32 == 0)
-        wg_bar_arrive(bars + 8 * (S + done % S));
+        wgt_bar_arrive(bars + 8 * (S + done % S));
 }
 
 /* Consumer warpgroup cw: FLUSH > 0: fresh accumulators every FLUSH k-tiles added to acc; 0: one
@@ -359,8 +258,8 @@ static __device__ __forceinline__ void wg_consume(float (&acc)[CFG::NACC], uint3
     } else {
         for (int kt = 0; kt < ktiles; kt++)
             wg_step<CFG, CFG::FLUSH == 0 ? 1 : 0>(acc, base, bars, kt, cw, false);
-        wg_wait<0>();
-        wg_keep(acc);
+        wgt_wait<0>();
+        wgt_keep(acc);
     }
 }
 
@@ -398,7 +297,7 @@ __global__ void __launch_bounds__(384, 1)
               const __grid_constant__ CUtensorMap tbh, const __grid_constant__ CUtensorMap tbl, wg_args a) {
     extern __shared__ uint8_t wg_raw[];
     constexpr int S = CFG::STAGES;
-    const uint32_t base = (wg_smem(wg_raw) + 1023u) & ~1023u, bars = base + S * CFG::STAGE_BYTES;
+    const uint32_t base = (wgt_smem(wg_raw) + 1023u) & ~1023u, bars = base + S * CFG::STAGE_BYTES;
     const int tiles_m = (a.M + CFG::BM - 1) / CFG::BM, tiles_n = (a.N + CFG::BN - 1) / CFG::BN;
     const int pid = blockIdx.x, width = a.group_m * tiles_n, first = (pid / width) * a.group_m;
     const int gsz = min(tiles_m - first, a.group_m);
@@ -406,8 +305,8 @@ __global__ void __launch_bounds__(384, 1)
     const int bz = blockIdx.z, ktiles = (a.Kp + CFG::BK - 1) / CFG::BK, wg = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) {
-            wg_bar_init(bars + 8 * s, 1);       /* full: the producer's expect_tx */
-            wg_bar_init(bars + 8 * (S + s), 8); /* empty: one arrival per consumer warp */
+            wgt_bar_init(bars + 8 * s, 1);       /* full: the producer's expect_tx */
+            wgt_bar_init(bars + 8 * (S + s), 8); /* empty: one arrival per consumer warp */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }

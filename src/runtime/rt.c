@@ -255,13 +255,14 @@ static int rt_node_aliases(const graph *g, const graph_node *nd, int no_scatter)
 }
 
 /* 1 if t keeps its value for the context's life as rt_presplit.c counts it: a weight or a folded
- * value (isconst), or a reshape or a transpose moving nothing of one (aliases). */
+ * value (isconst), or a reshape or a transpose moving nothing of one (aliases). The walk up takes
+ * each tensor's producer from the graph (tensor.producer, which graph_validate in rt_ctx_new has
+ * checked against every node's out[]): one step each, where a scan of every node per step made
+ * planning quadratic in the graph's size. */
 static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
     for (int32_t guard = 0; guard < g->n_nodes && !isconst[t]; guard++) {
-        const graph_node *up = NULL;
-        for (int32_t k = 0; k < g->n_nodes && !up; k++)
-            if (g->nodes[k].n_out == 1 && g->nodes[k].out[0] == t)
-                up = &g->nodes[k];
+        const int32_t k = g->tensors[t].producer; /* -1: an input or a weight */
+        const graph_node *up = k >= 0 && g->nodes[k].n_out == 1 ? &g->nodes[k] : NULL;
         if (!up || !rt_node_aliases(g, up, 0)) /* called only with the scatter store on */
             return 0;
         t = up->in[0];
@@ -269,38 +270,13 @@ static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
     return isconst[t];
 }
 
-static int64_t rt_sc_items(const ops_shape *s) {
-    int64_t n = 1;
-    for (int32_t i = 0; i + 2 < s->rank; i++)
-        n *= s->dims[i];
-    return n;
-}
-
-/* 1 if rt_presplit.c would split an operand of matmul nd for the wgmma path at 3xtf32: the
- * products it asks about (rt_ps_node), asked the same way. */
+/* 1 if rt_presplit.c would split an operand of matmul nd for the wgmma path at 3xtf32: the same
+ * question (rt_ps_matmul) on the graph's shapes, the operands' constness walked through aliases. */
 static int rt_sc_presplit(const graph *g, const graph_node *nd, const uint8_t *isconst) {
-    const ops_shape *as = &g->tensors[nd->in[0]].shape, *bs = &g->tensors[nd->in[1]].shape;
-    const ops_shape *os = &g->tensors[nd->out[0]].shape;
-    if (!mm_3xtf32_wgmma_available() || as->rank < 2 || bs->rank < 2)
-        return 0;
-    const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], n = bs->dims[bs->rank - 1];
-    const int64_t ba = rt_sc_items(as), bb = rt_sc_items(bs), bo = rt_sc_items(os);
-    mm_problem p;
-    if (rt_sc_const(g, isconst, nd->in[1])) {
-        mm_problem_init(&p, bb == 1 ? m * ba : m, n, k, bb == 1 ? 1 : bo);
-        p.stride_b = bb == 1 ? 0 : k * n;
-        rt_ps_epilogue(nd, &p);
-        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
-            return 1;
-    }
-    if (rt_sc_const(g, isconst, nd->in[0])) {
-        mm_problem_init(&p, m, n, k, bo);
-        p.stride_a = ba == 1 ? 0 : m * k;
-        rt_ps_epilogue(nd, &p);
-        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
-            return 1;
-    }
-    return 0;
+    rt_ps_want w[2];
+    return rt_ps_matmul(nd, &g->tensors[nd->in[0]].shape, &g->tensors[nd->in[1]].shape,
+                        &g->tensors[nd->out[0]].shape, rt_sc_const(g, isconst, nd->in[0]),
+                        rt_sc_const(g, isconst, nd->in[1]), w) > 0;
 }
 
 /* Precision 3xtf32: a scatter store is the FP32 kernel's, so the matmul keeps the store sc only

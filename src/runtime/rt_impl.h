@@ -97,10 +97,22 @@ struct rt_ctx {
  * call's hand-over (NULL: none) and the release. */
 int rt_presplit_setup(rt_ctx *c, char *err, size_t errlen);
 void rt_presplit_node(rt_ctx *c, const rt_node *rn);
-/* The epilogue of matmul node nd (bias input, fused activation) on p: the tables' 3xtf32 decisions
- * are keyed by it, so the pre-split and scatter-store questions ask about the product as it runs. */
-void rt_ps_epilogue(const graph_node *nd, mm_problem *p);
 void rt_presplit_free(rt_ctx *c);
+
+/* One operand to split: the node input it comes from and the split's shape. */
+typedef struct {
+    int32_t input;
+    mm_operand side;
+    int64_t rows, k, items, stride;
+} rt_ps_want;
+
+/* The operands of matmul node nd (operand shapes as, bs, output os) that the 3xtf32 pre-split
+ * splits for the wgmma path, of those that keep their value (a_const, b_const): at most 2 into w
+ * (B first), their count. One question for two callers that must agree: the split at setup (on
+ * the run nodes' shapes) and the scatter-store planner in rt.c (on the graph's, before the run
+ * nodes exist), which plans no store for a product whose weight will be split. */
+int32_t rt_ps_matmul(const graph_node *nd, const ops_shape *as, const ops_shape *bs, const ops_shape *os,
+                     int a_const, int b_const, rt_ps_want *w);
 
 #ifdef __cplusplus
 }

@@ -32,13 +32,6 @@ static uint8_t *rt_ps_consts(const rt_ctx *c) {
     return k;
 }
 
-/* One operand to split: the node input it comes from and the split's shape. */
-typedef struct {
-    int32_t input;
-    mm_operand side;
-    int64_t rows, k, items, stride;
-} rt_ps_want;
-
 static int64_t rt_ps_batch(const ops_shape *s) {
     int64_t n = 1;
     for (int32_t i = 0; i + 2 < s->rank; i++)
@@ -46,41 +39,52 @@ static int64_t rt_ps_batch(const ops_shape *s) {
     return n;
 }
 
-void rt_ps_epilogue(const graph_node *nd, mm_problem *p) {
+/* The epilogue of matmul node nd (bias input, fused activation) on p: the tables' 3xtf32 decisions
+ * are keyed by it, so the question asks about the product as it runs. */
+static void rt_ps_epilogue(const graph_node *nd, mm_problem *p) {
     const int act = oc_mm_act((ops_act)nd->p.v[PM_ACT]);
     p->has_bias = nd->n_in > 2;
     p->act = act < 0 ? MM_ACT_NONE : (mm_act)act;
+}
+
+/* Declared in rt_impl.h. Asks about the products the node's kernel runs (ops_matmul.c). */
+int32_t rt_ps_matmul(const graph_node *nd, const ops_shape *as, const ops_shape *bs, const ops_shape *os,
+                     int a_const, int b_const, rt_ps_want *w) {
+    if (!mm_3xtf32_wgmma_available() || as->rank < 2 || bs->rank < 2)
+        return 0;
+    const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], nn = bs->dims[bs->rank - 1];
+    const int64_t ba = rt_ps_batch(as), bb = rt_ps_batch(bs), bo = rt_ps_batch(os);
+    if (m < 1 || k < 1 || nn < 1)
+        return 0;
+    int32_t n = 0;
+    mm_problem p;
+    if (b_const) {
+        mm_problem_init(&p, bb == 1 ? m * ba : m, nn, k, bb == 1 ? 1 : bo); /* B shared: one tall product */
+        p.stride_b = bb == 1 ? 0 : k * nn;
+        rt_ps_epilogue(nd, &p);
+        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
+            w[n++] = (rt_ps_want){1, MM_OPERAND_B, nn, k, bb, k * nn};
+    }
+    if (a_const) {
+        mm_problem_init(&p, m, nn, k, bo);
+        p.stride_a = ba == 1 ? 0 : m * k;
+        rt_ps_epilogue(nd, &p);
+        if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
+            w[n++] = (rt_ps_want){0, MM_OPERAND_A, m, k, ba, m * k};
+    }
+    return n;
 }
 
 /* The operands of node rn worth splitting once (at most 2, into w); their count. The problem asked
  * about is the one the node's kernel runs (ops_matmul.c, ops_conv.cu's GEMM path). */
 static int32_t rt_ps_node(const rt_ctx *c, const rt_node *rn, const uint8_t *isconst, rt_ps_want *w) {
     const graph_node *nd = &c->g->nodes[rn->id];
+    if (nd->op == OP_MATMUL && rn->sig.n_in >= 2)
+        return rt_ps_matmul(nd, &rn->in_sh[0], &rn->in_sh[1], &rn->out_sh[0], isconst[nd->in[0]],
+                            isconst[nd->in[1]], w);
     int32_t n = 0;
     mm_problem p;
-    if (nd->op == OP_MATMUL && rn->sig.n_in >= 2) {
-        const ops_shape *as = &rn->in_sh[0], *bs = &rn->in_sh[1], *os = &rn->out_sh[0];
-        if (as->rank < 2 || bs->rank < 2)
-            return 0;
-        const int64_t m = as->dims[as->rank - 2], k = as->dims[as->rank - 1], nn = bs->dims[bs->rank - 1];
-        const int64_t ba = rt_ps_batch(as), bb = rt_ps_batch(bs), bo = rt_ps_batch(os);
-        if (m < 1 || k < 1 || nn < 1)
-            return 0;
-        if (isconst[nd->in[1]]) {
-            mm_problem_init(&p, bb == 1 ? m * ba : m, nn, k, bb == 1 ? 1 : bo); /* B shared: one tall product */
-            p.stride_b = bb == 1 ? 0 : k * nn;
-            rt_ps_epilogue(nd, &p);
-            if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_B))
-                w[n++] = (rt_ps_want){1, MM_OPERAND_B, nn, k, bb, k * nn};
-        }
-        if (isconst[nd->in[0]]) {
-            mm_problem_init(&p, m, nn, k, bo);
-            p.stride_a = ba == 1 ? 0 : m * k;
-            rt_ps_epilogue(nd, &p);
-            if (mm_3xtf32_presplit_wanted(&p, MM_OPERAND_A))
-                w[n++] = (rt_ps_want){0, MM_OPERAND_A, m, k, ba, m * k};
-        }
-    } else if (nd->op == OP_CONV2D && rn->sig.n_in >= 2 && isconst[nd->in[1]]) {
+    if (nd->op == OP_CONV2D && rn->sig.n_in >= 2 && isconst[nd->in[1]]) {
         const ops_shape *ws = &rn->in_sh[1], *os = &rn->out_sh[0];
         const int64_t g = nd->p.v[PM_GROUPS] > 0 ? nd->p.v[PM_GROUPS] : 1;
         const int64_t fg = ws->dims[0] / g, k = ws->dims[1] * ws->dims[2] * ws->dims[3];
