@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conv_3xtf32.h"
 #include "exec.h"
 #include "graph.h"
 #include "matmul.h"
@@ -209,6 +210,7 @@ typedef struct {
 
 static int op_cases[OP_COUNT];
 static double worst_err[OP_COUNT];
+static int case_precision = RT_PRECISION_FP32; /* of run_case's contexts */
 
 static void print_mismatches(const float *gpu, const float *ref, int64_t n) {
     int shown = 0;
@@ -279,6 +281,7 @@ static void run_case(const char *label, ops_type op, const ops_params *p, int32_
     for (int pass = 0; pass < 2; pass++) {
         rt_opts o = {0};
         o.no_fold = no_fold;
+        o.precision = case_precision;
         o.no_graph = pass == 1;
         rt_ctx *c = rt_ctx_new(g, &o, err, sizeof err);
         if (!c) {
@@ -346,6 +349,11 @@ static void set_list(ops_params *p, int32_t n, const int64_t *v) {
 
 static const int F3[3] = {FILL_NORMAL, FILL_NORMAL, FILL_NORMAL};
 
+/* The conv2d paths conv_case runs each case on (forced by TASC_RT_CONV; NULL: the measured one). */
+static const char *const conv_paths_all[] = {NULL, "cudnn", "gemm", "direct"};
+static const char *const *conv_paths = conv_paths_all;
+static size_t conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
+
 static void conv_case(const char *label, t_shape x, t_shape w, int bias, int sh, int sw, int pad_mode, int pad,
                       int dil, int groups, ops_act act) {
     ops_params p = P(OP_CONV2D);
@@ -359,8 +367,8 @@ static void conv_case(const char *label, t_shape x, t_shape w, int bias, int sh,
     p.v[PM_ACT] = act;
     t_shape s[3] = {x, w, SH(w.d[0])};
     /* the path measured fastest, then each path forced */
-    static const char *const paths[] = {NULL, "cudnn", "gemm", "direct"};
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    const char *const *paths = conv_paths;
+    for (size_t i = 0; i < conv_paths_n; i++) {
         char lab[128];
         snprintf(lab, sizeof lab, "%s [%s]", label, paths[i] ? paths[i] : "measured");
         if (paths[i])
@@ -414,6 +422,109 @@ static void test_conv(void) {
               OPS_ACT_RELU6);
     conv_case("conv 3x3 gelu_tanh no bias", SH(1, 6, 8, 8), SH(10, 6, 3, 3), 0, 1, 1, OPS_PAD_SAME, 0, 1, 1,
               OPS_ACT_GELU_TANH);
+}
+
+/* conv_3xtf32.cu's kernel alone, with each tile configuration, against the CPU reference: the
+ * error of FP32 (rel L2 <= 1e-5; one TF32 product per term would give about 1e-3), the same bits
+ * on a second run. Stride, padding and dilation equal on both axes. */
+static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride, int pad, int dil, int bias,
+                           ops_act act) {
+    ops_params p = P(OP_CONV2D);
+    p.v[PM_STRIDE_H] = p.v[PM_STRIDE_W] = stride;
+    p.v[PM_PAD] = OPS_PAD_EXPLICIT;
+    p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = pad;
+    p.v[PM_DIL_H] = p.v[PM_DIL_W] = dil;
+    p.v[PM_ACT] = act;
+    ops_shape in[3] = {{0}}, out[OPS_MAX_OUTPUTS];
+    const t_shape ts[3] = {xt, wt, SH(wt.d[0])};
+    for (int k = 0; k < 3; k++) {
+        in[k].rank = ts[k].rank;
+        memcpy(in[k].dims, ts[k].d, sizeof ts[k].d);
+    }
+    char err[256];
+    int32_t n_out = 0;
+    ops_window win;
+    CHECK_EQ_INT(ops_infer(OP_CONV2D, &p, bias ? 3 : 2, in, &n_out, out, err, sizeof err), 0);
+    CHECK_EQ_INT(ops_window2d(OP_CONV2D, &p, &in[0], &in[1], &win, err, sizeof err), 0);
+    const cv3_shape cs = {in[0].dims[0], in[0].dims[1], in[0].dims[2], in[0].dims[3], in[1].dims[0], in[1].dims[2],
+                          in[1].dims[3], win.oh, win.ow, win.sh, win.sw, win.dh, win.dw, win.pt, win.pl};
+    cv3_plan *plan = cv3_plan_new(&cs, err, sizeof err);
+    if (!plan)
+        fprintf(stderr, "%s: %s\n", label, err);
+    CHECK(plan != NULL);
+    if (!plan)
+        return;
+    const int64_t n[3] = {ops_shape_numel(&in[0]), ops_shape_numel(&in[1]), in[1].dims[0]};
+    const int64_t ny = ops_shape_numel(&out[0]);
+    float *h[3], *d[3], *ref = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
+    float *again = malloc((size_t)ny * sizeof(float)), *dy = NULL;
+    for (int k = 0; k < 3; k++) {
+        h[k] = malloc((size_t)n[k] * sizeof(float));
+        graph_fill_normal(h[k], n[k], t_next(), 0.0f, 1.0f);
+        CHECK_EQ_INT(cudaMalloc((void **)&d[k], (size_t)n[k] * sizeof(float)), cudaSuccess);
+        CHECK_EQ_INT(cudaMemcpy(d[k], h[k], (size_t)n[k] * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    CHECK_EQ_INT(cudaMalloc((void **)&dy, (size_t)ny * sizeof(float)), cudaSuccess);
+    ops_sig sig = {.op = OP_CONV2D, .p = &p, .n_in = bias ? 3 : 2, .n_out = 1, .in = in, .out = out};
+    ops_table[OP_CONV2D].cpu(&sig, (const float *const *)h, &ref);
+    for (int c = 0; c < cv3_config_count(); c++) {
+        for (int rep = 0; rep < 2; rep++) {
+            CHECK_EQ_INT(cudaMemset(dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess); /* NaN: every cell written */
+            cv3_run(plan, c, d[0], d[1], bias ? d[2] : NULL, dy, act == OPS_ACT_RELU ? MM_ACT_RELU : MM_ACT_NONE, 0);
+            CHECK_EQ_INT(cudaGetLastError(), cudaSuccess);
+            CHECK_EQ_INT(cudaMemcpy(rep ? again : got, dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
+                         cudaSuccess);
+        }
+        exec_diff df = exec_compare(got, ref, ny);
+        if (!(df.rel_l2 <= 1e-5))
+            fprintf(stderr, "%s [%s]: rel L2 %.3g (max abs %.3g)\n", label, cv3_config_name(c), df.rel_l2, df.max_abs);
+        CHECK(df.rel_l2 <= 1e-5);
+        CHECK(!memcmp(got, again, (size_t)ny * sizeof(float)));
+        if (df.rel_l2 > worst_err[OP_CONV2D])
+            worst_err[OP_CONV2D] = df.rel_l2;
+    }
+    for (int k = 0; k < 3; k++) {
+        free(h[k]);
+        CHECK_EQ_INT(cudaFree(d[k]), cudaSuccess);
+    }
+    CHECK_EQ_INT(cudaFree(dy), cudaSuccess);
+    free(ref);
+    free(got);
+    free(again);
+    cv3_plan_free(plan);
+}
+
+/* Precision 3xtf32: the implicit-GEMM kernel alone on shapes that reach its edges (the 16-byte 1x1
+ * columns and the gathered ones, odd maps, partial tiles, K not a multiple of 4 or 32), then
+ * conv2d through the runtime with the measured path and the 3xtf32 path forced. */
+static void test_conv_3xtf32(void) {
+    tc_kernel_case("tc 1x1 batch 2 (16-byte columns)", SH(2, 64, 8, 8), SH(48, 64, 1, 1), 1, 0, 1, 1, OPS_ACT_RELU);
+    tc_kernel_case("tc 1x1 odd map", SH(3, 20, 7, 7), SH(100, 20, 1, 1), 1, 0, 1, 1, OPS_ACT_NONE);
+    tc_kernel_case("tc 3x3 pad 1", SH(2, 16, 13, 11), SH(24, 16, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU);
+    tc_kernel_case("tc 3x3 stride 2", SH(1, 32, 15, 15), SH(130, 32, 3, 3), 2, 1, 1, 0, OPS_ACT_NONE);
+    tc_kernel_case("tc 7x7/2 stem (K 147)", SH(2, 3, 30, 30), SH(16, 3, 7, 7), 2, 3, 1, 1, OPS_ACT_RELU);
+    tc_kernel_case("tc 3x3 dilated 2", SH(1, 8, 12, 12), SH(8, 8, 3, 3), 1, 2, 2, 1, OPS_ACT_NONE);
+    tc_kernel_case("tc 1x1 stride 2", SH(2, 64, 14, 14), SH(128, 64, 1, 1), 2, 0, 1, 0, OPS_ACT_RELU);
+    tc_kernel_case("tc 3x3 K 2304", SH(2, 256, 7, 7), SH(64, 256, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU);
+    static const char *const tc_paths[] = {NULL, "3xtf32"};
+    conv_paths = tc_paths;
+    conv_paths_n = 2;
+    case_precision = RT_PRECISION_3XTF32;
+    conv_case("conv@3xtf32 3x3 bias relu", SH(2, 16, 17, 19), SH(32, 16, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1, 1,
+              OPS_ACT_RELU);
+    conv_case("conv@3xtf32 1x1 bias", SH(2, 64, 8, 8), SH(32, 64, 1, 1), 1, 1, 1, OPS_PAD_EXPLICIT, 0, 1, 1,
+              OPS_ACT_NONE);
+    conv_case("conv@3xtf32 same/2 asym gelu", SH(1, 8, 10, 12), SH(16, 8, 3, 3), 1, 2, 2, OPS_PAD_SAME, 0, 1, 1,
+              OPS_ACT_GELU);
+    conv_case("conv@3xtf32 sigmoid (separate pass)", SH(1, 4, 15, 15), SH(6, 4, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 2,
+              2, 1, OPS_ACT_SIGMOID);
+    conv_case("conv@3xtf32 grouped (other paths)", SH(1, 16, 9, 9), SH(16, 4, 3, 3), 0, 1, 1, OPS_PAD_EXPLICIT, 1,
+              1, 4, OPS_ACT_RELU);
+    conv_case("conv@3xtf32 resnet 3x3 256", SH(1, 256, 14, 14), SH(256, 256, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1,
+              1, OPS_ACT_RELU);
+    conv_paths = conv_paths_all;
+    conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
+    case_precision = RT_PRECISION_FP32;
 }
 
 static void mm_case(const char *label, t_shape a, t_shape b, int bias, ops_act act) {
@@ -1161,7 +1272,7 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } groups[] = {
-    {"conv", test_conv},         {"matmul", test_matmul},         {"elementwise", test_elementwise},
+    {"conv", test_conv},         {"conv3", test_conv_3xtf32},     {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},

@@ -13,7 +13,10 @@
  *           hand-written matmul (matmul.h) per image and group, the activation in its epilogue;
  *   direct  four adjacent outputs of a row per thread (one where rows are narrower), each summed
  *           in the CPU reference's order, bias and activation inline, 32-bit indices where they
- *           fit: for short reductions (depthwise, small groups).
+ *           fit: for short reductions (depthwise, small groups);
+ *   3xtf32  at precision 3xtf32 only, groups 1: the implicit GEMM on the tensor cores at FP32
+ *           accuracy (conv_3xtf32.cu), bias and the matmul activations in its epilogue; each of
+ *           its tile configurations is timed and the fastest kept.
  * Where the path leaves bias or activation over, one epilogue pass follows.
  * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup run's
  * data (our kernel, a transcription of the CPU reference, is kept if they disagree); our kernel
@@ -23,6 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "conv_3xtf32.h"
 #include "matmul.h"
 #include "ops_cuda.h"
 
@@ -143,11 +147,12 @@ __global__ void oc_conv_direct_kernel(float *__restrict__ y, const float *__rest
     }
 }
 
-typedef enum { OC_CONV_CUDNN, OC_CONV_GEMM, OC_CONV_DIRECT, OC_CONV_PATHS } oc_conv_path;
-static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct"};
+typedef enum { OC_CONV_CUDNN, OC_CONV_GEMM, OC_CONV_DIRECT, OC_CONV_TC, OC_CONV_PATHS } oc_conv_path;
+static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct", "3xtf32"};
 
 typedef struct {
-    int64_t v[17]; /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit */
+    /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit, matmul precision */
+    int64_t v[18];
 } oc_conv_key;
 
 typedef struct {
@@ -156,6 +161,7 @@ typedef struct {
     cudnnConvolutionFwdAlgo_t algo; /* cuDNN's fastest FP32 algorithm */
     size_t ws;                     /* its workspace */
     float ms[OC_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
+    int tc_cfg;                    /* the 3xtf32 path's fastest tile configuration */
 } oc_conv_choice;
 
 /* Choices measured so far in this process (configurations recur within and across graphs). */
@@ -199,7 +205,10 @@ typedef struct {
     /* GEMM */
     int gemm_direct_b;                  /* 1x1, stride 1, no padding: x itself is the B matrix */
     size_t col_bytes;                   /* im2col buffer (N, C*KH*KW, OH*OW) otherwise */
-    ops_act mm_act;                     /* activation in the matmul's epilogue */
+    ops_act mm_act;                     /* activation in the matmul's (or the 3xtf32 kernel's) epilogue */
+    /* 3xtf32 implicit GEMM */
+    cv3_plan *tc;                       /* its offset table; NULL where the path is not taken */
+    int tc_cfg;
     /* after the convolution, for the cuDNN and GEMM paths */
     int post;                           /* 1: bias and activation in a separate pass */
 } oc_conv_state;
@@ -220,6 +229,7 @@ static void oc_conv_free(void *p) {
         CUDNN_CHECK(cudnnDestroyActivationDescriptor(st->act));
     if (st->zero_bias)
         CUDA_CHECK(cudaFree(st->zero_bias));
+    cv3_plan_free(st->tc);
     free(st);
 }
 
@@ -322,6 +332,15 @@ static int oc_conv_run_gemm(ops_cuda_env *env, oc_conv_state *st, const float *x
     return 0;
 }
 
+/* The 3xtf32 implicit GEMM with bias and act (an ops_act the matmul epilogue has) in its epilogue. */
+static int oc_conv_run_tc(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
+                          const float *bias, float *y, ops_act act) {
+    const int mact = oc_mm_act(act);
+    cv3_run(st->tc, st->tc_cfg, x, w, bias, y, mact < 0 ? MM_ACT_NONE : mact, oc_stream(env));
+    OC_LAUNCH_TRY(env);
+    return 0;
+}
+
 static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
                               const float *bias, float *y, ops_act act) {
     const ops_window *v = &st->win;
@@ -353,6 +372,26 @@ static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const 
     return 0;
 }
 
+/* What path leaves to the separate bias/activation pass: *mm_act is the activation the path's own
+ * epilogue applies (the matmul's, without bias; the 3xtf32 kernel's, with bias: the activations of
+ * oc_mm_act); 1 if the pass follows. */
+static int oc_conv_post_for(oc_conv_path path, int has_bias, ops_act act, ops_act *mm_act) {
+    const int tc = path == OC_CONV_TC, mm_has = act != OPS_ACT_NONE && oc_mm_act(act) > 0;
+    *mm_act = ((path == OC_CONV_GEMM && !has_bias) || tc) && mm_has ? act : OPS_ACT_NONE;
+    return path != OC_CONV_DIRECT && ((has_bias && !tc) || (act != OPS_ACT_NONE && *mm_act == OPS_ACT_NONE));
+}
+
+/* The separate pass after path (oc_conv_post_for): the bias unless the path added it, and the
+ * activation unless the path applied it (mm_act). */
+static int oc_conv_post_run(ops_cuda_env *env, const oc_conv_state *st, oc_conv_path path, ops_act mm_act,
+                            const ops_sig *s, const float *bias, float *y) {
+    const ops_shape *ys = &s->out[0];
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+    OC_CUDA_TRY(env, oc_launch_bias_act(y, path == OC_CONV_TC ? NULL : bias, ops_shape_numel(ys), ys->dims[1],
+                                        st->OHW, mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, oc_stream(env)));
+    return 0;
+}
+
 /* The node's convolution on its chosen path, with its epilogue. */
 static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
     const float *bias = s->n_in > 2 ? in[2] : NULL;
@@ -361,6 +400,10 @@ static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, 
     switch (st->path) {
     case OC_CONV_DIRECT:
         return oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], act);
+    case OC_CONV_TC:
+        if (oc_conv_run_tc(env, st, in[0], in[1], bias, out[0], st->mm_act) < 0)
+            return -1;
+        break;
     case OC_CONV_GEMM:
         if (oc_workspace(env, st->gemm_direct_b ? 0 : st->col_bytes, &ws) < 0 ||
             oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, st->mm_act) < 0)
@@ -373,21 +416,22 @@ static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, 
             return -1;
         break;
     }
-    if (st->post) {
-        const ops_shape *ys = &s->out[0];
-        OC_CUDA_TRY(env, oc_launch_bias_act(out[0], bias, ops_shape_numel(ys), ys->dims[1], st->OHW,
-                                            st->mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, oc_stream(env)));
-    }
+    if (st->post)
+        return oc_conv_post_run(env, st, st->path, st->mm_act, s, bias, out[0]);
     return 0;
 }
 
-/* Device time of one run of path on the node's buffers (ms, median of 5 after one warm-up);
- * INFINITY if it fails. ws: the whole search workspace. */
+/* Device time of one run of path on the node's buffers with the pass it leaves over (ms, median of 5
+ * after one warm-up); INFINITY if it fails. ws: the whole search workspace. cuDNN is timed unfused
+ * (its fused bias/relu is tried once the path is chosen). */
 static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
                           const float *const *in, float *const *out, char *ws) {
     cudaEvent_t e0, e1;
     float ms[5];
     const float *bias = s->n_in > 2 ? in[2] : NULL;
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+    ops_act mact;
+    const int post = oc_conv_post_for(path, bias != NULL, act, &mact);
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
     int bad = 0;
@@ -396,9 +440,13 @@ static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path pat
         if (path == OC_CONV_CUDNN)
             bad = oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], ws, 0) < 0;
         else if (path == OC_CONV_GEMM)
-            bad = oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, OPS_ACT_NONE) < 0;
+            bad = oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, mact) < 0;
+        else if (path == OC_CONV_TC)
+            bad = oc_conv_run_tc(env, st, in[0], in[1], bias, out[0], mact) < 0;
         else
-            bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], (ops_act)s->p->v[PM_ACT]) < 0;
+            bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], act) < 0;
+        if (!bad && post)
+            bad = oc_conv_post_run(env, st, path, mact, s, bias, out[0]) < 0;
         CUDA_CHECK(cudaEventRecord(e1, oc_stream(env)));
         CUDA_CHECK(cudaEventSynchronize(e1));
         if (r >= 0)
@@ -417,6 +465,44 @@ static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path pat
             ms[j - 1] = t;
         }
     return ms[2];
+}
+
+/* st->tc for the node's shape (groups 1); a reason on env where the kernel cannot take it. */
+static int oc_conv_tc_plan(ops_cuda_env *env, oc_conv_state *st) {
+    const ops_window *v = &st->win;
+    const cv3_shape cs = {st->N, st->C, st->H, st->W, st->F, st->KH, st->KW, v->oh, v->ow,
+                          v->sh, v->sw, v->dh, v->dw, v->pt, v->pl};
+    char msg[256];
+    st->tc = cv3_plan_new(&cs, msg, sizeof msg);
+    return st->tc ? 0 : oc_fail(env, "%s", msg);
+}
+
+/* At precision 3xtf32, groups 1: every tile configuration of the 3xtf32 path timed, the fastest
+ * into ch (ms, tc_cfg); the path stays ineligible (INFINITY) where it cannot run. */
+static void oc_conv_time_tc(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                            float *const *out, oc_conv_choice *ch) {
+    if (mm_precision_get() != MM_PREC_3XTF32 || st->G != 1)
+        return;
+    if (!st->tc && oc_conv_tc_plan(env, st) < 0) {
+        if (oc_verbose(env))
+            fprintf(stderr, "tasc: node '%s': no 3xtf32 path: %s\n", oc_node_name(env), env->err);
+        return;
+    }
+    char line[256] = "";
+    size_t at = 0;
+    for (int c = 0; c < cv3_config_count(); c++) {
+        st->tc_cfg = c;
+        const float ms = oc_conv_time(env, st, OC_CONV_TC, s, in, out, NULL);
+        if (ms < ch->ms[OC_CONV_TC]) {
+            ch->ms[OC_CONV_TC] = ms;
+            ch->tc_cfg = c;
+        }
+        if (at < sizeof line)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %.4f ms", c ? "," : "", cv3_config_name(c),
+                                   (double)ms);
+    }
+    if (oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': 3xtf32 tiles:%s\n", oc_node_name(env), line);
 }
 
 /* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
@@ -478,8 +564,9 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
 
     oc_conv_key key;
     memset(&key, 0, sizeof key);
-    const int64_t kv[17] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,  st->KW, win->sh,
-                            win->sw, win->dh, win->dw, win->pt, win->pl, win->pb, win->pr, (int64_t)oc_workspace_limit(env)};
+    const int64_t kv[18] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,
+                            st->KW,  win->sh, win->sw, win->dh, win->dw, win->pt, win->pl,
+                            win->pb, win->pr, (int64_t)oc_workspace_limit(env), (int64_t)mm_precision_get()};
     memcpy(key.v, kv, sizeof kv);
     const oc_conv_choice *known = oc_conv_cache_find(&key);
     oc_conv_choice ch;
@@ -523,6 +610,7 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
             ch.ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
         if (st->K <= 1024)
             ch.ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
+        oc_conv_time_tc(env, st, s, in, out, &ch);
         ch.path = OC_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
         float best = INFINITY;
         for (int p = 0; p < OC_CONV_PATHS; p++)
@@ -539,13 +627,21 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
             st->path = (oc_conv_path)p;
     st->algo = ch.algo;
     st->algo_ws = ch.ws;
+    st->tc_cfg = ch.tc_cfg;
+    if (st->path != OC_CONV_TC) { /* the plan serves the chosen path only */
+        cv3_plan_free(st->tc);
+        st->tc = NULL;
+    } else if (!st->tc && oc_conv_tc_plan(env, st) < 0) {
+        return -1;
+    }
     if (oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
-                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms)%s\n",
+                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms, 3xtf32 %s %.4f ms)%s\n",
                 oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
                 (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
                 (long long)st->G, oc_conv_path_names[ch.path], oc_algo_name(ch.algo), (double)ch.ms[OC_CONV_CUDNN],
-                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], known ? " (cached)" : "");
+                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], cv3_config_name(ch.tc_cfg),
+                (double)ch.ms[OC_CONV_TC], known ? " (cached)" : "");
     void *ws = NULL;
     size_t need = st->path == OC_CONV_CUDNN ? st->pad_bytes + st->algo_ws
                   : st->path == OC_CONV_GEMM ? st->col_bytes
@@ -592,10 +688,7 @@ OPS_CUDA_FN(conv2d) {
         return -1;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
-    /* the matmul's epilogue takes the activations of oc_mm_act, not a bias per output row */
-    st->mm_act = st->path == OC_CONV_GEMM && !has_bias && act != OPS_ACT_NONE && oc_mm_act(act) > 0 ? act
-                                                                                                     : OPS_ACT_NONE;
-    st->post = st->path != OC_CONV_DIRECT && (has_bias || (act != OPS_ACT_NONE && st->mm_act == OPS_ACT_NONE));
+    st->post = oc_conv_post_for(st->path, has_bias, act, &st->mm_act);
     if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
     if (st->path != OC_CONV_CUDNN || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))

@@ -1,0 +1,339 @@
+/* conv_3xtf32.cu: the convolution (groups 1) as an implicit GEMM on the tensor cores at FP32
+ * accuracy (3xTF32, issue 17): y (F, N*OH*OW) = w (F, K = C*KH*KW) x col (K, N*OH*OW), the images
+ * side by side as columns so that a 7x7 map at batch 32 fills tiles as a 56x56 one does. col is
+ * never written: each k-tile's B rows are gathered from x by cp.async, zero-filled in the padding,
+ * through a per-k table (offset in x, kh*dh, kw*dw) built once per plan; a 1x1, stride-1, unpadded
+ * convolution with OH*OW % 4 == 0 reads four columns per 16-byte copy instead. Bias (per output
+ * channel) and the activation are applied in registers before the NCHW store: one kernel where
+ * the GEMM path runs im2col, the matmul and a bias pass (ops_conv.cu), and three times the FP32
+ * rate of the SIMT kernels on the products. The split, the products and the A tile are the 3xTF32
+ * matmul's (matmul_3xtf32.cuh), so are the accuracy and its caveats (bench/matmul/3xtf32.md).
+ */
+#include <stdlib.h>
+
+#include "base.h"
+#include "conv_3xtf32.h"
+#include "matmul_3xtf32.cuh"
+
+struct cv3_plan {
+    cv3_shape s;
+    int K, kpad;   /* C*KH*KW, rounded up to a whole k-tile */
+    int4 *ktab;    /* (kpad): {c*H*W + kh*dh*W + kw*dw, kh*dh, kw*dw, 0}; past K, rows that never load */
+    bool one;      /* 1x1, stride 1, no padding, OH*OW % 4 == 0: 16-byte column loads */
+};
+
+struct cv_args {
+    const float *x, *w, *bias;
+    float *y;
+    const int4 *ktab;
+    int C, H, W, F, K, OW, OHW, cols, sh, sw, pt, pl, act;
+    bool vec_w; /* K % 4 == 0 and w 16-byte aligned: 16-byte copies of the weight tile */
+};
+
+/* Every k-tile is 32 deep (the table is padded to it); an invalid column or a padding row is
+ * pushed this far out of the image, so that one unsigned compare per axis rejects it. */
+#define CV_BK 32
+#define CV_FAR (1 << 29)
+
+/* The B columns a thread loads in every k-tile, decoded once. Gathered (general): one column,
+ * tid % BN, in rows tid / BN + i * (THREADS / BN): a warp's 4-byte copies of a row are 32
+ * consecutive columns, 128 contiguous bytes at stride 1 (four columns per thread had each copy
+ * instruction touch a quarter of every sector). One (1x1): four consecutive columns per 16-byte
+ * copy, (tid % (BN/4)) * 4, in rows tid / (BN/4) + i * (THREADS / (BN/4)). */
+struct cv_cols {
+    int base;     /* n*C*H*W + ih0*W + iw0 (general); n*C*OHW + pix (one) */
+    int ih0, iw0; /* the input cell of tap (0, 0); far outside for a column past the last */
+    bool ok1;     /* one: the four columns are inside */
+};
+
+template <class CFG, bool ONE>
+static __device__ __forceinline__ cv_cols cv_cols_at(const cv_args &a, int n0, int tid) {
+    cv_cols cc;
+    if constexpr (ONE) { /* OHW % 4 == 0: the four are one image's consecutive pixels */
+        const int col = n0 + (tid % (CFG::BN / 4)) * 4, n = col / a.OHW;
+        cc.ok1 = col < a.cols;
+        cc.base = n * a.C * a.OHW + (col - n * a.OHW);
+    } else {
+        const int col = n0 + tid % CFG::BN;
+        if (col < a.cols) {
+            const int n = col / a.OHW, pix = col - n * a.OHW, oh = pix / a.OW, ow = pix - oh * a.OW;
+            cc.ih0 = oh * a.sh - a.pt;
+            cc.iw0 = ow * a.sw - a.pl;
+            cc.base = n * a.C * a.H * a.W + cc.ih0 * a.W + cc.iw0;
+        } else {
+            cc.ih0 = cc.iw0 = -2 * CV_FAR;
+            cc.base = 0;
+        }
+    }
+    return cc;
+}
+
+/* The B tile (BK rows of k from k0, BN columns) into the stage at sB (rows of LDB). */
+template <class CFG, bool ONE>
+static __device__ __forceinline__ void cv_load_b(const cv_args &a, const cv_cols &cc, unsigned sB, int k0, int tid) {
+    if constexpr (ONE) {
+        constexpr int BN4 = CFG::BN / 4, RSTEP = CFG::THREADS / BN4;
+        const int c = (tid % BN4) * 4, r0 = tid / BN4;
+#pragma unroll
+        for (int i = 0; i < CFG::BK / RSTEP; i++) {
+            const int r = r0 + i * RSTEP, k = k0 + r;
+            const bool ok = cc.ok1 && k < a.K;
+            mm_cp_async16_u(sB + 4u * (unsigned)(r * CFG::LDB + c), ok ? a.x + cc.base + k * a.OHW : a.x,
+                            ok ? 16 : 0);
+        }
+    } else {
+        constexpr int RSTEP = CFG::THREADS / CFG::BN;
+        const int c = tid % CFG::BN, r0 = tid / CFG::BN;
+#pragma unroll
+        for (int i = 0; i < CFG::BK / RSTEP; i++) {
+            const int r = r0 + i * RSTEP;
+            const int4 tb = __ldg(a.ktab + k0 + r); /* the same row across a warp: one broadcast load */
+            const bool ok = (unsigned)(cc.ih0 + tb.y) < (unsigned)a.H && (unsigned)(cc.iw0 + tb.z) < (unsigned)a.W;
+            mm_cp_async4_u(sB + 4u * (unsigned)(r * CFG::LDB + c), ok ? a.x + cc.base + tb.x : a.x, ok ? 4 : 0);
+        }
+    }
+}
+
+/* v = act(v) for the activation K, else the next one: one straight run of code per activation
+ * (as matmul_wt_epilogue.cuh's mm_wt_act; per element, every activation's code would be repeated
+ * for each of a thread's 64 outputs). */
+template <int R, int K = MM_ACT_RELU>
+static __device__ __forceinline__ void cv_act(float (&v)[R], int act) {
+    if constexpr (K < MM_ACT_COUNT) {
+        if (act != K) {
+            cv_act<R, K + 1>(v, act);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < R; i++)
+            v[i] = mm_act_f(v[i], K);
+    }
+}
+
+/* The accumulators + bias, through the activation, to y (N, F, OHW): fragment (i, j) holds rows
+ * r0 + 16i (+8) and columns c0 + 8j, + 1. */
+template <class CFG>
+static __device__ __forceinline__ void cv_store(const cv_args &a, const float (&acc)[CFG::MT][CFG::NT][4], int r0,
+                                                int c0) {
+    constexpr int R = CFG::MT * CFG::NT * 4;
+    float v[R];
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = r0 + i * 16 + h * 8;
+            const float b = a.bias && row < a.F ? __ldg(a.bias + row) : 0.0f;
+#pragma unroll
+            for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    v[(i * CFG::NT + j) * 4 + 2 * h + e] = acc[i][j][2 * h + e] + b;
+        }
+    if (a.act != MM_ACT_NONE)
+        cv_act<R>(v, a.act);
+    const bool pair = a.OHW % 2 == 0; /* columns c, c + 1 (c even) in one image, adjacent, 8-byte aligned */
+#pragma unroll
+    for (int j = 0; j < CFG::NT; j++) {
+        const int col = c0 + j * 8;
+        if (col >= a.cols)
+            continue;
+        const int n0 = col / a.OHW, n1 = (col + 1) / a.OHW;
+        const long long o0 = (long long)n0 * a.F * a.OHW + (col - n0 * a.OHW);
+        const long long o1 = (long long)n1 * a.F * a.OHW + (col + 1 - n1 * a.OHW);
+#pragma unroll
+        for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = r0 + i * 16 + h * 8;
+                if (row >= a.F)
+                    continue;
+                const int q = (i * CFG::NT + j) * 4 + 2 * h;
+                float *y0 = a.y + o0 + (long long)row * a.OHW;
+                if (pair) {
+                    *reinterpret_cast<float2 *>(y0) = make_float2(v[q], v[q + 1]);
+                } else {
+                    y0[0] = v[q];
+                    if (col + 1 < a.cols)
+                        a.y[o1 + (long long)row * a.OHW] = v[q + 1];
+                }
+            }
+    }
+}
+
+template <class CFG, bool ONE>
+__global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a) {
+    static_assert(CFG::KS == 1 && CFG::BK == CV_BK, "one k-slice, the table's k-tile");
+    static_assert(CFG::THREADS % CFG::BN == 0 && CFG::BK % (CFG::THREADS / CFG::BN) == 0 &&
+                      CFG::BK % (CFG::THREADS / (CFG::BN / 4)) == 0,
+                  "fixed columns per thread, whole rows per pass");
+    extern __shared__ __align__(16) float cv_smem[];
+    const int tiles_m = (a.F + CFG::BM - 1) / CFG::BM; /* row tiles fastest: a column tile of x is read
+                                                          from DRAM once, its other row tiles hit L2 */
+    const int m0 = (int)(blockIdx.x % tiles_m) * CFG::BM, n0 = (int)(blockIdx.x / tiles_m) * CFG::BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const int wm0 = (warp % CFG::WARPS_M) * CFG::WM, wn0 = (warp / CFG::WARPS_M) * CFG::WN;
+    const unsigned s0 = (unsigned)__cvta_generic_to_shared(cv_smem);
+    constexpr unsigned STAGE_BYTES = (CFG::A_STAGE + CFG::B_STAGE) * 4;
+    const cv_cols cc = cv_cols_at<CFG, ONE>(a, n0, tid);
+    float acc[CFG::MT][CFG::NT][4];
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] = 0.0f;
+    const int ktiles = (a.K + CFG::BK - 1) / CFG::BK;
+#pragma unroll
+    for (int s = 0; s < CFG::STAGES - 1; s++) {
+        if (s < ktiles) {
+            const unsigned st = s0 + s * STAGE_BYTES;
+            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, s * CFG::BK, a.K, a.vec_w, tid);
+            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, s * CFG::BK, tid);
+        }
+        mm_cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        mm_cp_async_wait<CFG::STAGES - 2>();
+        __syncthreads(); /* tile kt landed for every thread; the stage of tile kt-1 is free */
+        const int nk = kt + CFG::STAGES - 1;
+        if (nk < ktiles) {
+            const unsigned st = s0 + (nk % CFG::STAGES) * STAGE_BYTES;
+            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, nk * CFG::BK, a.K, a.vec_w, tid);
+            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, nk * CFG::BK, tid);
+        }
+        mm_cp_async_commit();
+        const float *As = cv_smem + (kt % CFG::STAGES) * (CFG::A_STAGE + CFG::B_STAGE);
+        tf_ktile<CFG>(acc, As + wm0 * CFG::LDA, As + CFG::A_STAGE + wn0, 0, g, t);
+    }
+    mm_cp_async_wait<0>(); /* nothing in flight when the block leaves */
+    cv_store<CFG>(a, acc, m0 + wm0 + g, n0 + wn0 + 2 * t);
+}
+
+/* ---- configurations and launch ----------------------------------------------------------------- */
+
+struct cv_entry {
+    const char *name;
+    int bm, bn, smem;
+    void (*launch)(const cv_args &a, bool one, unsigned blocks, cudaStream_t s);
+};
+
+template <class CFG, bool ONE>
+static void cv_launch_one(const cv_args &a, unsigned blocks, cudaStream_t s) {
+    static bool attr = false;
+    if (!attr) { /* more than 48 KB of dynamic shared memory needs the opt-in */
+        CUDA_CHECK(cudaFuncSetAttribute(cv3_kernel<CFG, ONE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        CFG::SMEM_BYTES));
+        attr = true;
+    }
+    cv3_kernel<CFG, ONE><<<blocks, CFG::THREADS, CFG::SMEM_BYTES, s>>>(a);
+}
+
+template <class CFG>
+static void cv_launch(const cv_args &a, bool one, unsigned blocks, cudaStream_t s) {
+    if (one)
+        cv_launch_one<CFG, true>(a, blocks, s);
+    else
+        cv_launch_one<CFG, false>(a, blocks, s);
+}
+
+#define CV_ENTRY(BM, BN, WM, WN, ST, MB)                                                                           \
+    {#BM "x" #BN, BM, BN, tf_cfg<BM, BN, CV_BK, WM, WN, ST, MB>::SMEM_BYTES,                                      \
+     cv_launch<tf_cfg<BM, BN, CV_BK, WM, WN, ST, MB>>}
+
+/* Large maps (many columns): 128x128; few output channels (64, the first stages of a ResNet): 64 rows;
+ * many channels over few columns (7x7 maps, small batches): 128x64 and 64x64 fill more SMs. */
+static const cv_entry cv_table[] = {
+    CV_ENTRY(128, 128, 32, 64, 3, 1),
+    CV_ENTRY(64, 128, 32, 32, 4, 2),
+    CV_ENTRY(128, 64, 64, 32, 4, 2),
+    CV_ENTRY(64, 64, 32, 32, 4, 3),
+};
+static const int cv_count = (int)(sizeof cv_table / sizeof cv_table[0]);
+
+extern "C" int cv3_config_count(void) { return cv_count; }
+
+extern "C" const char *cv3_config_name(int cfg) { return cfg >= 0 && cfg < cv_count ? cv_table[cfg].name : "?"; }
+
+/* ---- plans ------------------------------------------------------------------------------------- */
+
+extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) {
+    const int64_t K = s->C * s->KH * s->KW, cols = s->N * s->OH * s->OW;
+    const int64_t lim = (int64_t)INT32_MAX - 4 * 128;
+    if (s->N * s->C * s->H * s->W > lim || s->N * s->F * s->OH * s->OW > lim || s->F * K > lim || cols > lim ||
+        K > lim - CV_BK || s->H >= CV_FAR / 4 || s->W >= CV_FAR / 4 || s->KH * s->dh >= CV_FAR / 4 ||
+        s->KW * s->dw >= CV_FAR / 4) {
+        base_fail(err, errlen, "conv 3xtf32: indices past 32 bits");
+        return NULL;
+    }
+    const mm_device_info *d = mm_device();
+    if (d->cc_major < 8) {
+        base_fail(err, errlen, "conv 3xtf32: compute capability %d.%d has no TF32 mma.sync", d->cc_major,
+                  d->cc_minor);
+        return NULL;
+    }
+    cv3_plan *p = (cv3_plan *)base_xcalloc(1, sizeof *p);
+    p->s = *s;
+    p->K = (int)K;
+    p->kpad = (int)((K + CV_BK - 1) / CV_BK * CV_BK);
+    p->one = s->KH == 1 && s->KW == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->OH == s->H &&
+             s->OW == s->W && (s->OH * s->OW) % 4 == 0;
+    int4 *h = (int4 *)base_xmalloc((size_t)p->kpad * sizeof *h);
+    const int64_t khw = s->KH * s->KW;
+    for (int64_t k = 0; k < p->kpad; k++) {
+        if (k < K) {
+            const int64_t c = k / khw, kh = (k % khw) / s->KW, kw = k % s->KW;
+            const int64_t dy = kh * s->dh, dx = kw * s->dw;
+            h[k] = make_int4((int)(c * s->H * s->W + dy * s->W + dx), (int)dy, (int)dx, 0);
+        } else {
+            h[k] = make_int4(0, CV_FAR, CV_FAR, 0);
+        }
+    }
+    cudaError_t e = cudaMalloc((void **)&p->ktab, (size_t)p->kpad * sizeof *h);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(p->ktab, h, (size_t)p->kpad * sizeof *h, cudaMemcpyHostToDevice);
+    free(h);
+    if (e != cudaSuccess) {
+        base_fail(err, errlen, "conv 3xtf32: offset table: %s", cudaGetErrorString(e));
+        cv3_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void cv3_plan_free(cv3_plan *p) {
+    if (!p)
+        return;
+    if (p->ktab)
+        CUDA_CHECK(cudaFree(p->ktab));
+    free(p);
+}
+
+extern "C" void cv3_run(const cv3_plan *p, int cfg, const float *x, const float *w, const float *bias, float *y,
+                        int act, cudaStream_t s) {
+    const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
+    const cv3_shape *sh = &p->s;
+    cv_args a;
+    a.x = x;
+    a.w = w;
+    a.bias = bias;
+    a.y = y;
+    a.ktab = p->ktab;
+    a.C = (int)sh->C;
+    a.H = (int)sh->H;
+    a.W = (int)sh->W;
+    a.F = (int)sh->F;
+    a.K = p->K;
+    a.OW = (int)sh->OW;
+    a.OHW = (int)(sh->OH * sh->OW);
+    a.cols = (int)(sh->N * a.OHW);
+    a.sh = (int)sh->sh;
+    a.sw = (int)sh->sw;
+    a.pt = (int)sh->pt;
+    a.pl = (int)sh->pl;
+    a.act = act;
+    a.vec_w = p->K % 4 == 0 && ((uintptr_t)w & 15) == 0;
+    const bool one = p->one && ((uintptr_t)x & 15) == 0;
+    const long long blocks = (long long)((a.F + e->bm - 1) / e->bm) * ((a.cols + e->bn - 1) / e->bn);
+    e->launch(a, one, (unsigned)blocks, s);
+}
