@@ -108,6 +108,10 @@ struct ops_cuda_env {
     int (*workspace)(ops_cuda_env *e, size_t bytes, void **ws);
     /* Setup phase: the whole scratch up to ws_limit, for algorithm searches. */
     int (*workspace_search)(ops_cuda_env *e, void **ws, size_t *bytes);
+    /* The runtime's residual fusion (src/runtime/rt.c, conv2d only, whose own activation is then
+     * none): y = fuse_act(op(...) + fuse_add), fuse_add of the output's shape; NULL: no fusion. */
+    const float *fuse_add;
+    int fuse_act;               /* ops_act */
     void *owner;                /* the executor's context, opaque to kernels */
     char *err;                  /* the node's failure message */
     size_t errlen;

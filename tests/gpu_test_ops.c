@@ -424,17 +424,19 @@ static void test_conv(void) {
               OPS_ACT_GELU_TANH);
 }
 
-/* conv_3xtf32.cu's kernel alone, with each tile configuration, against the CPU reference: the
- * error of FP32 (rel L2 <= 1e-5; one TF32 product per term would give about 1e-3), the same bits
- * on a second run. Stride, padding and dilation equal on both axes. */
+/* conv_3xtf32.cu's kernel alone, with each tile configuration, unsplit and split over k (2, 3
+ * and 8 slices where K has them), against the CPU reference: the error of FP32 (rel L2 <= 1e-5;
+ * one TF32 product per term would give about 1e-3), every output written (the buffer starts as
+ * NaN), the same bits on a second run (the split-K counters reset). Stride, padding and
+ * dilation equal on both axes. */
 static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride, int pad, int dil, int bias,
-                           ops_act act) {
+                           ops_act act, int with_add) {
     ops_params p = P(OP_CONV2D);
     p.v[PM_STRIDE_H] = p.v[PM_STRIDE_W] = stride;
     p.v[PM_PAD] = OPS_PAD_EXPLICIT;
     p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = pad;
     p.v[PM_DIL_H] = p.v[PM_DIL_W] = dil;
-    p.v[PM_ACT] = act;
+    p.v[PM_ACT] = with_add ? OPS_ACT_NONE : act; /* with an add: act(conv + bias + add), below */
     ops_shape in[3] = {{0}}, out[OPS_MAX_OUTPUTS];
     const t_shape ts[3] = {xt, wt, SH(wt.d[0])};
     for (int k = 0; k < 3; k++) {
@@ -457,7 +459,8 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
     const int64_t n[3] = {ops_shape_numel(&in[0]), ops_shape_numel(&in[1]), in[1].dims[0]};
     const int64_t ny = ops_shape_numel(&out[0]);
     float *h[3], *d[3], *ref = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
-    float *again = malloc((size_t)ny * sizeof(float)), *dy = NULL;
+    float *again = malloc((size_t)ny * sizeof(float)), *dy = NULL, *dadd = NULL;
+    float *hadd = malloc((size_t)ny * sizeof(float));
     for (int k = 0; k < 3; k++) {
         h[k] = malloc((size_t)n[k] * sizeof(float));
         graph_fill_normal(h[k], n[k], t_next(), 0.0f, 1.0f);
@@ -467,17 +470,30 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
     CHECK_EQ_INT(cudaMalloc((void **)&dy, (size_t)ny * sizeof(float)), cudaSuccess);
     ops_sig sig = {.op = OP_CONV2D, .p = &p, .n_in = bias ? 3 : 2, .n_out = 1, .in = in, .out = out};
     ops_table[OP_CONV2D].cpu(&sig, (const float *const *)h, &ref);
-    for (int c = 0; c < cv3_config_count(); c++) {
+    if (with_add) {
+        graph_fill_normal(hadd, ny, t_next(), 0.0f, 1.0f);
+        CHECK_EQ_INT(cudaMalloc((void **)&dadd, (size_t)ny * sizeof(float)), cudaSuccess);
+        CHECK_EQ_INT(cudaMemcpy(dadd, hadd, (size_t)ny * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        for (int64_t i = 0; i < ny; i++)
+            ref[i] = ops_act_apply(act, ref[i] + hadd[i]);
+    }
+    static const int splits[] = {1, 2, 3, 8};
+    float *ws = NULL;
+    CHECK_EQ_INT(cudaMalloc((void **)&ws, cv3_workspace_bytes(plan, 8) + 4), cudaSuccess);
+    for (int cs_ = 0; cs_ < cv3_config_count() * 4; cs_++) {
+        const int c = cs_ / 4, sp = splits[cs_ % 4];
         for (int rep = 0; rep < 2; rep++) {
             CHECK_EQ_INT(cudaMemset(dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess); /* NaN: every cell written */
-            cv3_run(plan, c, d[0], d[1], bias ? d[2] : NULL, dy, act == OPS_ACT_RELU ? MM_ACT_RELU : MM_ACT_NONE, 0);
+            cv3_run(plan, c, sp, d[0], d[1], bias ? d[2] : NULL, dadd, dy,
+                    act == OPS_ACT_RELU ? MM_ACT_RELU : MM_ACT_NONE, ws, 0);
             CHECK_EQ_INT(cudaGetLastError(), cudaSuccess);
             CHECK_EQ_INT(cudaMemcpy(rep ? again : got, dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
                          cudaSuccess);
         }
         exec_diff df = exec_compare(got, ref, ny);
         if (!(df.rel_l2 <= 1e-5))
-            fprintf(stderr, "%s [%s]: rel L2 %.3g (max abs %.3g)\n", label, cv3_config_name(c), df.rel_l2, df.max_abs);
+            fprintf(stderr, "%s [%s split %d]: rel L2 %.3g (max abs %.3g)\n", label, cv3_config_name(c), sp,
+                    df.rel_l2, df.max_abs);
         CHECK(df.rel_l2 <= 1e-5);
         CHECK(!memcmp(got, again, (size_t)ny * sizeof(float)));
         if (df.rel_l2 > worst_err[OP_CONV2D])
@@ -488,6 +504,10 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
         CHECK_EQ_INT(cudaFree(d[k]), cudaSuccess);
     }
     CHECK_EQ_INT(cudaFree(dy), cudaSuccess);
+    CHECK_EQ_INT(cudaFree(ws), cudaSuccess);
+    if (dadd)
+        CHECK_EQ_INT(cudaFree(dadd), cudaSuccess);
+    free(hadd);
     free(ref);
     free(got);
     free(again);
@@ -498,14 +518,16 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
  * columns and the gathered ones, odd maps, partial tiles, K not a multiple of 4 or 32), then
  * conv2d through the runtime with the measured path and the 3xtf32 path forced. */
 static void test_conv_3xtf32(void) {
-    tc_kernel_case("tc 1x1 batch 2 (16-byte columns)", SH(2, 64, 8, 8), SH(48, 64, 1, 1), 1, 0, 1, 1, OPS_ACT_RELU);
-    tc_kernel_case("tc 1x1 odd map", SH(3, 20, 7, 7), SH(100, 20, 1, 1), 1, 0, 1, 1, OPS_ACT_NONE);
-    tc_kernel_case("tc 3x3 pad 1", SH(2, 16, 13, 11), SH(24, 16, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU);
-    tc_kernel_case("tc 3x3 stride 2", SH(1, 32, 15, 15), SH(130, 32, 3, 3), 2, 1, 1, 0, OPS_ACT_NONE);
-    tc_kernel_case("tc 7x7/2 stem (K 147)", SH(2, 3, 30, 30), SH(16, 3, 7, 7), 2, 3, 1, 1, OPS_ACT_RELU);
-    tc_kernel_case("tc 3x3 dilated 2", SH(1, 8, 12, 12), SH(8, 8, 3, 3), 1, 2, 2, 1, OPS_ACT_NONE);
-    tc_kernel_case("tc 1x1 stride 2", SH(2, 64, 14, 14), SH(128, 64, 1, 1), 2, 0, 1, 0, OPS_ACT_RELU);
-    tc_kernel_case("tc 3x3 K 2304", SH(2, 256, 7, 7), SH(64, 256, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU);
+    tc_kernel_case("tc 1x1 batch 2 (16-byte columns)", SH(2, 64, 8, 8), SH(48, 64, 1, 1), 1, 0, 1, 1, OPS_ACT_RELU, 0);
+    tc_kernel_case("tc 1x1 odd map", SH(3, 20, 7, 7), SH(100, 20, 1, 1), 1, 0, 1, 1, OPS_ACT_NONE, 0);
+    tc_kernel_case("tc 3x3 pad 1", SH(2, 16, 13, 11), SH(24, 16, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU, 0);
+    tc_kernel_case("tc 3x3 stride 2", SH(1, 32, 15, 15), SH(130, 32, 3, 3), 2, 1, 1, 0, OPS_ACT_NONE, 0);
+    tc_kernel_case("tc 7x7/2 stem (K 147)", SH(2, 3, 30, 30), SH(16, 3, 7, 7), 2, 3, 1, 1, OPS_ACT_RELU, 0);
+    tc_kernel_case("tc 3x3 dilated 2", SH(1, 8, 12, 12), SH(8, 8, 3, 3), 1, 2, 2, 1, OPS_ACT_NONE, 0);
+    tc_kernel_case("tc 1x1 stride 2", SH(2, 64, 14, 14), SH(128, 64, 1, 1), 2, 0, 1, 0, OPS_ACT_RELU, 0);
+    tc_kernel_case("tc 3x3 K 2304", SH(2, 256, 7, 7), SH(64, 256, 3, 3), 1, 1, 1, 1, OPS_ACT_RELU, 0);
+    tc_kernel_case("tc 1x1 + add relu (odd map)", SH(2, 32, 7, 7), SH(40, 32, 1, 1), 1, 0, 1, 1, OPS_ACT_RELU, 1);
+    tc_kernel_case("tc 3x3 + add (even map)", SH(2, 16, 8, 8), SH(24, 16, 3, 3), 1, 1, 1, 1, OPS_ACT_NONE, 1);
     static const char *const tc_paths[] = {NULL, "3xtf32"};
     conv_paths = tc_paths;
     conv_paths_n = 2;
@@ -525,6 +547,76 @@ static void test_conv_3xtf32(void) {
     conv_paths = conv_paths_all;
     conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
     case_precision = RT_PRECISION_FP32;
+}
+
+/* The runtime's residual fusion (rt.c rt_plan_fuse) on a graph with three candidates: conv ->
+ * add -> relu (fused, both), add(c2, c3) with c3 made after c2 (fused into c3 only, no relu), and
+ * a conv with its own relu before an add (not fused): 3 nodes fused. At both precisions, each
+ * conv path forced, with node checks on (the fused node checked against conv, add, relu on the
+ * CPU); then TASC_NO_FUSE's option: no node fused, the same values. */
+static void test_conv_fusion(void) {
+    char err[1024];
+    graph *g = graph_new("fusion");
+    const int64_t xd[4] = {2, 16, 10, 10}, sd[4] = {2, 24, 10, 10};
+    const int32_t pads[4] = {1, 1, 1, 1}, nopad[4] = {0, 0, 0, 0};
+    int32_t x = graph_input(g, "x", 4, xd), sk = graph_input(g, "skip", 4, sd);
+    int32_t w1 = graph_weight_he(g, "w1", 4, (int64_t[]){24, 16, 3, 3}), b1 = graph_weight_he(g, "b1", 1, (int64_t[]){24});
+    int32_t c1 = graph_conv2d_ex(g, "c1", x, w1, b1, 1, 1, pads, 1, OPS_ACT_NONE);
+    int32_t r1 = graph_unary(g, OP_RELU, graph_ewadd(g, c1, sk));
+    int32_t w2 = graph_weight_he(g, "w2", 4, (int64_t[]){24, 24, 1, 1}), w3 = graph_weight_he(g, "w3", 4, (int64_t[]){24, 16, 1, 1});
+    int32_t c2 = graph_conv2d_ex(g, "c2", r1, w2, -1, 1, 1, nopad, 1, OPS_ACT_NONE);
+    int32_t c3 = graph_conv2d_ex(g, "c3", x, w3, -1, 1, 1, nopad, 1, OPS_ACT_NONE);
+    int32_t a2 = graph_ewadd(g, c2, c3);
+    int32_t w4 = graph_weight_he(g, "w4", 4, (int64_t[]){24, 16, 3, 3});
+    int32_t c4 = graph_conv2d_ex(g, "c4", x, w4, -1, 1, 1, pads, 1, OPS_ACT_RELU);
+    int32_t a3 = graph_ewadd(g, c4, sk);
+    graph_mark_output(g, a2);
+    graph_mark_output(g, a3);
+    CHECK(graph_ok(g));
+    if (!graph_ok(g)) {
+        fprintf(stderr, "fusion: %s\n", graph_error(g));
+        graph_free(g);
+        return;
+    }
+    const int64_t n = 2 * 24 * 10 * 10;
+    float *cpu[2] = {0}, *gpu = malloc((size_t)n * sizeof(float));
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+    static const char *const paths[] = {NULL, "cudnn", "gemm", "direct", "3xtf32"};
+    for (int run = 0; run < 2 * 5 + 1 && cpu[0] && cpu[1]; run++) {
+        const int nofuse = run == 10;
+        rt_opts o = {0};
+        o.precision = run % 2 ? RT_PRECISION_3XTF32 : RT_PRECISION_FP32;
+        o.check_tol = 1e-4;
+        o.no_fuse = nofuse;
+        if (!nofuse && paths[run / 2])
+            setenv("TASC_RT_CONV", paths[run / 2], 1);
+        rt_ctx *ctx = rt_ctx_new(g, &o, err, sizeof err);
+        unsetenv("TASC_RT_CONV");
+        CHECK(ctx != NULL);
+        if (!ctx) {
+            fprintf(stderr, "fusion: %s\n", err);
+            continue;
+        }
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        rt_info info;
+        rt_get_info(ctx, &info);
+        CHECK_EQ_INT(info.nodes_fused, nofuse ? 0 : 3);
+        CHECK_EQ_INT(info.check_failed, 0);
+        for (int k = 0; k < 2; k++) {
+            CHECK_EQ_INT(rt_get_output(ctx, k, gpu, err, sizeof err), 0);
+            const double e = exec_compare(gpu, cpu[k], n).rel_l2;
+            if (!(e <= 1e-5))
+                fprintf(stderr, "fusion [%s, %s%s] output %d: rel L2 %.3g\n", paths[run / 2 % 5] ? paths[run / 2 % 5] : "measured",
+                        run % 2 ? "3xtf32" : "fp32", nofuse ? ", no fusion" : "", k, e);
+            CHECK(e <= 1e-5);
+        }
+        rt_ctx_free(ctx);
+    }
+    printf("conv fusion: %s\n", test_failed ? "FAILED" : "ok");
+    free(gpu);
+    free(cpu[0]);
+    free(cpu[1]);
+    graph_free(g);
 }
 
 static void mm_case(const char *label, t_shape a, t_shape b, int bias, ops_act act) {
@@ -1272,7 +1364,8 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } groups[] = {
-    {"conv", test_conv},         {"conv3", test_conv_3xtf32},     {"matmul", test_matmul},         {"elementwise", test_elementwise},
+    {"conv", test_conv},         {"conv3", test_conv_3xtf32},     {"fusion", test_conv_fusion},
+    {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},

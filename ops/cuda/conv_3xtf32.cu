@@ -4,10 +4,15 @@
  * never written: each k-tile's B rows are gathered from x by cp.async, zero-filled in the padding,
  * through a per-k table (offset in x, kh*dh, kw*dw) built once per plan; a 1x1, stride-1, unpadded
  * convolution with OH*OW % 4 == 0 reads four columns per 16-byte copy instead. Bias (per output
- * channel) and the activation are applied in registers before the NCHW store: one kernel where
+ * channel), an optional tensor of y's shape added after it (the runtime's residual fusion) and the
+ * activation are applied on the way to a coalesced NCHW store through shared memory: one kernel where
  * the GEMM path runs im2col, the matmul and a bias pass (ops_conv.cu), and three times the FP32
  * rate of the SIMT kernels on the products. The split, the products and the A tile are the 3xTF32
  * matmul's (matmul_3xtf32.cuh), so are the accuracy and its caveats (bench/matmul/3xtf32.md).
+ * Split-K for the deep reductions over few columns (a 7x7 map's 3x3, K = 4608): each k-slice
+ * writes its raw partial tile to a workspace; the tile's last block to arrive sums the slices in
+ * slice order (the same bits whatever the arrival order), adds bias, applies the activation and
+ * stores, then resets the tile's counter.
  */
 #include <stdlib.h>
 
@@ -20,14 +25,18 @@ struct cv3_plan {
     int K, kpad;   /* C*KH*KW, rounded up to a whole k-tile */
     int4 *ktab;    /* (kpad): {c*H*W + kh*dh*W + kw*dw, kh*dh, kw*dw, 0}; past K, rows that never load */
     bool one;      /* 1x1, stride 1, no padding, OH*OW % 4 == 0: 16-byte column loads */
+    int *counters; /* split-K arrivals per output tile (enough for the smallest tiles), 0 between runs */
 };
 
 struct cv_args {
-    const float *x, *w, *bias;
+    const float *x, *w, *bias, *add; /* add: (N, F, OH, OW) or NULL */
     float *y;
     const int4 *ktab;
     int C, H, W, F, K, OW, OHW, cols, sh, sw, pt, pl, act;
     bool vec_w; /* K % 4 == 0 and w 16-byte aligned: 16-byte copies of the weight tile */
+    int split, k_chunk; /* k-slices (blockIdx.y), each k_chunk deep (a multiple of the k-tile) */
+    float *ws;          /* split > 1: (split, F, cols) raw partials */
+    int *counters;
 };
 
 /* Every k-tile is 32 deep (the table is padded to it); an invalid column or a padding row is
@@ -94,70 +103,110 @@ static __device__ __forceinline__ void cv_load_b(const cv_args &a, const cv_cols
     }
 }
 
-/* v = act(v) for the activation K, else the next one: one straight run of code per activation
- * (as matmul_wt_epilogue.cuh's mm_wt_act; per element, every activation's code would be repeated
- * for each of a thread's 64 outputs). */
-template <int R, int K = MM_ACT_RELU>
-static __device__ __forceinline__ void cv_act(float (&v)[R], int act) {
-    if constexpr (K < MM_ACT_COUNT) {
-        if (act != K) {
-            cv_act<R, K + 1>(v, act);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < R; i++)
-            v[i] = mm_act_f(v[i], K);
-    }
+/* Output (row, col) of y (N, F, OHW): the offset of column col's image and pixel, row 0. */
+static __device__ __forceinline__ long long cv_out_at(const cv_args &a, int col) {
+    const int n = col / a.OHW;
+    return (long long)n * a.F * a.OHW + (col - n * a.OHW);
 }
 
-/* The accumulators + bias, through the activation, to y (N, F, OHW): fragment (i, j) holds rows
- * r0 + 16i (+8) and columns c0 + 8j, + 1. */
+/* The accumulators through shared memory (the pipeline's, free once the main loop is done) to y
+ * (N, F, OHW): each thread's fragments into the tile (BM rows of BN + 8 floats: conflict-free
+ * 8-byte writes), then each thread takes four consecutive columns of a row at a time, adds bias
+ * and add, applies the activation (one copy of its code: the loop is not unrolled) and stores.
+ * Where OHW % 4 == 0 four columns are one image's adjacent pixels: 16-byte loads of add and stores
+ * of y, a warp on 512 contiguous bytes of a row (stores of the fragments themselves covered eight
+ * rows with 32 bytes each, and a fused add read that way cost more than the add kernel it saves). */
 template <class CFG>
-static __device__ __forceinline__ void cv_store(const cv_args &a, const float (&acc)[CFG::MT][CFG::NT][4], int r0,
-                                                int c0) {
-    constexpr int R = CFG::MT * CFG::NT * 4;
-    float v[R];
+static __device__ __forceinline__ void cv_store(const cv_args &a, const float (&acc)[CFG::MT][CFG::NT][4], float *sm,
+                                                int m0, int n0, int wm0, int wn0, int g, int t) {
+    constexpr int LDT = CFG::BN + 8, BN4 = CFG::BN / 4;
+    static_assert(CFG::BM * LDT <= CFG::STAGES * (CFG::A_STAGE + CFG::B_STAGE), "the tile fits the stages");
+    __syncthreads(); /* every warp is done with the pipeline's shared memory */
 #pragma unroll
     for (int i = 0; i < CFG::MT; i++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = r0 + i * 16 + h * 8;
-            const float b = a.bias && row < a.F ? __ldg(a.bias + row) : 0.0f;
+        for (int j = 0; j < CFG::NT; j++)
 #pragma unroll
-            for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                    v[(i * CFG::NT + j) * 4 + 2 * h + e] = acc[i][j][2 * h + e] + b;
-        }
-    if (a.act != MM_ACT_NONE)
-        cv_act<R>(v, a.act);
-    const bool pair = a.OHW % 2 == 0; /* columns c, c + 1 (c even) in one image, adjacent, 8-byte aligned */
-#pragma unroll
-    for (int j = 0; j < CFG::NT; j++) {
-        const int col = c0 + j * 8;
-        if (col >= a.cols)
+            for (int h = 0; h < 2; h++)
+                *reinterpret_cast<float2 *>(sm + (wm0 + i * 16 + h * 8 + g) * LDT + wn0 + j * 8 + 2 * t) =
+                    make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    __syncthreads();
+    const bool vec = a.OHW % 4 == 0 && ((uintptr_t)a.y & 15) == 0 && ((uintptr_t)a.add & 15) == 0;
+#pragma unroll 1
+    for (int q = threadIdx.x; q < CFG::BM * BN4; q += CFG::THREADS) {
+        const int r = q / BN4, c = (q % BN4) * 4, f = m0 + r, col = n0 + c;
+        if (f >= a.F || col >= a.cols)
             continue;
-        const int n0 = col / a.OHW, n1 = (col + 1) / a.OHW;
-        const long long o0 = (long long)n0 * a.F * a.OHW + (col - n0 * a.OHW);
-        const long long o1 = (long long)n1 * a.F * a.OHW + (col + 1 - n1 * a.OHW);
-#pragma unroll
-        for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = r0 + i * 16 + h * 8;
-                if (row >= a.F)
-                    continue;
-                const int q = (i * CFG::NT + j) * 4 + 2 * h;
-                float *y0 = a.y + o0 + (long long)row * a.OHW;
-                if (pair) {
-                    *reinterpret_cast<float2 *>(y0) = make_float2(v[q], v[q + 1]);
-                } else {
-                    y0[0] = v[q];
-                    if (col + 1 < a.cols)
-                        a.y[o1 + (long long)row * a.OHW] = v[q + 1];
-                }
+        const float4 s4 = *reinterpret_cast<const float4 *>(sm + r * LDT + c);
+        const float b = a.bias ? __ldg(a.bias + f) : 0.0f;
+        float v[4] = {s4.x + b, s4.y + b, s4.z + b, s4.w + b};
+        if (vec) { /* cols % 4 == 0: all four inside */
+            const long long o = cv_out_at(a, col) + (long long)f * a.OHW;
+            if (a.add) {
+                const float4 d = __ldg(reinterpret_cast<const float4 *>(a.add + o));
+                v[0] += d.x;
+                v[1] += d.y;
+                v[2] += d.z;
+                v[3] += d.w;
             }
+            *reinterpret_cast<float4 *>(a.y + o) = make_float4(mm_act_f(v[0], a.act), mm_act_f(v[1], a.act),
+                                                               mm_act_f(v[2], a.act), mm_act_f(v[3], a.act));
+        } else {
+            for (int e = 0; e < 4 && col + e < a.cols; e++) {
+                const long long o = cv_out_at(a, col + e) + (long long)f * a.OHW;
+                a.y[o] = mm_act_f(a.add ? v[e] + __ldg(a.add + o) : v[e], a.act);
+            }
+        }
     }
+}
+
+/* Split-K: this block's raw partial tile into its slice of the workspace; the tile's last block
+ * to arrive sums the slices in order from slice 0, adds the bias (and add), applies the activation (one
+ * element at a time in a loop that is not unrolled: one copy of the activations' code) and stores
+ * to y, consecutive threads on consecutive columns. */
+template <class CFG>
+static __device__ __forceinline__ void cv_reduce(const cv_args &a, const float (&acc)[CFG::MT][CFG::NT][4], int m0,
+                                                 int n0, int r0, int c0) {
+    const long long fc = (long long)a.F * a.cols;
+    float *part = a.ws + blockIdx.y * fc;
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int row = r0 + i * 16 + (r / 2) * 8, col = c0 + j * 8 + r % 2;
+                if (row < a.F && col < a.cols)
+                    __stcg(part + (long long)row * a.cols + col, acc[i][j][r]);
+            }
+    __shared__ int s_last;
+    __threadfence(); /* partials visible device-wide before the arrival is counted */
+    __syncthreads();
+    int *counter = a.counters + blockIdx.x;
+    if (threadIdx.x == 0)
+        s_last = atomicAdd(counter, 1) == a.split - 1;
+    __syncthreads();
+    if (!s_last)
+        return;
+    __threadfence();
+#pragma unroll 1
+    for (int q = threadIdx.x; q < CFG::BM * CFG::BN; q += CFG::THREADS) {
+        const int row = m0 + q / CFG::BN, col = n0 + q % CFG::BN;
+        if (row >= a.F || col >= a.cols)
+            continue;
+        const float *src = a.ws + (long long)row * a.cols + col;
+        float v = 0.0f;
+        for (int sp = 0; sp < a.split; sp++)
+            v += __ldcg(src + sp * fc);
+        if (a.bias)
+            v += __ldg(a.bias + row);
+        const long long o = cv_out_at(a, col) + (long long)row * a.OHW;
+        if (a.add)
+            v += __ldg(a.add + o);
+        a.y[o] = mm_act_f(v, a.act);
+    }
+    if (threadIdx.x == 0)
+        *counter = 0; /* ready for the next run on this plan */
 }
 
 template <class CFG, bool ONE>
@@ -183,13 +232,14 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
 #pragma unroll
             for (int r = 0; r < 4; r++)
                 acc[i][j][r] = 0.0f;
-    const int ktiles = (a.K + CFG::BK - 1) / CFG::BK;
+    const int kb = blockIdx.y * a.k_chunk, ke = min(a.K, kb + a.k_chunk); /* this block's k-slice */
+    const int ktiles = ke > kb ? (ke - kb + CFG::BK - 1) / CFG::BK : 0;
 #pragma unroll
     for (int s = 0; s < CFG::STAGES - 1; s++) {
         if (s < ktiles) {
             const unsigned st = s0 + s * STAGE_BYTES;
-            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, s * CFG::BK, a.K, a.vec_w, tid);
-            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, s * CFG::BK, tid);
+            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, kb + s * CFG::BK, ke, a.vec_w, tid);
+            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, kb + s * CFG::BK, tid);
         }
         mm_cp_async_commit();
     }
@@ -199,15 +249,18 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
         const int nk = kt + CFG::STAGES - 1;
         if (nk < ktiles) {
             const unsigned st = s0 + (nk % CFG::STAGES) * STAGE_BYTES;
-            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, nk * CFG::BK, a.K, a.vec_w, tid);
-            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, nk * CFG::BK, tid);
+            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, kb + nk * CFG::BK, ke, a.vec_w, tid);
+            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, kb + nk * CFG::BK, tid);
         }
         mm_cp_async_commit();
         const float *As = cv_smem + (kt % CFG::STAGES) * (CFG::A_STAGE + CFG::B_STAGE);
         tf_ktile<CFG>(acc, As + wm0 * CFG::LDA, As + CFG::A_STAGE + wn0, 0, g, t);
     }
     mm_cp_async_wait<0>(); /* nothing in flight when the block leaves */
-    cv_store<CFG>(a, acc, m0 + wm0 + g, n0 + wn0 + 2 * t);
+    if (a.split > 1)
+        cv_reduce<CFG>(a, acc, m0, n0, m0 + wm0 + g, n0 + wn0 + 2 * t);
+    else
+        cv_store<CFG>(a, acc, cv_smem, m0, n0, wm0, wn0, g, t);
 }
 
 /* ---- configurations and launch ----------------------------------------------------------------- */
@@ -215,26 +268,26 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
 struct cv_entry {
     const char *name;
     int bm, bn, smem;
-    void (*launch)(const cv_args &a, bool one, unsigned blocks, cudaStream_t s);
+    void (*launch)(const cv_args &a, bool one, dim3 grid, cudaStream_t s);
 };
 
 template <class CFG, bool ONE>
-static void cv_launch_one(const cv_args &a, unsigned blocks, cudaStream_t s) {
+static void cv_launch_one(const cv_args &a, dim3 grid, cudaStream_t s) {
     static bool attr = false;
     if (!attr) { /* more than 48 KB of dynamic shared memory needs the opt-in */
         CUDA_CHECK(cudaFuncSetAttribute(cv3_kernel<CFG, ONE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         CFG::SMEM_BYTES));
         attr = true;
     }
-    cv3_kernel<CFG, ONE><<<blocks, CFG::THREADS, CFG::SMEM_BYTES, s>>>(a);
+    cv3_kernel<CFG, ONE><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(a);
 }
 
 template <class CFG>
-static void cv_launch(const cv_args &a, bool one, unsigned blocks, cudaStream_t s) {
+static void cv_launch(const cv_args &a, bool one, dim3 grid, cudaStream_t s) {
     if (one)
-        cv_launch_one<CFG, true>(a, blocks, s);
+        cv_launch_one<CFG, true>(a, grid, s);
     else
-        cv_launch_one<CFG, false>(a, blocks, s);
+        cv_launch_one<CFG, false>(a, grid, s);
 }
 
 #define CV_ENTRY(BM, BN, WM, WN, ST, MB)                                                                           \
@@ -293,6 +346,11 @@ extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) 
     if (e == cudaSuccess)
         e = cudaMemcpy(p->ktab, h, (size_t)p->kpad * sizeof *h, cudaMemcpyHostToDevice);
     free(h);
+    const size_t tiles = (size_t)((s->F + 63) / 64) * (size_t)((cols + 63) / 64); /* the smallest tiles' count */
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&p->counters, tiles * sizeof(int));
+    if (e == cudaSuccess)
+        e = cudaMemset(p->counters, 0, tiles * sizeof(int));
     if (e != cudaSuccess) {
         base_fail(err, errlen, "conv 3xtf32: offset table: %s", cudaGetErrorString(e));
         cv3_plan_free(p);
@@ -306,17 +364,52 @@ extern "C" void cv3_plan_free(cv3_plan *p) {
         return;
     if (p->ktab)
         CUDA_CHECK(cudaFree(p->ktab));
+    if (p->counters)
+        CUDA_CHECK(cudaFree(p->counters));
     free(p);
 }
 
-extern "C" void cv3_run(const cv3_plan *p, int cfg, const float *x, const float *w, const float *bias, float *y,
-                        int act, cudaStream_t s) {
+/* k-slices of at least 4 k-tiles, whole k-tiles each: the chunk for split, and the slices that
+ * are not empty. */
+static int cv_chunk(const cv3_plan *p, int split, int *slices) {
+    const int per = (p->K + split - 1) / split, chunk = (per + CV_BK - 1) / CV_BK * CV_BK;
+    *slices = (p->K + chunk - 1) / chunk;
+    return chunk;
+}
+
+extern "C" int cv3_split_candidates(const cv3_plan *p, int cfg, int *splits, int max) {
+    const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
+    const long long tiles = ((p->s.F + e->bm - 1) / e->bm) * ((p->s.N * p->s.OH * p->s.OW + e->bn - 1) / e->bn);
+    const long long sms = mm_device()->sm_count;
+    int n = 0;
+    if (n < max)
+        splits[n++] = 1;
+    for (int sp = 2; sp <= 8 && n < max; sp *= 2) {
+        int slices;
+        cv_chunk(p, sp, &slices);
+        /* each slice 4 k-tiles or more, and the grid below two waves before this doubling */
+        if (slices == sp && p->K >= 4 * CV_BK * sp && tiles * (sp / 2) < 2 * sms)
+            splits[n++] = sp;
+    }
+    return n;
+}
+
+extern "C" size_t cv3_workspace_bytes(const cv3_plan *p, int split) {
+    int slices = 1;
+    if (split > 1)
+        cv_chunk(p, split, &slices);
+    return slices > 1 ? (size_t)slices * (size_t)p->s.F * (size_t)(p->s.N * p->s.OH * p->s.OW) * sizeof(float) : 0;
+}
+
+extern "C" void cv3_run(const cv3_plan *p, int cfg, int split, const float *x, const float *w, const float *bias,
+                        const float *add, float *y, int act, float *ws, cudaStream_t s) {
     const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
     const cv3_shape *sh = &p->s;
     cv_args a;
     a.x = x;
     a.w = w;
     a.bias = bias;
+    a.add = add;
     a.y = y;
     a.ktab = p->ktab;
     a.C = (int)sh->C;
@@ -333,7 +426,19 @@ extern "C" void cv3_run(const cv3_plan *p, int cfg, const float *x, const float 
     a.pl = (int)sh->pl;
     a.act = act;
     a.vec_w = p->K % 4 == 0 && ((uintptr_t)w & 15) == 0;
+    a.split = 1;
+    a.k_chunk = p->kpad;
+    a.ws = ws;
+    a.counters = p->counters;
+    if (split > 1 && ws) {
+        int slices;
+        const int chunk = cv_chunk(p, split, &slices);
+        if (slices > 1) {
+            a.split = slices;
+            a.k_chunk = chunk;
+        }
+    }
     const bool one = p->one && ((uintptr_t)x & 15) == 0;
     const long long blocks = (long long)((a.F + e->bm - 1) / e->bm) * ((a.cols + e->bn - 1) / e->bn);
-    e->launch(a, one, (unsigned)blocks, s);
+    e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
 }

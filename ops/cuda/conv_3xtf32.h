@@ -33,10 +33,18 @@ void cv3_plan_free(cv3_plan *p);
 int cv3_config_count(void);
 const char *cv3_config_name(int cfg);
 
-/* y = act(conv(x, w) + bias) with tile configuration cfg; bias (F) or NULL; act an mm_act
- * (matmul.h). Asynchronous on stream s; a launch error is left for cudaGetLastError. */
-void cv3_run(const cv3_plan *p, int cfg, const float *x, const float *w, const float *bias, float *y, int act,
-             cudaStream_t s);
+/* The split-K counts worth timing for tile configuration cfg (1 first; more where the grid is
+ * small and the reduction deep): up to max into splits, their number. */
+int cv3_split_candidates(const cv3_plan *p, int cfg, int *splits, int max);
+/* The workspace a run with split k-slices needs (0 for split 1). */
+size_t cv3_workspace_bytes(const cv3_plan *p, int split);
+
+/* y = act(conv(x, w) + bias + add) with tile configuration cfg and split k-slices (ws: at least
+ * cv3_workspace_bytes; NULL runs unsplit); bias (F) and add (y's shape) may be NULL; act an mm_act
+ * (matmul.h). Asynchronous on stream s; a launch error is left for cudaGetLastError. Runs on one
+ * plan are ordered (one stream): the split-K arrival counters are the plan's. */
+void cv3_run(const cv3_plan *p, int cfg, int split, const float *x, const float *w, const float *bias,
+             const float *add, float *y, int act, float *ws, cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -151,8 +151,9 @@ typedef enum { OC_CONV_CUDNN, OC_CONV_GEMM, OC_CONV_DIRECT, OC_CONV_TC, OC_CONV_
 static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct", "3xtf32"};
 
 typedef struct {
-    /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit, matmul precision */
-    int64_t v[18];
+    /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit, matmul precision,
+     * fused add (0 none, else 1 + its activation: the paths are timed as they run) */
+    int64_t v[19];
 } oc_conv_key;
 
 typedef struct {
@@ -161,7 +162,7 @@ typedef struct {
     cudnnConvolutionFwdAlgo_t algo; /* cuDNN's fastest FP32 algorithm */
     size_t ws;                     /* its workspace */
     float ms[OC_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
-    int tc_cfg;                    /* the 3xtf32 path's fastest tile configuration */
+    int tc_cfg, tc_split;          /* the 3xtf32 path's fastest tile configuration and split-K */
 } oc_conv_choice;
 
 /* Choices measured so far in this process (configurations recur within and across graphs). */
@@ -205,12 +206,9 @@ typedef struct {
     /* GEMM */
     int gemm_direct_b;                  /* 1x1, stride 1, no padding: x itself is the B matrix */
     size_t col_bytes;                   /* im2col buffer (N, C*KH*KW, OH*OW) otherwise */
-    ops_act mm_act;                     /* activation in the matmul's (or the 3xtf32 kernel's) epilogue */
     /* 3xtf32 implicit GEMM */
     cv3_plan *tc;                       /* its offset table; NULL where the path is not taken */
-    int tc_cfg;
-    /* after the convolution, for the cuDNN and GEMM paths */
-    int post;                           /* 1: bias and activation in a separate pass */
+    int tc_cfg, tc_split;
 } oc_conv_state;
 
 static void oc_conv_free(void *p) {
@@ -334,9 +332,9 @@ static int oc_conv_run_gemm(ops_cuda_env *env, oc_conv_state *st, const float *x
 
 /* The 3xtf32 implicit GEMM with bias and act (an ops_act the matmul epilogue has) in its epilogue. */
 static int oc_conv_run_tc(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
-                          const float *bias, float *y, ops_act act) {
+                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
     const int mact = oc_mm_act(act);
-    cv3_run(st->tc, st->tc_cfg, x, w, bias, y, mact < 0 ? MM_ACT_NONE : mact, oc_stream(env));
+    cv3_run(st->tc, st->tc_cfg, st->tc_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws, oc_stream(env));
     OC_LAUNCH_TRY(env);
     return 0;
 }
@@ -372,81 +370,119 @@ static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const 
     return 0;
 }
 
-/* What path leaves to the separate bias/activation pass: *mm_act is the activation the path's own
- * epilogue applies (the matmul's, without bias; the 3xtf32 kernel's, with bias: the activations of
- * oc_mm_act); 1 if the pass follows. */
+/* What path leaves to the separate pass without a fused add: *mm_act is the activation the path's
+ * own epilogue applies (the matmul's, without bias; the 3xtf32 kernel's, with bias: the
+ * activations of oc_mm_act); 1 if the pass follows. */
 static int oc_conv_post_for(oc_conv_path path, int has_bias, ops_act act, ops_act *mm_act) {
     const int tc = path == OC_CONV_TC, mm_has = act != OPS_ACT_NONE && oc_mm_act(act) > 0;
     *mm_act = ((path == OC_CONV_GEMM && !has_bias) || tc) && mm_has ? act : OPS_ACT_NONE;
     return path != OC_CONV_DIRECT && ((has_bias && !tc) || (act != OPS_ACT_NONE && *mm_act == OPS_ACT_NONE));
 }
 
-/* The separate pass after path (oc_conv_post_for): the bias unless the path added it, and the
- * activation unless the path applied it (mm_act). */
-static int oc_conv_post_run(ops_cuda_env *env, const oc_conv_state *st, oc_conv_path path, ops_act mm_act,
-                            const ops_sig *s, const float *bias, float *y) {
-    const ops_shape *ys = &s->out[0];
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
-    OC_CUDA_TRY(env, oc_launch_bias_act(y, path == OC_CONV_TC ? NULL : bias, ops_shape_numel(ys), ys->dims[1],
-                                        st->OHW, mm_act == OPS_ACT_NONE ? act : OPS_ACT_NONE, oc_stream(env)));
+/* What a run of path does: the activation its kernel applies, then whether one pass follows and
+ * what it applies (bias, added tensor, activation, in that order). */
+typedef struct {
+    ops_act kact;
+    int post;
+    const float *pbias, *padd;
+    ops_act pact;
+} oc_conv_plan;
+
+/* The plan of path for the node as it runs: with the runtime's residual fusion (add, act: the
+ * fused activation; the node's own is none) y = act(conv + bias + add): the 3xtf32 kernel adds in
+ * its epilogue and applies the activations the matmul epilogue has, every other path leaves bias
+ * (direct: not), the add and the activation to one pass. Without: the node's epilogue, the pass
+ * as oc_conv_post_for says. cudnn_fused: cuDNN's call applies bias and relu itself. */
+static oc_conv_plan oc_conv_plan_of(oc_conv_path path, const float *bias, const float *add, ops_act act,
+                                    int cudnn_fused) {
+    oc_conv_plan q = {OPS_ACT_NONE, 1, NULL, add, act};
+    if (add) {
+        const int mm_has = oc_mm_act(act) >= 0;
+        if (path == OC_CONV_TC) {
+            q.kact = mm_has ? act : OPS_ACT_NONE;
+            q.post = !mm_has;
+            q.padd = NULL;
+        } else {
+            q.pbias = path == OC_CONV_DIRECT ? NULL : bias;
+        }
+        return q;
+    }
+    ops_act mact;
+    q.post = oc_conv_post_for(path, bias != NULL, act, &mact) && !(path == OC_CONV_CUDNN && cudnn_fused);
+    q.kact = path == OC_CONV_DIRECT ? act : mact;
+    q.pbias = path == OC_CONV_TC || path == OC_CONV_DIRECT ? NULL : bias;
+    q.pact = mact == OPS_ACT_NONE ? act : OPS_ACT_NONE;
+    return q;
+}
+
+/* One run of path on the node's buffers, ws its workspace (the path's need), as the node runs
+ * (oc_conv_plan_of; the residual fusion from env->fuse_add). */
+static int oc_conv_run_path(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, int cudnn_fused,
+                            const ops_sig *s, const float *const *in, float *const *out, void *ws) {
+    const float *bias = s->n_in > 2 ? in[2] : NULL, *add = env->fuse_add;
+    const ops_act act = add ? (ops_act)env->fuse_act : (ops_act)s->p->v[PM_ACT];
+    const oc_conv_plan q = oc_conv_plan_of(path, bias, add, act, cudnn_fused);
+    int bad;
+    switch (path) {
+    case OC_CONV_TC:
+        bad = oc_conv_run_tc(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
+        break;
+    case OC_CONV_DIRECT:
+        bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], q.kact) < 0;
+        break;
+    case OC_CONV_GEMM:
+        bad = oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, q.kact) < 0;
+        break;
+    default:
+        bad = oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], (char *)ws, cudnn_fused && !add) < 0;
+        break;
+    }
+    if (bad)
+        return -1;
+    if (q.post) {
+        const ops_shape *ys = &s->out[0];
+        OC_CUDA_TRY(env, oc_launch_bias_act(out[0], q.pbias, q.padd, ops_shape_numel(ys), ys->dims[1], st->OHW,
+                                            q.pact, oc_stream(env)));
+    }
     return 0;
+}
+
+/* The workspace path needs on the node. */
+static size_t oc_conv_ws_need(const oc_conv_state *st, oc_conv_path path) {
+    switch (path) {
+    case OC_CONV_TC:
+        return cv3_workspace_bytes(st->tc, st->tc_split);
+    case OC_CONV_GEMM:
+        return st->gemm_direct_b ? 0 : st->col_bytes;
+    case OC_CONV_DIRECT:
+        return 0;
+    default:
+        return st->pad_bytes + st->algo_ws;
+    }
 }
 
 /* The node's convolution on its chosen path, with its epilogue. */
 static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
-    const float *bias = s->n_in > 2 ? in[2] : NULL;
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
     void *ws = NULL;
-    switch (st->path) {
-    case OC_CONV_DIRECT:
-        return oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], act);
-    case OC_CONV_TC:
-        if (oc_conv_run_tc(env, st, in[0], in[1], bias, out[0], st->mm_act) < 0)
-            return -1;
-        break;
-    case OC_CONV_GEMM:
-        if (oc_workspace(env, st->gemm_direct_b ? 0 : st->col_bytes, &ws) < 0 ||
-            oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, st->mm_act) < 0)
-            return -1;
-        break;
-    case OC_CONV_CUDNN:
-    case OC_CONV_PATHS:
-        if (oc_workspace(env, st->pad_bytes + st->algo_ws, &ws) < 0 ||
-            oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], (char *)ws, st->fused) < 0)
-            return -1;
-        break;
-    }
-    if (st->post)
-        return oc_conv_post_run(env, st, st->path, st->mm_act, s, bias, out[0]);
-    return 0;
+    if (oc_workspace(env, oc_conv_ws_need(st, st->path), &ws) < 0)
+        return -1;
+    return oc_conv_run_path(env, st, st->path, st->fused, s, in, out, ws);
 }
 
-/* Device time of one run of path on the node's buffers with the pass it leaves over (ms, median of 5
- * after one warm-up); INFINITY if it fails. ws: the whole search workspace. cuDNN is timed unfused
- * (its fused bias/relu is tried once the path is chosen). */
+/* Device time of one run of path on the node's buffers as the node runs it, with the pass it
+ * leaves over and the fused add (ms, median of 5 after one warm-up); INFINITY if it fails. ws:
+ * the whole search workspace. cuDNN is timed unfused (its fused bias/relu is tried once the path
+ * is chosen). */
 static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
                           const float *const *in, float *const *out, char *ws) {
     cudaEvent_t e0, e1;
     float ms[5];
-    const float *bias = s->n_in > 2 ? in[2] : NULL;
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
-    ops_act mact;
-    const int post = oc_conv_post_for(path, bias != NULL, act, &mact);
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
     int bad = 0;
     for (int r = -1; r < 5 && !bad; r++) {
         CUDA_CHECK(cudaEventRecord(e0, oc_stream(env)));
-        if (path == OC_CONV_CUDNN)
-            bad = oc_conv_run_cudnn(env, st, in[0], in[1], bias, out[0], ws, 0) < 0;
-        else if (path == OC_CONV_GEMM)
-            bad = oc_conv_run_gemm(env, st, in[0], in[1], out[0], (float *)ws, mact) < 0;
-        else if (path == OC_CONV_TC)
-            bad = oc_conv_run_tc(env, st, in[0], in[1], bias, out[0], mact) < 0;
-        else
-            bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], act) < 0;
-        if (!bad && post)
-            bad = oc_conv_post_run(env, st, path, mact, s, bias, out[0]) < 0;
+        bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
         CUDA_CHECK(cudaEventRecord(e1, oc_stream(env)));
         CUDA_CHECK(cudaEventSynchronize(e1));
         if (r >= 0)
@@ -477,10 +513,11 @@ static int oc_conv_tc_plan(ops_cuda_env *env, oc_conv_state *st) {
     return st->tc ? 0 : oc_fail(env, "%s", msg);
 }
 
-/* At precision 3xtf32, groups 1: every tile configuration of the 3xtf32 path timed, the fastest
- * into ch (ms, tc_cfg); the path stays ineligible (INFINITY) where it cannot run. */
+/* At precision 3xtf32, groups 1: every tile configuration of the 3xtf32 path timed with each
+ * split-K worth trying that fits the search workspace (ws, wbytes), the fastest into ch (ms,
+ * tc_cfg, tc_split); the path stays ineligible (INFINITY) where it cannot run. */
 static void oc_conv_time_tc(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
-                            float *const *out, oc_conv_choice *ch) {
+                            float *const *out, oc_conv_choice *ch, char *ws, size_t wbytes) {
     if (mm_precision_get() != MM_PREC_3XTF32 || st->G != 1)
         return;
     if (!st->tc && oc_conv_tc_plan(env, st) < 0) {
@@ -491,15 +528,23 @@ static void oc_conv_time_tc(ops_cuda_env *env, oc_conv_state *st, const ops_sig 
     char line[256] = "";
     size_t at = 0;
     for (int c = 0; c < cv3_config_count(); c++) {
-        st->tc_cfg = c;
-        const float ms = oc_conv_time(env, st, OC_CONV_TC, s, in, out, NULL);
-        if (ms < ch->ms[OC_CONV_TC]) {
-            ch->ms[OC_CONV_TC] = ms;
-            ch->tc_cfg = c;
+        int splits[4];
+        const int ns = cv3_split_candidates(st->tc, c, splits, 4);
+        for (int i = 0; i < ns; i++) {
+            if (cv3_workspace_bytes(st->tc, splits[i]) > wbytes)
+                continue;
+            st->tc_cfg = c;
+            st->tc_split = splits[i];
+            const float ms = oc_conv_time(env, st, OC_CONV_TC, s, in, out, ws);
+            if (ms < ch->ms[OC_CONV_TC]) {
+                ch->ms[OC_CONV_TC] = ms;
+                ch->tc_cfg = c;
+                ch->tc_split = splits[i];
+            }
+            if (at < sizeof line)
+                at += (size_t)snprintf(line + at, sizeof line - at, "%s %s/%d %.4f ms", at ? "," : "",
+                                       cv3_config_name(c), splits[i], (double)ms);
         }
-        if (at < sizeof line)
-            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %.4f ms", c ? "," : "", cv3_config_name(c),
-                                   (double)ms);
     }
     if (oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': 3xtf32 tiles:%s\n", oc_node_name(env), line);
@@ -564,9 +609,10 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
 
     oc_conv_key key;
     memset(&key, 0, sizeof key);
-    const int64_t kv[18] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,
+    const int64_t kv[19] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,
                             st->KW,  win->sh, win->sw, win->dh, win->dw, win->pt, win->pl,
-                            win->pb, win->pr, (int64_t)oc_workspace_limit(env), (int64_t)mm_precision_get()};
+                            win->pb, win->pr, (int64_t)oc_workspace_limit(env), (int64_t)mm_precision_get(),
+                            env->fuse_add ? 1 + (int64_t)env->fuse_act : 0};
     memcpy(key.v, kv, sizeof kv);
     const oc_conv_choice *known = oc_conv_cache_find(&key);
     oc_conv_choice ch;
@@ -610,7 +656,7 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
             ch.ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
         if (st->K <= 1024)
             ch.ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
-        oc_conv_time_tc(env, st, s, in, out, &ch);
+        oc_conv_time_tc(env, st, s, in, out, &ch, sws, sbytes);
         ch.path = OC_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
         float best = INFINITY;
         for (int p = 0; p < OC_CONV_PATHS; p++)
@@ -628,6 +674,7 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
     st->algo = ch.algo;
     st->algo_ws = ch.ws;
     st->tc_cfg = ch.tc_cfg;
+    st->tc_split = ch.tc_split;
     if (st->path != OC_CONV_TC) { /* the plan serves the chosen path only */
         cv3_plan_free(st->tc);
         st->tc = NULL;
@@ -636,17 +683,14 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
     }
     if (oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
-                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms, 3xtf32 %s %.4f ms)%s\n",
+                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms, 3xtf32 %s/%d %.4f ms)%s\n",
                 oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
                 (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
                 (long long)st->G, oc_conv_path_names[ch.path], oc_algo_name(ch.algo), (double)ch.ms[OC_CONV_CUDNN],
-                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], cv3_config_name(ch.tc_cfg),
+                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], cv3_config_name(ch.tc_cfg), ch.tc_split,
                 (double)ch.ms[OC_CONV_TC], known ? " (cached)" : "");
     void *ws = NULL;
-    size_t need = st->path == OC_CONV_CUDNN ? st->pad_bytes + st->algo_ws
-                  : st->path == OC_CONV_GEMM ? st->col_bytes
-                                             : 0;
-    return oc_workspace(env, need, &ws);
+    return oc_workspace(env, oc_conv_ws_need(st, st->path), &ws);
 }
 
 /* Host-side relative L2 difference of two device buffers of n floats (setup only); a
@@ -688,10 +732,9 @@ OPS_CUDA_FN(conv2d) {
         return -1;
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
-    st->post = oc_conv_post_for(st->path, has_bias, act, &st->mm_act);
     if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
-    if (st->path != OC_CONV_CUDNN || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
+    if (st->path != OC_CONV_CUDNN || env->fuse_add || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
         return 0;
     /* try bias (and relu) inside cuDNN's call; keep it only if it gives the same result */
     const int64_t n = ops_shape_numel(&s->out[0]);
@@ -708,8 +751,6 @@ OPS_CUDA_FN(conv2d) {
         CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, oc_stream(env)));
     }
     st->fused = 1;
-    const int post = st->post;
-    st->post = 0;
     int ok = oc_conv_exec(env, st, s, in, out) == 0;
     double rel = ok ? oc_dev_diff(env, out[0], ref, n) : 0.0;
     if (!ok || !(rel <= 1e-5)) {
@@ -720,7 +761,6 @@ OPS_CUDA_FN(conv2d) {
                             "not fused\n", oc_node_name(env), rel);
         (void)cudaGetLastError();
         st->fused = 0;
-        st->post = post;
         CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
     }
     CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));

@@ -85,10 +85,10 @@ static inline int oc_workspace_search(ops_cuda_env *env, void **ws, size_t *byte
 
 /* --- shared launchers (ops_elementwise.cu) -------------------------------------------------- */
 
-/* y (n) = act(y + bias[(i / inner) % channels]) in place; bias may be NULL (act only).
+/* y (n) = act(y + bias[(i / inner) % channels] + add[i]) in place; bias and add may be NULL.
  * Returns the launch's error. */
-cudaError_t oc_launch_bias_act(float *y, const float *bias, int64_t n, int64_t channels, int64_t inner, ops_act act,
-                               cudaStream_t s);
+cudaError_t oc_launch_bias_act(float *y, const float *bias, const float *add, int64_t n, int64_t channels,
+                               int64_t inner, ops_act act, cudaStream_t s);
 
 /* The hand-written matmul's epilogue activation (an mm_act of matmul.h) for act, or -1 where that
  * epilogue lacks it (sigmoid, tanh: a separate pass). In ops_matmul.c. */

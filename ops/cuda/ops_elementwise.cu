@@ -118,12 +118,14 @@ __global__ void oc_un4_kernel(float4 *__restrict__ y, const float4 *__restrict__
     }
 }
 
-__global__ void oc_bias_act_kernel(float *__restrict__ y, const float *__restrict__ bias, int64_t n, int64_t channels,
-                                   int64_t inner, int act) {
+__global__ void oc_bias_act_kernel(float *__restrict__ y, const float *__restrict__ bias, const float *__restrict__ add,
+                                   int64_t n, int64_t channels, int64_t inner, int act) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         float v = y[i];
         if (bias)
             v += bias[(i / inner) % channels];
+        if (add) /* after the bias: the order of conv + bias, then the add node */
+            v += add[i];
         y[i] = oc_act(act, v);
     }
 }
@@ -207,11 +209,11 @@ template <int OP> static int oc_unary(ops_cuda_env *env, const ops_sig *s, const
     return 0;
 }
 
-extern "C" cudaError_t oc_launch_bias_act(float *y, const float *bias, int64_t n, int64_t channels, int64_t inner,
-                                          ops_act act, cudaStream_t s) {
-    if (n <= 0 || (!bias && act == OPS_ACT_NONE))
+extern "C" cudaError_t oc_launch_bias_act(float *y, const float *bias, const float *add, int64_t n, int64_t channels,
+                                          int64_t inner, ops_act act, cudaStream_t s) {
+    if (n <= 0 || (!bias && !add && act == OPS_ACT_NONE))
         return cudaSuccess;
-    oc_bias_act_kernel<<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, s>>>(y, bias, n, channels > 0 ? channels : 1,
+    oc_bias_act_kernel<<<oc_blocks(n, OC_THREADS), OC_THREADS, 0, s>>>(y, bias, add, n, channels > 0 ? channels : 1,
                                                                        inner > 0 ? inner : 1, (int)act);
     return cudaGetLastError();
 }

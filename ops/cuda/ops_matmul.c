@@ -207,6 +207,6 @@ OPS_CUDA_FN(matmul) {
         }
     }
     if (post)
-        OC_CUDA_TRY(env, oc_launch_bias_act(out[0], NULL, nb * m * n, 1, 1, act, st));
+        OC_CUDA_TRY(env, oc_launch_bias_act(out[0], NULL, NULL, nb * m * n, 1, 1, act, st));
     return 0;
 }

@@ -24,7 +24,7 @@
 typedef struct {
     const char *rules, *cost, *json, *precision;
     double time_limit, tol, check;
-    int optimize, no_graph, no_fold, no_cpu, verbose, profile, no_autotune, no_scatter;
+    int optimize, no_graph, no_fold, no_cpu, verbose, profile, no_autotune, no_scatter, no_fuse;
     int64_t reps, warmup, seed;
     cmd_model_opts mo;
 } bench_args;
@@ -58,6 +58,10 @@ static const cmd_opt bench_opts[] = {
              "run every transpose, split and gather that reads a matmul's output as a kernel of its own, and "
              "transposes that move no element too (default: the matmul's store writes their results and the "
              "latter are aliases; for A/B measurement); also TASC_NO_SCATTER=1"),
+    CMD_FLAG("--no-fuse", offsetof(bench_args, no_fuse),
+             "run every add and relu after a convolution as a kernel of its own (default: a convolution whose "
+             "output only an add reads, the add's other operand made earlier, adds it and applies the relu that "
+             "alone reads the sum in its epilogue; for A/B measurement); also TASC_NO_FUSE=1"),
     CMD_F64("--check-nodes", "T", offsetof(bench_args, check), 1e-30, HUGE_VAL,
             "during setup, compare every node with its CPU reference and name those over relative L2 error T "
             "(slow: a debugging aid)"),
@@ -83,7 +87,8 @@ static void bench_defaults(bench_args *a) {
 static void bench_usage(const bench_args *defaults) {
     printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
            "                  [--reps N] [--warmup N] [--seed S] [--tol T] [--precision fp32|3xtf32]\n"
-           "                  [--no-graph] [--no-fold] [--no-cpu] [--no-autotune] [--no-scatter] [--check-nodes T]\n"
+           "                  [--no-graph] [--no-fold] [--no-cpu] [--no-autotune] [--no-scatter] [--no-fuse]\n"
+           "                  [--check-nodes T]\n"
            "                  [--json FILE] [--profile] [--verbose] [ONNX options]\n"
            "\n"
            "Run MODEL, and OPTIMIZED when given (the same model after `tasc optimize`; with --optimize,\n"
@@ -103,6 +108,7 @@ static void bench_usage(const bench_args *defaults) {
            "                                   per-device cache (TASC_CACHE_DIR, default ~/.cache/tasc)\n"
            "             TASC_NO_AUTOTUNE=1    as --no-autotune\n"
            "             TASC_NO_SCATTER=1     as --no-scatter\n"
+           "             TASC_NO_FUSE=1        as --no-fuse\n"
            "exit codes: 0 ok, 1 a bad model, a graph the GPU runtime cannot run, or results that\n"
            "            disagree beyond --tol, 2 bad command line, 3 no CUDA in this build or no GPU\n");
 }
@@ -194,8 +200,8 @@ static void bench_json_graph(FILE *f, const char *role, const bench_graph *b, in
     fprintf(f, "     \"cuda_graph\": %s, \"nodes_run\": %d, \"nodes_folded\": %d, \"nodes_aliased\": %d,\n",
             b->info.graph ? "true" : "false", (int)b->info.nodes_run, (int)b->info.nodes_folded,
             (int)b->info.nodes_aliased);
-    fprintf(f, "     \"nodes_scattered\": %d, \"scatter_stores\": %d,\n", (int)b->info.nodes_scattered,
-            (int)b->info.scatter_stores);
+    fprintf(f, "     \"nodes_scattered\": %d, \"scatter_stores\": %d, \"nodes_fused\": %d,\n",
+            (int)b->info.nodes_scattered, (int)b->info.scatter_stores, (int)b->info.nodes_fused);
     fprintf(f,
             "     \"device_bytes\": %lld, \"arena_bytes\": %lld, \"unplanned_bytes\": %lld, \"weight_bytes\": %lld, "
             "\"input_bytes\": %lld, \"workspace_bytes\": %lld}",
@@ -388,6 +394,7 @@ static int bench_setup(bench_run *r) {
     o.no_graph = r->a->no_graph;
     o.no_fold = r->a->no_fold;
     o.no_scatter = r->a->no_scatter;
+    o.no_fuse = r->a->no_fuse;
     o.check_tol = r->a->check;
     o.verbose = r->a->verbose;
     o.autotune = r->a->no_autotune ? RT_AUTOTUNE_REFUSED : RT_AUTOTUNE_ON;
@@ -476,6 +483,7 @@ static void bench_table(const bench_run *r) {
     BENCH_ROW("nodes folded at setup", "%16d", (int)b[0].info.nodes_folded, (int)b[1].info.nodes_folded);
     BENCH_ROW("reshapes made aliases", "%16d", (int)b[0].info.nodes_aliased, (int)b[1].info.nodes_aliased);
     BENCH_ROW("moves in matmul stores", "%16d", (int)b[0].info.nodes_scattered, (int)b[1].info.nodes_scattered);
+    BENCH_ROW("adds, relus in conv epilogues", "%16d", (int)b[0].info.nodes_fused, (int)b[1].info.nodes_fused);
     BENCH_ROW("CUDA graph", "%16s", b[0].info.graph ? "yes" : "no", b[1].info.graph ? "yes" : "no");
     BENCH_ROW("device memory (MiB)", "%16.2f", bench_mib(b[0].info.device_bytes), bench_mib(b[1].info.device_bytes));
     BENCH_ROW("  activations, planned (MiB)", "%16.2f", bench_mib(b[0].info.arena_bytes),

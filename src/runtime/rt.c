@@ -413,6 +413,117 @@ static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live,
     return rc;
 }
 
+/* --- residual fusion ------------------------------------------------------------------------- */
+
+static int rt_same_shape(const ops_shape *a, const ops_shape *b) {
+    if (a->rank != b->rank)
+        return 0;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+/* Per tensor: how many input slots of live, running nodes read it, and the last such node. */
+static void rt_fuse_readers(const graph *g, const uint8_t *live, const uint8_t *skip, int32_t *nread,
+                            int32_t *reader) {
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (!live[id] || skip[id])
+            continue;
+        for (int32_t i = 0; i < g->nodes[id].n_in; i++) {
+            nread[g->nodes[id].in[i]]++;
+            reader[g->nodes[id].in[i]] = id;
+        }
+    }
+}
+
+/* Node id (a running conv2d without activation, at position pos[id]) fused with the add reading its
+ * output, and the relu reading the sum: 1 and fadd[id], fact[id] set, the add (and relu) marked in
+ * skip and their outputs made views of the convolution's; 0 if the pattern is not there. */
+static int rt_fuse_conv(rt_ctx *c, int32_t id, const int32_t *pos, const int32_t *nread, const int32_t *reader,
+                        const uint8_t *isout, uint8_t *skip, int32_t *fadd, uint8_t *fact) {
+    const graph *g = c->g;
+    const int32_t t = g->nodes[id].out[0];
+    if (isout[t] || nread[t] != 1)
+        return 0;
+    const int32_t ea = reader[t];
+    const graph_node *e = &g->nodes[ea];
+    if (skip[ea] || e->op != OP_EWADD || e->n_in != 2 || e->in[0] == e->in[1])
+        return 0;
+    const int32_t u = e->in[0] == t ? e->in[1] : e->in[0], pu = g->tensors[u].producer;
+    if (!rt_same_shape(&g->tensors[u].shape, &g->tensors[t].shape) ||
+        !rt_same_shape(&g->tensors[e->out[0]].shape, &g->tensors[t].shape) || (pu >= 0 && pos[pu] > pos[id]))
+        return 0; /* a broadcast, or the operand is made after the convolution */
+    fadd[id] = u;
+    fact[id] = OPS_ACT_NONE;
+    skip[ea] = 1;
+    int32_t last = e->out[0];
+    const int32_t ra = isout[last] || nread[last] != 1 ? -1 : reader[last];
+    if (ra >= 0 && !skip[ra] && g->nodes[ra].op == OP_RELU) {
+        fact[id] = OPS_ACT_RELU;
+        skip[ra] = 1;
+        c->tclass[last] = RT_T_ALIAS; /* the sum itself is never made */
+        c->alias_of[last] = t;
+        last = g->nodes[ra].out[0];
+    }
+    c->tclass[last] = RT_T_ALIAS;
+    c->alias_of[last] = t;
+    c->n_fused += 1 + (fact[id] == OPS_ACT_RELU);
+    if (c->opts.verbose)
+        fprintf(stderr, "tasc: node '%s': add '%s'%s%s%s in its epilogue\n", g->nodes[id].name, e->name,
+                fact[id] == OPS_ACT_RELU ? " and relu '" : "", fact[id] == OPS_ACT_RELU ? g->nodes[ra].name : "",
+                fact[id] == OPS_ACT_RELU ? "'" : "");
+    return 1;
+}
+
+/* Residual fusion (opts.no_fuse off): a running convolution without activation whose output only
+ * an add reads (same shapes: no broadcast), the add's other operand made before the convolution
+ * runs, takes the add, and the relu that alone reads the sum, into its epilogue (ops.h:
+ * ops_cuda_env.fuse_add): one pass over the output where there were three (the bias pass of the
+ * GEMM path, the add, the relu), none on the 3xtf32 path. fadd (nodes, -1 none) and fact receive
+ * the operand and activation per fused convolution. */
+static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, int32_t *fadd,
+                        uint8_t *fact, char *err, size_t errlen) {
+    graph *g = c->g;
+    const int32_t nn = g->n_nodes, nt = g->n_tensors;
+    if (c->opts.no_fuse)
+        return 0;
+    int32_t *pos = malloc(((size_t)nn + 1) * sizeof *pos), *nread = calloc((size_t)nt + 1, sizeof *nread);
+    int32_t *reader = malloc(((size_t)nt + 1) * sizeof *reader);
+    uint8_t *isout = calloc((size_t)nt + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
+    int rc = 0;
+    if (!pos || !nread || !reader || !isout || !isconst) {
+        rc = base_fail(err, errlen, "out of memory planning the graph");
+        goto done;
+    }
+    for (int32_t k = 0; k < nn; k++)
+        pos[order[k]] = k;
+    rt_fuse_readers(g, live, skip, nread, reader);
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        isout[g->outputs[j]] = 1;
+    for (int32_t t = 0; t < nt; t++)
+        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+    for (int32_t k = 0; k < nn; k++) {
+        const int32_t id = order[k];
+        const graph_node *nd = &g->nodes[id];
+        int all = !c->opts.no_fold; /* folded at setup (as rt_plan decides): not a running node */
+        for (int32_t i = 0; i < nd->n_in && all; i++)
+            all = isconst[nd->in[i]];
+        for (int32_t o = 0; o < nd->n_out && all; o++)
+            isconst[nd->out[o]] = 1;
+        if (live[id] && !skip[id] && !all && nd->op == OP_CONV2D && nd->n_out == 1 &&
+            nd->p.v[PM_ACT] == OPS_ACT_NONE)
+            rt_fuse_conv(c, id, pos, nread, reader, isout, skip, fadd, fact);
+    }
+done:
+    free(pos);
+    free(nread);
+    free(reader);
+    free(isout);
+    free(isconst);
+    return rc;
+}
+
 static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
     const graph_node *nd = &g->nodes[id];
     memset(rn, 0, sizeof *rn);
@@ -427,6 +538,7 @@ static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
     rn->sig.n_out = nd->n_out;
     rn->sig.in = rn->in_sh;
     rn->sig.out = rn->out_sh;
+    rn->fuse_add = -1;
 }
 
 /* Classify tensors, list the folded and the running nodes, and place the arena. */
@@ -442,13 +554,14 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     rt_span *spans = malloc(((size_t)nt + 1) * sizeof *spans);
     int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
     int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
-    uint8_t *skip = calloc((size_t)nn + 1, 1);
+    uint8_t *skip = calloc((size_t)nn + 1, 1), *fact = calloc((size_t)nn + 1, 1);
+    int32_t *fadd = malloc(((size_t)nn + 1) * sizeof *fadd);
     c->tclass = calloc((size_t)nt + 1, 1);
     c->alias_of = malloc(((size_t)nt + 1) * sizeof *c->alias_of);
     c->alias_off = calloc((size_t)nt + 1, sizeof *c->alias_off);
     c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
     if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
-        !skip || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
+        !skip || !fact || !fadd || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
         base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
@@ -465,7 +578,9 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
         c->alias_of[t] = t;
     }
-    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0)
+    for (int32_t k = 0; k < nn; k++)
+        fadd[k] = -1;
+    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0 || rt_plan_fuse(c, order, live, skip, fadd, fact, err, errlen) < 0)
         goto done;
     int32_t n_fold = 0, n_run = 0, n_steps = 0;
     for (int32_t k = 0; k < nn; k++) {
@@ -492,6 +607,8 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         }
         for (int32_t i = 0; i < nd->n_in; i++)
             needed[rt_root(c, nd->in[i])] = 1;
+        if (fadd[id] >= 0) /* read by the fused epilogue */
+            needed[rt_root(c, fadd[id])] = 1;
         if (rt_node_aliases(g, nd, c->opts.no_scatter)) { /* the same bytes under another shape: no kernel */
             c->tclass[nd->out[0]] = RT_T_ALIAS;
             c->alias_of[nd->out[0]] = rt_root(c, nd->in[0]);
@@ -527,8 +644,10 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         const graph_node *nd = &g->nodes[id];
         for (int32_t o = 0; o < nd->n_out; o++)
             first[nd->out[o]] = last[nd->out[o]] = step[id];
-        for (int32_t i = 0; i < nd->n_in; i++) {
-            int32_t r = rt_root(c, nd->in[i]);
+        for (int32_t i = 0; i <= nd->n_in; i++) { /* and the fused epilogue's operand */
+            if (i == nd->n_in && fadd[id] < 0)
+                break;
+            int32_t r = rt_root(c, i < nd->n_in ? nd->in[i] : fadd[id]);
             if (c->tclass[r] == RT_T_ARENA && step[id] > last[r])
                 last[r] = step[id];
         }
@@ -563,12 +682,16 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
             rt_node_init(&c->fold[c->n_fold++], g, id);
         else if (step[id] >= 0) {
             rt_node_init(&c->run[c->n_run], g, id);
+            c->run[c->n_run].fuse_add = fadd[id];
+            c->run[c->n_run].fuse_act = fact[id];
             c->run[c->n_run++].sc = rt_sc_of_node(c, id);
         }
     }
     rc = 0;
 done:
     free(skip);
+    free(fact);
+    free(fadd);
     free(order);
     free(live);
     free(isconst);
@@ -735,6 +858,22 @@ static int rt_check_gather(rt_ctx *c, const rt_scatter *sc, const float *buf, fl
     return 0;
 }
 
+/* A fused convolution's reference (rt_plan_fuse): ref = act(ref + the added tensor), as the add
+ * and relu nodes compute it. -1 when out of memory. */
+static int rt_check_fused(rt_ctx *c, const rt_node *rn, float *ref) {
+    const int64_t n = ops_shape_numel(&rn->out_sh[0]);
+    float *add = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!add)
+        return -1;
+    CUDA_CHECK(cudaMemcpyAsync(add, rt_dev(c, rn->fuse_add), (size_t)n * sizeof(float), cudaMemcpyDeviceToHost,
+                               c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    for (int64_t i = 0; i < n; i++)
+        ref[i] = ops_act_apply((ops_act)rn->fuse_act, ref[i] + add[i]);
+    free(add);
+    return 0;
+}
+
 /* Setup-phase check of one node against its CPU reference on the same (downloaded) inputs. */
 static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen) {
     const graph_node *nd = &c->g->nodes[rn->id];
@@ -763,6 +902,8 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
         goto oom;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     ops_table[nd->op].cpu(&rn->sig, hin, href);
+    if (rn->fuse_add >= 0 && rt_check_fused(c, rn, href[0]) < 0)
+        goto oom;
     for (int32_t k = 0; k < nd->n_out; k++) {
         exec_diff d = exec_compare(hgpu[k], href[k], ops_shape_numel(&rn->out_sh[k]));
         if (d.rel_l2 > c->check_worst || (isnan(d.rel_l2) && !isnan(c->check_worst))) {
@@ -799,7 +940,8 @@ static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
                         .verbose = c->opts.verbose, .node = nd->name, .state = rn->state,
                         .state_free = rn->state_free, .ws_limit = c->ws_limit, .workspace = rt_env_workspace,
                         .workspace_search = rt_env_workspace_search, .owner = c, .err = c->err,
-                        .errlen = sizeof c->err};
+                        .errlen = sizeof c->err, .fuse_add = rn->fuse_add >= 0 ? rt_dev(c, rn->fuse_add) : NULL,
+                        .fuse_act = rn->fuse_act};
     mm_scatter_node_set(rn->sc ? &c->scn[rn->sc - 1] : NULL); /* read by the matmul node, as the precision */
     rt_presplit_node(c, rn); /* 3xtf32: its weights' TF32 parts, split once (rt_presplit.c) */
     int r = ops_cuda[nd->op](&env, &rn->sig, rn->in, rn->out);
@@ -983,9 +1125,11 @@ rt_ctx *rt_ctx_new(const graph *g, const rt_opts *o, char *err, size_t errlen) {
         lim = (int64_t)mb << 20;
     }
     c->ws_limit = (size_t)lim;
-    const char *nosc = getenv("TASC_NO_SCATTER");
+    const char *nosc = getenv("TASC_NO_SCATTER"), *nofu = getenv("TASC_NO_FUSE");
     if (nosc && *nosc && strcmp(nosc, "0") != 0)
         c->opts.no_scatter = 1;
+    if (nofu && *nofu && strcmp(nofu, "0") != 0)
+        c->opts.no_fuse = 1;
     c->check_worst = 0.0;
     if (!(c->g = graph_clone(g))) {
         base_fail(err, errlen, "out of memory copying the graph");
@@ -1170,6 +1314,7 @@ void rt_get_info(const rt_ctx *c, rt_info *info) {
     info->nodes_folded = c->n_fold;
     info->nodes_aliased = c->n_alias;
     info->nodes_scattered = c->n_scattered;
+    info->nodes_fused = c->n_fused;
     info->scatter_stores = c->n_sc;
     info->nodes_dead = c->n_dead;
     info->graph = c->graph_state == 1;

@@ -60,6 +60,11 @@ typedef struct {
                                  and so do transposes that move no element (A/B measurement);
                                  0: a matmul's store executes them (rt_scatter_find; at 3xtf32
                                  only where the product's kernel is the FP32 one: rt.c) */
+    int no_fuse;              /* 1 (or TASC_NO_FUSE=1 in the environment): every add and relu after
+                                 a convolution runs as its own kernel (A/B measurement); 0: a
+                                 convolution whose output only an add reads, the add's other operand
+                                 made earlier, adds it (and a relu that alone reads the sum) in its
+                                 epilogue (rt.c rt_plan_fuse) */
 } rt_opts;
 
 enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };
@@ -77,6 +82,7 @@ typedef struct {
     int32_t nodes_aliased;    /* reshapes and transposes moving nothing that became aliases (no kernel) */
     int32_t nodes_scattered;  /* movement nodes executed by a matmul's store (no kernel) */
     int32_t scatter_stores;   /* matmuls with such a store */
+    int32_t nodes_fused;      /* adds and relus run in a convolution's epilogue (no kernel) */
     int32_t nodes_dead;       /* nodes whose results reach no output (not run) */
     int graph;                /* 1: runs replay one CUDA graph; 0: node-by-node launches */
     char graph_note[160];     /* why graph is 0 ("off by option", or the capture error) */

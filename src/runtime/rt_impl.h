@@ -44,6 +44,8 @@ typedef struct {
     void (*state_free)(void *state);
     int32_t sc;              /* > 0: a matmul whose store runs the movement tree c->sc[sc - 1] */
     int32_t ps, n_ps;        /* 3xtf32: its pre-split operands c->ps[ps .. ps + n_ps) (rt_presplit.c) */
+    int32_t fuse_add;        /* >= 0: a convolution adding this tensor, then fuse_act, in its epilogue */
+    int32_t fuse_act;        /* ops_act (rt.c rt_plan_fuse) */
 } rt_node;
 
 typedef enum {
@@ -67,7 +69,7 @@ struct rt_ctx {
     /* nodes */
     rt_node *fold; int32_t n_fold;  /* weight-only nodes, run once at setup */
     rt_node *run;  int32_t n_run;   /* nodes of every run, in order */
-    int32_t n_dead, n_alias;
+    int32_t n_dead, n_alias, n_fused;
     /* scatter stores (rt_scatter.h in rt.h): matmuls whose store executes the movement nodes
      * reading their output (those nodes launch nothing); tables on the device in sc_dev */
     rt_scatter *sc; int32_t n_sc, n_scattered; /* n_scattered: movement nodes so executed */
