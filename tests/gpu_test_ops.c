@@ -424,8 +424,8 @@ static void test_conv(void) {
               OPS_ACT_GELU_TANH);
 }
 
-/* conv_3xtf32.cu's kernel alone, with each tile configuration, unsplit and split over k (2, 3
- * and 8 slices where K has them), against the CPU reference: the error of FP32 (rel L2 <= 1e-5;
+/* conv_3xtf32.cu's kernel alone, with each tile configuration, unsplit and split over k (2, 3,
+ * 8 and 16 slices where K has them; 16 runs as 8), against the CPU reference: the error of FP32 (rel L2 <= 1e-5;
  * one TF32 product per term would give about 1e-3), every output written (the buffer starts as
  * NaN), the same bits on a second run (the split-K counters reset). Stride, padding and
  * dilation equal on both axes. */
@@ -477,11 +477,11 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
         for (int64_t i = 0; i < ny; i++)
             ref[i] = ops_act_apply(act, ref[i] + hadd[i]);
     }
-    static const int splits[] = {1, 2, 3, 8};
+    static const int splits[] = {1, 2, 3, 8, 16}; /* 16: more than the kernel takes, run as 8 */
     float *ws = NULL;
     CHECK_EQ_INT(cudaMalloc((void **)&ws, cv3_workspace_bytes(plan, 8) + 4), cudaSuccess);
-    for (int cs_ = 0; cs_ < cv3_config_count() * 4; cs_++) {
-        const int c = cs_ / 4, sp = splits[cs_ % 4];
+    for (int cs_ = 0; cs_ < cv3_config_count() * 5; cs_++) {
+        const int c = cs_ / 5, sp = splits[cs_ % 5];
         for (int rep = 0; rep < 2; rep++) {
             CHECK_EQ_INT(cudaMemset(dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess); /* NaN: every cell written */
             cv3_run(plan, c, sp, d[0], d[1], bias ? d[2] : NULL, dadd, dy,

@@ -43,6 +43,7 @@ struct cv_args {
  * pushed this far out of the image, so that one unsigned compare per axis rejects it. */
 #define CV_BK 32
 #define CV_FAR (1 << 29)
+#define CV_MAX_SPLIT 8 /* cv3_split_candidates offers 2, 4, 8 */
 
 /* The B columns a thread loads in every k-tile, decoded once. Gathered (general): one column,
  * tid % BN, in rows tid / BN + i * (THREADS / BN): a warp's 4-byte copies of a row are 32
@@ -109,6 +110,34 @@ static __device__ __forceinline__ long long cv_out_at(const cv_args &a, int col)
     return (long long)n * a.F * a.OHW + (col - n * a.OHW);
 }
 
+/* Four consecutive columns are one image's adjacent pixels, 16-byte aligned in y and add. */
+static __device__ __forceinline__ bool cv_vec(const cv_args &a) {
+    return a.OHW % 4 == 0 && ((uintptr_t)a.y & 15) == 0 && ((uintptr_t)a.add & 15) == 0;
+}
+
+/* Outputs (f, col .. col + 3) of the product, v, + bias + add, through the activation, to y: one
+ * 16-byte load of add and store of y where vec (cv_vec; then cols % 4 == 0: all four inside),
+ * else each column inside on its own. */
+static __device__ __forceinline__ void cv_finish4(const cv_args &a, bool vec, int f, int col, float (&v)[4]) {
+    const float b = a.bias ? __ldg(a.bias + f) : 0.0f;
+    if (vec) {
+        const long long o = cv_out_at(a, col) + (long long)f * a.OHW;
+        float4 d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (a.add)
+            d = __ldg(reinterpret_cast<const float4 *>(a.add + o));
+        const float w[4] = {v[0] + b, v[1] + b, v[2] + b, v[3] + b}; /* conv + bias, then the add */
+        *reinterpret_cast<float4 *>(a.y + o) =
+            make_float4(mm_act_f(a.add ? w[0] + d.x : w[0], a.act), mm_act_f(a.add ? w[1] + d.y : w[1], a.act),
+                        mm_act_f(a.add ? w[2] + d.z : w[2], a.act), mm_act_f(a.add ? w[3] + d.w : w[3], a.act));
+        return;
+    }
+    for (int e = 0; e < 4 && col + e < a.cols; e++) {
+        const long long o = cv_out_at(a, col + e) + (long long)f * a.OHW;
+        const float w = v[e] + b;
+        a.y[o] = mm_act_f(a.add ? w + __ldg(a.add + o) : w, a.act);
+    }
+}
+
 /* The accumulators through shared memory (the pipeline's, free once the main loop is done) to y
  * (N, F, OHW): each thread's fragments into the tile (BM rows of BN + 8 floats: conflict-free
  * 8-byte writes), then each thread takes four consecutive columns of a row at a time, adds bias
@@ -131,32 +160,15 @@ static __device__ __forceinline__ void cv_store(const cv_args &a, const float (&
                 *reinterpret_cast<float2 *>(sm + (wm0 + i * 16 + h * 8 + g) * LDT + wn0 + j * 8 + 2 * t) =
                     make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
     __syncthreads();
-    const bool vec = a.OHW % 4 == 0 && ((uintptr_t)a.y & 15) == 0 && ((uintptr_t)a.add & 15) == 0;
+    const bool vec = cv_vec(a);
 #pragma unroll 1
     for (int q = threadIdx.x; q < CFG::BM * BN4; q += CFG::THREADS) {
         const int r = q / BN4, c = (q % BN4) * 4, f = m0 + r, col = n0 + c;
         if (f >= a.F || col >= a.cols)
             continue;
         const float4 s4 = *reinterpret_cast<const float4 *>(sm + r * LDT + c);
-        const float b = a.bias ? __ldg(a.bias + f) : 0.0f;
-        float v[4] = {s4.x + b, s4.y + b, s4.z + b, s4.w + b};
-        if (vec) { /* cols % 4 == 0: all four inside */
-            const long long o = cv_out_at(a, col) + (long long)f * a.OHW;
-            if (a.add) {
-                const float4 d = __ldg(reinterpret_cast<const float4 *>(a.add + o));
-                v[0] += d.x;
-                v[1] += d.y;
-                v[2] += d.z;
-                v[3] += d.w;
-            }
-            *reinterpret_cast<float4 *>(a.y + o) = make_float4(mm_act_f(v[0], a.act), mm_act_f(v[1], a.act),
-                                                               mm_act_f(v[2], a.act), mm_act_f(v[3], a.act));
-        } else {
-            for (int e = 0; e < 4 && col + e < a.cols; e++) {
-                const long long o = cv_out_at(a, col + e) + (long long)f * a.OHW;
-                a.y[o] = mm_act_f(a.add ? v[e] + __ldg(a.add + o) : v[e], a.act);
-            }
-        }
+        float v[4] = {s4.x, s4.y, s4.z, s4.w};
+        cv_finish4(a, vec, f, col, v);
     }
 }
 
@@ -189,21 +201,32 @@ static __device__ __forceinline__ void cv_reduce(const cv_args &a, const float (
     if (!s_last)
         return;
     __threadfence();
+    const bool vec = cv_vec(a), vws = a.cols % 4 == 0; /* vws: 16-byte loads of the partials */
 #pragma unroll 1
-    for (int q = threadIdx.x; q < CFG::BM * CFG::BN; q += CFG::THREADS) {
-        const int row = m0 + q / CFG::BN, col = n0 + q % CFG::BN;
-        if (row >= a.F || col >= a.cols)
+    for (int q = threadIdx.x; q < CFG::BM * (CFG::BN / 4); q += CFG::THREADS) {
+        const int f = m0 + q / (CFG::BN / 4), col = n0 + (q % (CFG::BN / 4)) * 4;
+        if (f >= a.F || col >= a.cols)
             continue;
-        const float *src = a.ws + (long long)row * a.cols + col;
-        float v = 0.0f;
-        for (int sp = 0; sp < a.split; sp++)
-            v += __ldcg(src + sp * fc);
-        if (a.bias)
-            v += __ldg(a.bias + row);
-        const long long o = cv_out_at(a, col) + (long long)row * a.OHW;
-        if (a.add)
-            v += __ldg(a.add + o);
-        a.y[o] = mm_act_f(v, a.act);
+        const float *src = a.ws + (long long)f * a.cols + col;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int sp = 0; sp < CV_MAX_SPLIT; sp++) { /* every slice's loads in flight, summed in slice order */
+            if (sp >= a.split)
+                break;
+            if (vws) {
+                const float4 x = __ldcg(reinterpret_cast<const float4 *>(src + sp * fc));
+                v[0] += x.x;
+                v[1] += x.y;
+                v[2] += x.z;
+                v[3] += x.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (col + e < a.cols)
+                        v[e] += __ldcg(src + sp * fc + e);
+            }
+        }
+        cv_finish4(a, vec, f, col, v);
     }
     if (threadIdx.x == 0)
         *counter = 0; /* ready for the next run on this plan */
@@ -221,42 +244,15 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
     const int m0 = (int)(blockIdx.x % tiles_m) * CFG::BM, n0 = (int)(blockIdx.x / tiles_m) * CFG::BN;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
     const int wm0 = (warp % CFG::WARPS_M) * CFG::WM, wn0 = (warp / CFG::WARPS_M) * CFG::WN;
-    const unsigned s0 = (unsigned)__cvta_generic_to_shared(cv_smem);
-    constexpr unsigned STAGE_BYTES = (CFG::A_STAGE + CFG::B_STAGE) * 4;
     const cv_cols cc = cv_cols_at<CFG, ONE>(a, n0, tid);
     float acc[CFG::MT][CFG::NT][4];
-#pragma unroll
-    for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-        for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-                acc[i][j][r] = 0.0f;
+    tf_zero<CFG>(acc);
     const int kb = blockIdx.y * a.k_chunk, ke = min(a.K, kb + a.k_chunk); /* this block's k-slice */
     const int ktiles = ke > kb ? (ke - kb + CFG::BK - 1) / CFG::BK : 0;
-#pragma unroll
-    for (int s = 0; s < CFG::STAGES - 1; s++) {
-        if (s < ktiles) {
-            const unsigned st = s0 + s * STAGE_BYTES;
-            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, kb + s * CFG::BK, ke, a.vec_w, tid);
-            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, kb + s * CFG::BK, tid);
-        }
-        mm_cp_async_commit();
-    }
-    for (int kt = 0; kt < ktiles; kt++) {
-        mm_cp_async_wait<CFG::STAGES - 2>();
-        __syncthreads(); /* tile kt landed for every thread; the stage of tile kt-1 is free */
-        const int nk = kt + CFG::STAGES - 1;
-        if (nk < ktiles) {
-            const unsigned st = s0 + (nk % CFG::STAGES) * STAGE_BYTES;
-            tf_load_a<CFG>(st, a.w, a.F, a.K, m0, kb + nk * CFG::BK, ke, a.vec_w, tid);
-            cv_load_b<CFG, ONE>(a, cc, st + CFG::A_STAGE * 4, kb + nk * CFG::BK, tid);
-        }
-        mm_cp_async_commit();
-        const float *As = cv_smem + (kt % CFG::STAGES) * (CFG::A_STAGE + CFG::B_STAGE);
-        tf_ktile<CFG>(acc, As + wm0 * CFG::LDA, As + CFG::A_STAGE + wn0, 0, g, t);
-    }
-    mm_cp_async_wait<0>(); /* nothing in flight when the block leaves */
+    tf_mainloop<CFG>(acc, cv_smem, ktiles, kb, wm0, wn0, 0, g, t, [&](unsigned sA, unsigned sB, int k) {
+        tf_load_a<CFG>(sA, a.w, a.F, a.K, m0, k, ke, a.vec_w, tid);
+        cv_load_b<CFG, ONE>(a, cc, sB, k, tid);
+    });
     if (a.split > 1)
         cv_reduce<CFG>(a, acc, m0, n0, m0 + wm0 + g, n0 + wn0 + 2 * t);
     else
@@ -369,9 +365,10 @@ extern "C" void cv3_plan_free(cv3_plan *p) {
     free(p);
 }
 
-/* k-slices of at least 4 k-tiles, whole k-tiles each: the chunk for split, and the slices that
+/* Whole k-tiles per slice, at most CV_MAX_SPLIT slices: the chunk for split, and the slices that
  * are not empty. */
 static int cv_chunk(const cv3_plan *p, int split, int *slices) {
+    split = split < CV_MAX_SPLIT ? split : CV_MAX_SPLIT; /* the reduction's unrolled slice loop */
     const int per = (p->K + split - 1) / split, chunk = (per + CV_BK - 1) / CV_BK * CV_BK;
     *slices = (p->K + chunk - 1) / chunk;
     return chunk;

@@ -187,38 +187,11 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) mm_3xtf32_kernel(mm_a
     const int g = lane >> 2, t = lane & 3;
     const int wt = warp % CFG::TILE_WARPS, ks = warp / CFG::TILE_WARPS; /* warp tile, k-slice */
     const int wm0 = (wt % CFG::WARPS_M) * CFG::WM, wn0 = (wt / CFG::WARPS_M) * CFG::WN;
-    const unsigned s0 = (unsigned)__cvta_generic_to_shared(tf_smem);
-    constexpr unsigned STAGE_BYTES = (CFG::A_STAGE + CFG::B_STAGE) * 4;
     float acc[CFG::MT][CFG::NT][4];
-#pragma unroll
-    for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-        for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-                acc[i][j][r] = 0.0f;
+    tf_zero<CFG>(acc);
     const int ktiles = p.k1 > p.k0 ? (p.k1 - p.k0 + CFG::BK - 1) / CFG::BK : 0;
-#pragma unroll
-    for (int s = 0; s < CFG::STAGES - 1; s++) {
-        if (s < ktiles)
-            tf_load_tile<CFG>(a, p, s0 + s * STAGE_BYTES, s0 + s * STAGE_BYTES + CFG::A_STAGE * 4,
-                              p.k0 + s * CFG::BK, tid);
-        mm_cp_async_commit();
-    }
-    for (int kt = 0; kt < ktiles; kt++) {
-        mm_cp_async_wait<CFG::STAGES - 2>();
-        __syncthreads(); /* tile kt landed for every thread; the stage of tile kt-1 is free */
-        const int nk = kt + CFG::STAGES - 1;
-        if (nk < ktiles) {
-            const unsigned st = s0 + (nk % CFG::STAGES) * STAGE_BYTES;
-            tf_load_tile<CFG>(a, p, st, st + CFG::A_STAGE * 4, p.k0 + nk * CFG::BK, tid);
-        }
-        mm_cp_async_commit();
-        const float *As = tf_smem + (kt % CFG::STAGES) * (CFG::A_STAGE + CFG::B_STAGE);
-        const float *Bs = As + CFG::A_STAGE;
-        tf_ktile<CFG>(acc, As + wm0 * CFG::LDA, Bs + wn0, ks * (CFG::BK / CFG::KS), g, t);
-    }
-    mm_cp_async_wait<0>(); /* nothing in flight when the block leaves */
+    tf_mainloop<CFG>(acc, tf_smem, ktiles, p.k0, wm0, wn0, ks * (CFG::BK / CFG::KS), g, t,
+                     [&](unsigned sA, unsigned sB, int k) { tf_load_tile<CFG>(a, p, sA, sB, k, tid); });
     if constexpr (CFG::KS == 2) { /* k-slice 1 hands its sums to k-slice 0 (fixed order: the same bits) */
         constexpr int R = CFG::MT * CFG::NT * 4;
         float *hand = tf_smem + wt * R * 32 + lane;

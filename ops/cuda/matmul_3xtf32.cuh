@@ -97,6 +97,18 @@ static __device__ __forceinline__ void tf_load_a(unsigned sA, const float *A, in
 #endif
 static constexpr int tf_kk_unroll = TF_KK_UNROLL; /* #pragma unroll does not expand macros */
 
+/* Zeros into a warp tile's accumulators. */
+template <class CFG>
+static __device__ __forceinline__ void tf_zero(float (&acc)[CFG::MT][CFG::NT][4]) {
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] = 0.0f;
+}
+
 /* ---- one k-tile from shared memory: split, then the three products ------------------------- */
 
 /* The tensor core adds a product to its accumulator input rounding toward zero: chained over all
@@ -108,13 +120,7 @@ template <class CFG>
 static __device__ __forceinline__ void tf_ktile(float (&acc)[CFG::MT][CFG::NT][4], const float *As, const float *Bs,
                                                 int kbeg, int g, int t) {
     float part[CFG::MT][CFG::NT][4];
-#pragma unroll
-    for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-        for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-                part[i][j][r] = 0.0f;
+    tf_zero<CFG>(part);
 #pragma unroll tf_kk_unroll
     for (int kk = kbeg; kk < kbeg + CFG::BK / CFG::KS; kk += 8) {
         uint32_t bh[CFG::NT][2], bl[CFG::NT][2];
@@ -158,6 +164,39 @@ static __device__ __forceinline__ void tf_ktile(float (&acc)[CFG::MT][CFG::NT][4
 #pragma unroll
                 for (int r = 0; r < 4; r++)
                     acc[i][j][r] += part[i][j][r];
+}
+
+/* ---- the k-loop ------------------------------------------------------------------------------- */
+
+/* The k-loop of a block over ktiles k-tiles from k0: a STAGES-deep cp.async pipeline in smem
+ * (STAGES stages of A then B), load(sA, sB, k) issuing the copies of the tile at k into a stage's
+ * shared-memory addresses; each landed tile multiplied into acc by this warp's tile (A rows from
+ * wm0, B columns from wn0, k-steps from kbeg: tf_ktile). Nothing is in flight on return. Shared
+ * by the matmul and the convolution, which differ only in how their tiles are loaded. */
+template <class CFG, class LOAD>
+static __device__ __forceinline__ void tf_mainloop(float (&acc)[CFG::MT][CFG::NT][4], float *smem, int ktiles,
+                                                   int k0, int wm0, int wn0, int kbeg, int g, int t, LOAD &&load) {
+    const unsigned s0 = (unsigned)__cvta_generic_to_shared(smem);
+    constexpr unsigned STAGE_BYTES = (CFG::A_STAGE + CFG::B_STAGE) * 4;
+#pragma unroll
+    for (int s = 0; s < CFG::STAGES - 1; s++) {
+        if (s < ktiles)
+            load(s0 + s * STAGE_BYTES, s0 + s * STAGE_BYTES + CFG::A_STAGE * 4, k0 + s * CFG::BK);
+        mm_cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        mm_cp_async_wait<CFG::STAGES - 2>();
+        __syncthreads(); /* tile kt landed for every thread; the stage of tile kt-1 is free */
+        const int nk = kt + CFG::STAGES - 1;
+        if (nk < ktiles) {
+            const unsigned st = s0 + (nk % CFG::STAGES) * STAGE_BYTES;
+            load(st, st + CFG::A_STAGE * 4, k0 + nk * CFG::BK);
+        }
+        mm_cp_async_commit();
+        const float *As = smem + (kt % CFG::STAGES) * (CFG::A_STAGE + CFG::B_STAGE);
+        tf_ktile<CFG>(acc, As + wm0 * CFG::LDA, As + CFG::A_STAGE + wn0, kbeg, g, t);
+    }
+    mm_cp_async_wait<0>(); /* nothing in flight when the block leaves */
 }
 
 #endif

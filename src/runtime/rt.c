@@ -415,15 +415,6 @@ static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live,
 
 /* --- residual fusion ------------------------------------------------------------------------- */
 
-static int rt_same_shape(const ops_shape *a, const ops_shape *b) {
-    if (a->rank != b->rank)
-        return 0;
-    for (int32_t i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 /* Per tensor: how many input slots of live, running nodes read it, and the last such node. */
 static void rt_fuse_readers(const graph *g, const uint8_t *live, const uint8_t *skip, int32_t *nread,
                             int32_t *reader) {
@@ -451,8 +442,8 @@ static int rt_fuse_conv(rt_ctx *c, int32_t id, const int32_t *pos, const int32_t
     if (skip[ea] || e->op != OP_EWADD || e->n_in != 2 || e->in[0] == e->in[1])
         return 0;
     const int32_t u = e->in[0] == t ? e->in[1] : e->in[0], pu = g->tensors[u].producer;
-    if (!rt_same_shape(&g->tensors[u].shape, &g->tensors[t].shape) ||
-        !rt_same_shape(&g->tensors[e->out[0]].shape, &g->tensors[t].shape) || (pu >= 0 && pos[pu] > pos[id]))
+    if (!ops_shape_eq(&g->tensors[u].shape, &g->tensors[t].shape) ||
+        !ops_shape_eq(&g->tensors[e->out[0]].shape, &g->tensors[t].shape) || (pu >= 0 && pos[pu] > pos[id]))
         return 0; /* a broadcast, or the operand is made after the convolution */
     fadd[id] = u;
     fact[id] = OPS_ACT_NONE;
