@@ -110,6 +110,72 @@ static __device__ __forceinline__ long long cv_out_at(const cv_args &a, int col)
     return (long long)n * a.F * a.OHW + (col - n * a.OHW);
 }
 
+/* v = act(v) for the activation K, else the next one: one straight run of code per activation
+ * (as matmul_wt_epilogue.cuh's mm_wt_act; per element, every activation's code would be repeated
+ * for each of a thread's 64 outputs). */
+template <int R, int K = MM_ACT_RELU>
+static __device__ __forceinline__ void cv_act(float (&v)[R], int act) {
+    if constexpr (K < MM_ACT_COUNT) {
+        if (act != K) {
+            cv_act<R, K + 1>(v, act);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < R; i++)
+            v[i] = mm_act_f(v[i], K);
+    }
+}
+
+/* Without an add: the accumulators + bias, through the activation, straight from the registers
+ * to y (N, F, OHW): fragment (i, j) holds rows r0 + 16i (+8) and columns c0 + 8j, + 1. Faster
+ * than the staged store (cv_store) where nothing is read: no barrier and no second pass over the
+ * tile at the end of a kernel whose k-loop may be two k-tiles long (a 1x1 over 64 channels). */
+template <class CFG>
+static __device__ __forceinline__ void cv_store_regs(const cv_args &a, const float (&acc)[CFG::MT][CFG::NT][4], int r0,
+                                                     int c0) {
+    constexpr int R = CFG::MT * CFG::NT * 4;
+    float v[R];
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = r0 + i * 16 + h * 8;
+            const float b = a.bias && row < a.F ? __ldg(a.bias + row) : 0.0f;
+#pragma unroll
+            for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    v[(i * CFG::NT + j) * 4 + 2 * h + e] = acc[i][j][2 * h + e] + b;
+        }
+    if (a.act != MM_ACT_NONE)
+        cv_act<R>(v, a.act);
+    const bool pair = a.OHW % 2 == 0; /* columns c, c + 1 (c even) in one image, adjacent, 8-byte aligned */
+#pragma unroll
+    for (int j = 0; j < CFG::NT; j++) {
+        const int col = c0 + j * 8;
+        if (col >= a.cols)
+            continue;
+        const long long o0 = cv_out_at(a, col), o1 = cv_out_at(a, col + 1);
+#pragma unroll
+        for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = r0 + i * 16 + h * 8;
+                if (row >= a.F)
+                    continue;
+                const int q = (i * CFG::NT + j) * 4 + 2 * h;
+                float *y0 = a.y + o0 + (long long)row * a.OHW;
+                if (pair) {
+                    *reinterpret_cast<float2 *>(y0) = make_float2(v[q], v[q + 1]);
+                } else {
+                    y0[0] = v[q];
+                    if (col + 1 < a.cols)
+                        a.y[o1 + (long long)row * a.OHW] = v[q + 1];
+                }
+            }
+    }
+}
+
 /* Four consecutive columns are one image's adjacent pixels, 16-byte aligned in y and add. */
 static __device__ __forceinline__ bool cv_vec(const cv_args &a) {
     return a.OHW % 4 == 0 && ((uintptr_t)a.y & 15) == 0 && ((uintptr_t)a.add & 15) == 0;
@@ -138,7 +204,7 @@ static __device__ __forceinline__ void cv_finish4(const cv_args &a, bool vec, in
     }
 }
 
-/* The accumulators through shared memory (the pipeline's, free once the main loop is done) to y
+/* With an add: the accumulators through shared memory (the pipeline's, free once the k-loop is done) to y
  * (N, F, OHW): each thread's fragments into the tile (BM rows of BN + 8 floats: conflict-free
  * 8-byte writes), then each thread takes four consecutive columns of a row at a time, adds bias
  * and add, applies the activation (one copy of its code: the loop is not unrolled) and stores.
@@ -255,6 +321,8 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
     });
     if (a.split > 1)
         cv_reduce<CFG>(a, acc, m0, n0, m0 + wm0 + g, n0 + wn0 + 2 * t);
+    else if (!a.add)
+        cv_store_regs<CFG>(a, acc, m0 + wm0 + g, n0 + wn0 + 2 * t);
     else
         cv_store<CFG>(a, acc, cv_smem, m0, n0, wm0, wn0, g, t);
 }
