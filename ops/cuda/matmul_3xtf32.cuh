@@ -109,6 +109,18 @@ static __device__ __forceinline__ void tf_zero(float (&acc)[CFG::MT][CFG::NT][4]
                 acc[i][j][r] = 0.0f;
 }
 
+/* acc += part, element by element (FP32 adds, round to nearest). */
+template <class CFG>
+static __device__ __forceinline__ void tf_fold(float (&acc)[CFG::MT][CFG::NT][4], const float (&part)[CFG::MT][CFG::NT][4]) {
+#pragma unroll
+    for (int i = 0; i < CFG::MT; i++)
+#pragma unroll
+        for (int j = 0; j < CFG::NT; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] += part[i][j][r];
+}
+
 /* ---- one k-tile from shared memory: split, then the three products ------------------------- */
 
 /* The tensor core adds a product to its accumulator input rounding toward zero: chained over all
@@ -145,25 +157,13 @@ static __device__ __forceinline__ void tf_ktile(float (&acc)[CFG::MT][CFG::NT][4
                 tf_mma(part[i][j], ah, bh[j]);
             }
         }
-        if constexpr (CFG::FLUSH_STEP)
-#pragma unroll
-            for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-                for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-                    for (int r = 0; r < 4; r++) {
-                        acc[i][j][r] += part[i][j][r];
-                        part[i][j][r] = 0.0f;
-                    }
+        if constexpr (CFG::FLUSH_STEP) {
+            tf_fold<CFG>(acc, part);
+            tf_zero<CFG>(part);
+        }
     }
     if constexpr (!CFG::FLUSH_STEP)
-#pragma unroll
-        for (int i = 0; i < CFG::MT; i++)
-#pragma unroll
-            for (int j = 0; j < CFG::NT; j++)
-#pragma unroll
-                for (int r = 0; r < 4; r++)
-                    acc[i][j][r] += part[i][j][r];
+        tf_fold<CFG>(acc, part);
 }
 
 /* ---- the k-loop ------------------------------------------------------------------------------- */
