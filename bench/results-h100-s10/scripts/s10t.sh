@@ -3,6 +3,7 @@ set -u
 ROOT=$(pwd)
 rm -rf .device/new; (cd .device && tar xJf tests10.tar.xz)
 R=$OUT/t; mkdir -p $R
+GPU=$ROOT/.device/new/bin/gpu_test_ops # what bench/device_env.sh checks for cuDNN and cuBLAS
 ( . bench/device_env.sh; export LD_LIBRARY_PATH="$ROOT/.device/lib:$LD_LIBRARY_PATH"; export TASC_CACHE_DIR=$(mktemp -d)
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > $R/env.txt; cat .device/new/VERSION >> $R/env.txt
   for t in gpu_test_ops gpu_test_matmul; do
