@@ -550,32 +550,11 @@ static void oc_conv_time_tc(ops_cuda_env *env, oc_conv_state *st, const ops_sig 
         fprintf(stderr, "tasc: node '%s': 3xtf32 tiles:%s\n", oc_node_name(env), line);
 }
 
-/* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
-static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
-    const ops_shape *xs = &s->in[0], *ws_ = &s->in[1], *ys = &s->out[0];
-    ops_window *win = &st->win;
-    char msg[256];
-    if (ops_window2d(OP_CONV2D, s->p, xs, ws_, win, msg, sizeof msg) < 0)
-        return oc_fail(env, "%s", msg);
-    st->N = xs->dims[0];
-    st->C = xs->dims[1];
-    st->H = xs->dims[2];
-    st->W = xs->dims[3];
-    st->F = ws_->dims[0];
-    st->CG = ws_->dims[1];
-    st->KH = ws_->dims[2];
-    st->KW = ws_->dims[3];
-    st->G = s->p->v[PM_GROUPS];
-    st->FG = st->F / st->G;
-    st->K = st->CG * st->KH * st->KW;
-    st->OHW = ys->dims[2] * ys->dims[3];
-    const int sym = win->pt == win->pb && win->pl == win->pr;
-    st->HP = sym ? st->H : st->H + win->pt + win->pb;
-    st->WP = sym ? st->W : st->W + win->pl + win->pr;
-    st->pad_bytes = sym ? 0 : oc_up((size_t)(st->N * st->C * st->HP * st->WP) * sizeof(float));
-    st->gemm_direct_b = st->KH == 1 && st->KW == 1 && win->sh == 1 && win->sw == 1 && win->pt == 0 && win->pl == 0 &&
-                        win->pb == 0 && win->pr == 0;
-    st->col_bytes = st->gemm_direct_b ? 0 : oc_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
+/* cuDNN's descriptors of the node (x as the convolution reads it: padded when asymmetric); 1 if
+ * cuDNN takes the configuration (every size in an int, its output shape ours), else 0. */
+static int oc_conv_descriptors(oc_conv_state *st, const ops_sig *s, int sym) {
+    const ops_window *win = &st->win;
+    const ops_shape *ys = &s->out[0];
     const int64_t ph = sym ? win->pt : 0, pw = sym ? win->pl : 0;
     const int64_t dims[] = {st->N, st->C, st->HP, st->WP, st->F, st->CG, st->KH, st->KW, win->sh, win->sw, win->dh,
                             win->dw, ph, pw, st->G, ys->dims[2], ys->dims[3]};
@@ -606,6 +585,105 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
                        CUDNN_STATUS_SUCCESS &&
                    on == st->N && oc == st->F && oh == ys->dims[2] && ow == ys->dims[3];
     }
+    return cudnn_ok;
+}
+
+/* cuDNN's strict-FP32 algorithms for the node by cudnnFindConvolutionForwardAlgorithmEx in the
+ * search workspace (sws, sbytes; the padded input at its start when there is one), its first
+ * three timed as the other paths are; the fastest into ch (ms, algo, ws). -1 with env's error if
+ * the padding copy fails. */
+static int oc_conv_time_cudnn(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                              float *const *out, char *sws, size_t sbytes, oc_conv_choice *ch) {
+    const float *x = in[0];
+    if (st->pad_bytes) {
+        if (oc_conv_pad(env, st, in[0], (float *)sws) < 0)
+            return -1;
+        x = (const float *)sws;
+    }
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int got = 0, tried = 0;
+    if (cudnnFindConvolutionForwardAlgorithmEx(oc_cudnn(env), st->x, x, st->w, in[1], st->conv, st->y, out[0],
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf,
+                                               sws + st->pad_bytes,
+                                               sbytes - st->pad_bytes) != CUDNN_STATUS_SUCCESS)
+        got = 0;
+    /* Find times each algorithm once: its order between close algorithms changed from one
+     * machine to the next (winograd_nonfused 0.19 ms first on one H100, fft at 0.70 ms on
+     * another). Its first three strict-FP32 ones are timed here as the other paths are. */
+    for (int i = 0; i < got && tried < 3; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+            perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            continue;
+        tried++;
+        st->algo = perf[i].algo;
+        st->algo_ws = perf[i].memory;
+        const float ms = oc_conv_time(env, st, OC_CONV_CUDNN, s, in, out, sws);
+        if (ms < ch->ms[OC_CONV_CUDNN]) {
+            ch->ms[OC_CONV_CUDNN] = ms;
+            ch->algo = perf[i].algo;
+            ch->ws = perf[i].memory;
+        }
+    }
+    st->algo = ch->algo;
+    st->algo_ws = ch->ws;
+    return 0;
+}
+
+/* Every path that can run the node timed on its buffers in the search workspace, the fastest
+ * into ch->path (the direct kernel, which needs nothing, when none ran). */
+static int oc_conv_measure(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                           float *const *out, int cudnn_ok, oc_conv_choice *ch) {
+    for (int p = 0; p < OC_CONV_PATHS; p++)
+        ch->ms[p] = INFINITY;
+    void *sws_v = NULL;
+    size_t sbytes = 0;
+    if (oc_workspace_search(env, &sws_v, &sbytes) < 0)
+        return -1;
+    char *sws = (char *)sws_v;
+    if (cudnn_ok && st->pad_bytes < sbytes && oc_conv_time_cudnn(env, st, s, in, out, sws, sbytes, ch) < 0)
+        return -1;
+    if (st->col_bytes <= sbytes)
+        ch->ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
+    if (st->K <= 1024)
+        ch->ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
+    oc_conv_time_tc(env, st, s, in, out, ch, sws, sbytes);
+    ch->path = OC_CONV_DIRECT;
+    float best = INFINITY;
+    for (int p = 0; p < OC_CONV_PATHS; p++)
+        if (ch->ms[p] < best) {
+            best = ch->ms[p];
+            ch->path = (oc_conv_path)p;
+        }
+    return 0;
+}
+
+/* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
+static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+    const ops_shape *xs = &s->in[0], *ws_ = &s->in[1], *ys = &s->out[0];
+    ops_window *win = &st->win;
+    char msg[256];
+    if (ops_window2d(OP_CONV2D, s->p, xs, ws_, win, msg, sizeof msg) < 0)
+        return oc_fail(env, "%s", msg);
+    st->N = xs->dims[0];
+    st->C = xs->dims[1];
+    st->H = xs->dims[2];
+    st->W = xs->dims[3];
+    st->F = ws_->dims[0];
+    st->CG = ws_->dims[1];
+    st->KH = ws_->dims[2];
+    st->KW = ws_->dims[3];
+    st->G = s->p->v[PM_GROUPS];
+    st->FG = st->F / st->G;
+    st->K = st->CG * st->KH * st->KW;
+    st->OHW = ys->dims[2] * ys->dims[3];
+    const int sym = win->pt == win->pb && win->pl == win->pr;
+    st->HP = sym ? st->H : st->H + win->pt + win->pb;
+    st->WP = sym ? st->W : st->W + win->pl + win->pr;
+    st->pad_bytes = sym ? 0 : oc_up((size_t)(st->N * st->C * st->HP * st->WP) * sizeof(float));
+    st->gemm_direct_b = st->KH == 1 && st->KW == 1 && win->sh == 1 && win->sw == 1 && win->pt == 0 && win->pl == 0 &&
+                        win->pb == 0 && win->pr == 0;
+    st->col_bytes = st->gemm_direct_b ? 0 : oc_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
+    const int cudnn_ok = oc_conv_descriptors(st, s, sym);
 
     oc_conv_key key;
     memset(&key, 0, sizeof key);
@@ -621,59 +699,8 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
     } else {
         memset(&ch, 0, sizeof ch);
         ch.key = key;
-        for (int p = 0; p < OC_CONV_PATHS; p++)
-            ch.ms[p] = INFINITY;
-        void *sws_v = NULL;
-        size_t sbytes = 0;
-        if (oc_workspace_search(env, &sws_v, &sbytes) < 0)
+        if (oc_conv_measure(env, st, s, in, out, cudnn_ok, &ch) < 0)
             return -1;
-        char *sws = (char *)sws_v;
-        if (cudnn_ok && st->pad_bytes < sbytes) {
-            const float *x = in[0];
-            if (st->pad_bytes) {
-                if (oc_conv_pad(env, st, in[0], (float *)sws) < 0)
-                    return -1;
-                x = (const float *)sws;
-            }
-            cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-            int got = 0, tried = 0;
-            if (cudnnFindConvolutionForwardAlgorithmEx(oc_cudnn(env), st->x, x, st->w, in[1], st->conv, st->y, out[0],
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf,
-                                                       sws + st->pad_bytes,
-                                                       sbytes - st->pad_bytes) != CUDNN_STATUS_SUCCESS)
-                got = 0;
-            /* Find times each algorithm once: its order between close algorithms changed from one
-             * machine to the next (winograd_nonfused 0.19 ms first on one H100, fft at 0.70 ms on
-             * another). Its first three strict-FP32 ones are timed here as the other paths are. */
-            for (int i = 0; i < got && tried < 3; i++) {
-                if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
-                    perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-                    continue;
-                tried++;
-                st->algo = perf[i].algo;
-                st->algo_ws = perf[i].memory;
-                const float ms = oc_conv_time(env, st, OC_CONV_CUDNN, s, in, out, sws);
-                if (ms < ch.ms[OC_CONV_CUDNN]) {
-                    ch.ms[OC_CONV_CUDNN] = ms;
-                    ch.algo = perf[i].algo;
-                    ch.ws = perf[i].memory;
-                }
-            }
-            st->algo = ch.algo;
-            st->algo_ws = ch.ws;
-        }
-        if (st->col_bytes <= sbytes)
-            ch.ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
-        if (st->K <= 1024)
-            ch.ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
-        oc_conv_time_tc(env, st, s, in, out, &ch, sws, sbytes);
-        ch.path = OC_CONV_DIRECT; /* needs nothing: the fallback when nothing else ran */
-        float best = INFINITY;
-        for (int p = 0; p < OC_CONV_PATHS; p++)
-            if (ch.ms[p] < best) {
-                best = ch.ms[p];
-                ch.path = (oc_conv_path)p;
-            }
         oc_conv_cache_add(&ch);
     }
     st->path = ch.path;
