@@ -364,6 +364,18 @@ static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_s
     return 0;
 }
 
+/* 1 if node nd is folded at setup as rt_plan decides (folding on, every input a weight or a folded
+ * value), its outputs then marked in isconst: the walk in topological order that the scatter and
+ * fusion planners make before rt_plan lists the running nodes. */
+static int rt_folded(const rt_ctx *c, const graph_node *nd, uint8_t *isconst) {
+    int all = !c->opts.no_fold;
+    for (int32_t i = 0; i < nd->n_in && all; i++)
+        all = isconst[nd->in[i]];
+    for (int32_t o = 0; o < nd->n_out && all; o++)
+        isconst[nd->out[o]] = 1;
+    return all;
+}
+
 /* Scatter stores (rt_scatter.c): each running matmul whose output only movement nodes read
  * (reshape, transpose, split, gather by constant ids) gets a store that writes the tree's leaves
  * itself; the tree's nodes are marked in skip (they launch nothing), its leaves become views of
@@ -384,11 +396,7 @@ static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live,
     for (int32_t k = 0; k < g->n_nodes && rc == 0; k++) {
         const int32_t id = order[k];
         const graph_node *nd = &g->nodes[id];
-        int all = !c->opts.no_fold; /* folded nodes (as rt_plan decides) run once at setup: none of ours */
-        for (int32_t i = 0; i < nd->n_in && all; i++)
-            all = isconst[nd->in[i]];
-        for (int32_t o = 0; o < nd->n_out && all; o++)
-            isconst[nd->out[o]] = 1;
+        const int all = rt_folded(c, nd, isconst); /* run once at setup: none of ours */
         const ops_act act = (ops_act)nd->p.v[PM_ACT];
         if (!live[id] || all || skip[id] || nd->op != OP_MATMUL || act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH)
             continue; /* sigmoid and tanh run as a pass over the packed output after the product */
@@ -497,11 +505,7 @@ static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, ui
     for (int32_t k = 0; k < nn; k++) {
         const int32_t id = order[k];
         const graph_node *nd = &g->nodes[id];
-        int all = !c->opts.no_fold; /* folded at setup (as rt_plan decides): not a running node */
-        for (int32_t i = 0; i < nd->n_in && all; i++)
-            all = isconst[nd->in[i]];
-        for (int32_t o = 0; o < nd->n_out && all; o++)
-            isconst[nd->out[o]] = 1;
+        const int all = rt_folded(c, nd, isconst); /* not a running node */
         if (live[id] && !skip[id] && !all && nd->op == OP_CONV2D && nd->n_out == 1 &&
             nd->p.v[PM_ACT] == OPS_ACT_NONE)
             rt_fuse_conv(c, id, pos, nread, reader, isout, skip, fadd, fact);
