@@ -923,6 +923,47 @@ static void test_pools_norms(void) {
 
 /* ---- device part: the runtime -------------------------------------------------------------- */
 
+/* Splits whose parts are consecutive runs of the input (every axis before the split axis of
+ * size 1) become views, no kernel: a batch-1 channel split of a convolution's output, read by two
+ * convolutions and an output, and a part that is itself split again. The same split at batch 2
+ * is not a view and runs its kernel. Both against the CPU executor. */
+static void test_runtime_split_views(void) {
+    char err[1024];
+    for (int64_t n = 1; n <= 2; n++) {
+        graph *g = graph_new("split-views");
+        const int64_t xd[4] = {n, 6, 9, 7}, wd[4] = {10, 6, 3, 3}, vd[4] = {5, 3, 1, 1};
+        int32_t x = graph_input(g, "x", 4, xd);
+        int32_t c = graph_conv2d(g, x, graph_weight_he(g, "w", 4, wd), 1, 1, OPS_PAD_SAME, OPS_ACT_RELU);
+        int32_t parts[3], sub[2];
+        graph_split(g, c, 1, 3, (int64_t[]){3, 4, 3}, parts);
+        graph_split(g, parts[1], 1, 2, NULL, sub);
+        int32_t a = graph_conv2d(g, parts[0], graph_weight_he(g, "v0", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+        int32_t b = graph_conv2d(g, parts[2], graph_weight_he(g, "v2", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+        graph_mark_output(g, graph_ewadd(g, a, b));
+        graph_mark_output(g, sub[1]);
+        CHECK(graph_ok(g));
+        float *cpu[2] = {0}, gpu0[2 * 5 * 63], gpu1[2 * 2 * 63];
+        const int64_t n0 = n * 5 * 63, n1 = n * 2 * 63;
+        CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+        rt_ctx *ctx = graph_ok(g) ? rt_ctx_new(g, NULL, err, sizeof err) : NULL;
+        CHECK(ctx != NULL);
+        if (ctx && cpu[0] && cpu[1]) {
+            rt_info info;
+            rt_get_info(ctx, &info);
+            CHECK_EQ_INT(info.nodes_aliased, n == 1 ? 2 : 0);
+            CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(ctx, 0, gpu0, err, sizeof err), 0);
+            CHECK_EQ_INT(rt_get_output(ctx, 1, gpu1, err, sizeof err), 0);
+            CHECK(exec_compare(gpu0, cpu[0], n0).rel_l2 <= 1e-5);
+            CHECK(exec_compare(gpu1, cpu[1], n1).rel_l2 <= 1e-5);
+        }
+        rt_ctx_free(ctx);
+        free(cpu[0]);
+        free(cpu[1]);
+        graph_free(g);
+    }
+}
+
 /* A graph with a weight-only subgraph, a reshape alias, a split/concat, a dead branch and an
  * output in the middle; compared with the CPU executor. */
 static void test_runtime_features(void) {
@@ -964,7 +1005,7 @@ static void test_runtime_features(void) {
         rt_info info;
         rt_get_info(ctx, &info);
         CHECK_EQ_INT(info.nodes_folded, 1);
-        CHECK_EQ_INT(info.nodes_aliased, 1);
+        CHECK_EQ_INT(info.nodes_aliased, 2); /* the reshape and the split on axis 0 */
         CHECK_EQ_INT(info.nodes_dead, 1);
         CHECK(info.graph == 1);
         CHECK(info.arena_bytes < info.unplanned_bytes);
@@ -1367,7 +1408,7 @@ static const struct {
     {"conv", test_conv},         {"conv3", test_conv_3xtf32},     {"fusion", test_conv_fusion},
     {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
-    {"runtime", test_runtime_features}, {"cost", test_cost_measure}, {"models", test_models},
+    {"runtime", test_runtime_features}, {"splitview", test_runtime_split_views}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},
 };
 

@@ -481,7 +481,7 @@ static void bench_table(const bench_run *r) {
     BENCH_ROW("latency p90 (ms)", "%16.4f", b[0].p90, b[1].p90);
     BENCH_ROW("nodes per run", "%16d", (int)b[0].info.nodes_run, (int)b[1].info.nodes_run);
     BENCH_ROW("nodes folded at setup", "%16d", (int)b[0].info.nodes_folded, (int)b[1].info.nodes_folded);
-    BENCH_ROW("reshapes made aliases", "%16d", (int)b[0].info.nodes_aliased, (int)b[1].info.nodes_aliased);
+    BENCH_ROW("reshapes, splits made aliases", "%16d", (int)b[0].info.nodes_aliased, (int)b[1].info.nodes_aliased);
     BENCH_ROW("moves in matmul stores", "%16d", (int)b[0].info.nodes_scattered, (int)b[1].info.nodes_scattered);
     BENCH_ROW("adds, relus in conv epilogues", "%16d", (int)b[0].info.nodes_fused, (int)b[1].info.nodes_fused);
     BENCH_ROW("CUDA graph", "%16s", b[0].info.graph ? "yes" : "no", b[1].info.graph ? "yes" : "no");

@@ -247,10 +247,21 @@ static int32_t rt_sc_of_node(const rt_ctx *c, int32_t id) {
     return 0;
 }
 
-/* 1 if node nd's output is the same bytes as its input under another shape: a reshape, or (with
- * the scatter store on) a transpose of axes of size 1. The planner makes it an alias, no kernel. */
+/* 1 if a split's parts are consecutive runs of its input's bytes: every axis before the split axis
+ * has size 1 (batch 1, split on channels: a merged convolution's output cut back into branches). */
+static int rt_split_is_view(const graph *g, const graph_node *nd) {
+    const ops_shape *x = &g->tensors[nd->in[0]].shape;
+    for (int64_t i = 0; i < nd->p.v[PM_AXIS]; i++)
+        if (x->dims[i] != 1)
+            return 0;
+    return 1;
+}
+
+/* 1 if node nd's outputs are bytes of its input under other shapes: a reshape, a split into
+ * consecutive runs (rt_split_is_view), or (with the scatter store on) a transpose of axes of size
+ * 1. The planner makes each output an alias, no kernel. */
 static int rt_node_aliases(const graph *g, const graph_node *nd, int no_scatter) {
-    return nd->op == OP_RESHAPE ||
+    return nd->op == OP_RESHAPE || (nd->op == OP_SPLIT && rt_split_is_view(g, nd)) ||
            (nd->op == OP_TRANSPOSE && !no_scatter && rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
 }
 
@@ -604,10 +615,14 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
             needed[rt_root(c, nd->in[i])] = 1;
         if (fadd[id] >= 0) /* read by the fused epilogue */
             needed[rt_root(c, fadd[id])] = 1;
-        if (rt_node_aliases(g, nd, c->opts.no_scatter)) { /* the same bytes under another shape: no kernel */
-            c->tclass[nd->out[0]] = RT_T_ALIAS;
-            c->alias_of[nd->out[0]] = rt_root(c, nd->in[0]);
-            c->alias_off[nd->out[0]] = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
+        if (rt_node_aliases(g, nd, c->opts.no_scatter)) { /* the same bytes under other shapes: no kernel */
+            int64_t off = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
+            for (int32_t o = 0; o < nd->n_out; o++) { /* a split's parts follow each other */
+                c->tclass[nd->out[o]] = RT_T_ALIAS;
+                c->alias_of[nd->out[o]] = rt_root(c, nd->in[0]);
+                c->alias_off[nd->out[o]] = off;
+                off += ops_shape_numel(&g->tensors[nd->out[o]].shape);
+            }
             c->n_alias++;
             continue;
         }

@@ -79,7 +79,7 @@ typedef struct {
     int64_t device_bytes;     /* the sum: what this context holds on the device */
     int32_t nodes_run;        /* nodes launched per run */
     int32_t nodes_folded;     /* weight-only nodes computed once at setup */
-    int32_t nodes_aliased;    /* reshapes and transposes moving nothing that became aliases (no kernel) */
+    int32_t nodes_aliased;    /* reshapes, splits into consecutive runs, transposes moving nothing: aliases (no kernel) */
     int32_t nodes_scattered;  /* movement nodes executed by a matmul's store (no kernel) */
     int32_t scatter_stores;   /* matmuls with such a store */
     int32_t nodes_fused;      /* adds and relus run in a convolution's epilogue (no kernel) */
