@@ -112,6 +112,13 @@ struct ops_cuda_env {
      * none): y = fuse_act(op(...) + fuse_add), fuse_add of the output's shape; NULL: no fusion. */
     const float *fuse_add;
     int fuse_act;               /* ops_act */
+    /* The runtime's producer fusions (rt.c rt_plan_prefuse, rows only: the normalised dims last):
+     * the node computes its input 0 itself from the producer's operands, rounded to float as the
+     * producer node would round it. fuse_scale (softmax): y = softmax(x * fuse_scale[0]), a
+     * one-element device tensor (the smul's). fuse_in2 (layernorm): y = layernorm(x + fuse_in2),
+     * fuse_in2 of x's shape (the ewadd's other operand). NULL: none. */
+    const float *fuse_scale;
+    const float *fuse_in2;
     void *owner;                /* the executor's context, opaque to kernels */
     char *err;                  /* the node's failure message */
     size_t errlen;

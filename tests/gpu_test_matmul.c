@@ -10,7 +10,8 @@
  * holds is tuned within its budget, cached per device and read back. The 3xTF32 tensor-core kernel
  * (--precision 3xtf32): every configuration, split and epilogue on the same shapes, within 1e-6 and,
  * for k >= 512, within 2x the FP32 kernel's own error on the same inputs (test_3xtf32); its wgmma
- * path on Hopper forced, off and automatic (test_3xtf32_wgmma), and with operands split once ahead
+ * path on Hopper forced, off and automatic (test_3xtf32_wgmma), with split-K 1..8 (same bits twice,
+ * test_3xtf32_wgmma_split), and with operands split once ahead
  * (the runtime's weights: the same bits as the per-call split, test_3xtf32_presplit). What precision
  * 3xtf32 runs: table entries "EPILOGUE@3xtf32" naming the FP32 kernel, an mma.sync or a wgmma
  * configuration, each run bitwise as named; the built-in rule; first-use tuning over all of them,
@@ -643,7 +644,8 @@ static void test_first_use(const char *dir) {
 /* ---- 3xTF32 ---------------------------------------------------------------------------------- */
 
 /* The 3xTF32 kernel on c at configuration cfg, split, group (cfg < 0: mm_run_precision at
- * MM_PREC_3XTF32, the kernel's own choice), after the same inputs through the FP32 tuned kernel:
+ * MM_PREC_3XTF32, the kernel's own choice; ch not NULL: that choice by mm_run_choice, e.g. wgmma
+ * with split-K), after the same inputs through the FP32 tuned kernel:
  * *e3 and *e32. Error analysis: an operand x = hi + lo with hi = x rounded to 11 bits and lo read
  * by the tensor core truncated to 11 bits, so x is carried to 2^-22 |x|; the dropped lo*lo is
  * below 2^-24 of a product; the tensor core's truncating additions run in chains of 3 BK/8
@@ -653,8 +655,8 @@ static void test_first_use(const char *dir) {
  * least 4096 outputs, so that the error is an estimate and not noise) 2x the FP32 kernel's own
  * error plus 5e-8 (about 2^-24); below K = 512 the FP32 error shrinks with K (6e-8 at K = 16) and
  * the split's does not (CUTLASS issue 729). */
-static void run_3xtf32(const mcase *c, int32_t cfg, int32_t split, int32_t group, uint64_t seed, double *e3,
-                       double *e32, float *host_out) {
+static void run_3xtf32_ch(const mcase *c, const mm_choice *ch, int32_t cfg, int32_t split, int32_t group,
+                          uint64_t seed, double *e3, double *e32, float *host_out) {
     mm_problem p;
     mm_problem_init(&p, c->m, c->n, c->k, c->batch);
     mm_act act;
@@ -682,8 +684,9 @@ static void run_3xtf32(const mcase *c, int32_t cfg, int32_t split, int32_t group
     CHECK_EQ_INT(mm_run_precision(MM_PREC_FP32, &p, A, B, bias, C, 0, err, sizeof err), 0);
     *e32 = mm_rel_error(C, ref, c_el, 0);
     CUDA_CHECK(cudaMemset(C, 0xff, (size_t)c_el * sizeof(float)));
-    int rc = cfg < 0 ? mm_run_precision(MM_PREC_3XTF32, &p, A, B, bias, C, 0, err, sizeof err)
-                     : mm_run_3xtf32_at(&p, cfg, split, group, A, B, bias, C, 0, err, sizeof err);
+    int rc = ch        ? mm_run_choice(&p, ch, A, B, bias, C, 0, err, sizeof err)
+             : cfg < 0 ? mm_run_precision(MM_PREC_3XTF32, &p, A, B, bias, C, 0, err, sizeof err)
+                       : mm_run_3xtf32_at(&p, cfg, split, group, A, B, bias, C, 0, err, sizeof err);
     if (rc)
         fprintf(stderr, "3xtf32 run failed: %s\n", err);
     CHECK_EQ_INT(rc, 0);
@@ -697,6 +700,13 @@ static void run_3xtf32(const mcase *c, int32_t cfg, int32_t split, int32_t group
     CUDA_CHECK(cudaFree(ref));
     if (bias)
         CUDA_CHECK(cudaFree(bias));
+}
+
+/* run_3xtf32_ch without an explicit choice: the mma.sync kernel at (cfg, split, group), or with cfg
+ * < 0 what mm_run_precision runs */
+static void run_3xtf32(const mcase *c, int32_t cfg, int32_t split, int32_t group, uint64_t seed, double *e3,
+                       double *e32, float *host_out) {
+    run_3xtf32_ch(c, NULL, cfg, split, group, seed, e3, e32, host_out);
 }
 
 static void check_3xtf32(double e3, double e32, const char *what, const mcase *c) {
@@ -840,6 +850,80 @@ static void test_3xtf32_wgmma(void) {
     CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 0);
     mm_table_use(NULL);
     printf("3xtf32 wgmma same bits, automatic rule: %s\n", test_failed == before ? "ok" : "FAILED");
+}
+
+/* wgmma split-K (choices {cfg, split, 8, wgmma}, mm_run_choice): both configurations at splits
+ * 1 .. 8 on k not a multiple of 32 (slices of uneven and single k-tiles, splits past the k-tiles),
+ * m and n not multiples of the tile, batches, broadcast operands, bias and activations: the 3xTF32
+ * bound (run_3xtf32: output poisoned with NaN first), one wgmma launch each, the same bits on a
+ * second run. Split 17 is refused; the automatic rule splits a few-tile deep product (392x512x4608:
+ * 16 tiles of 128x128) and runs it on wgmma. */
+static void test_3xtf32_wgmma_split(void) {
+    if (!mm_3xtf32_wgmma_available()) {
+        printf("3xtf32 wgmma split-K: not available on this device or build (skipped)\n");
+        return;
+    }
+    const mcase cs[] = {
+        {129, 131, 257, 3, "bias_gelu", 0}, {300, 132, 1000, 2, "bias_relu", 2}, {200, 120, 1000, 2, "gelu", 1},
+        {65, 70, 999, 1, "bias_silu", 0},   {1, 1000, 1000, 1, "bias", 0},       {17, 33, 65, 1, "relu", 0},
+        {392, 512, 2304, 1, "bias_relu", 0}, {130, 4, 7, 2, "relu", 0},
+    };
+    const size_t nc = sizeof cs / sizeof cs[0];
+    int before = test_failed;
+    mm_3xtf32_wgmma_set(MM_WGMMA_FORCE);
+    for (int32_t cfg = 0; cfg < MM_WGMMA_CONFIGS; cfg++)
+        for (int32_t split = 1; split <= 8; split++)
+            for (size_t i = 0; i < nc; i++) {
+                const mcase *c = &cs[i];
+                const mm_choice ch = {cfg, split, 8, MM_KERNEL_WGMMA};
+                const size_t n = (size_t)(c->batch * c->m * c->n);
+                float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
+                double e3 = 0, e32 = 0;
+                const int64_t n0 = mm_3xtf32_wgmma_launches();
+                run_3xtf32_ch(c, &ch, -1, 1, 1, 1300 + i, &e3, &e32, o1);
+                check_3xtf32(e3, e32, split > 1 ? "wgmma split-K" : "wgmma split 1", c);
+                run_3xtf32_ch(c, &ch, -1, 1, 1, 1300 + i, &e3, &e32, o2);
+                CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 2);
+                if (memcmp(o1, o2, n * sizeof(float)))
+                    fprintf(stderr, "wgmma %s split %d: %lldx%lldx%lld not the same bits twice\n",
+                            mm_3xtf32_wgmma_config_name(cfg), split, (long long)c->m, (long long)c->n,
+                            (long long)c->k);
+                CHECK(memcmp(o1, o2, n * sizeof(float)) == 0);
+                free(o1);
+                free(o2);
+            }
+    printf("3xtf32 wgmma split-K 1..8, %d cases x 2 configurations: %s\n", (int)nc,
+           test_failed == before ? "ok" : "FAILED");
+    before = test_failed;
+    mm_problem p;
+    char err[256] = "";
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, 64 * sizeof(float)));
+    mm_problem_init(&p, 4, 4, 4, 1);
+    const mm_choice too_many = {0, 17, 8, MM_KERNEL_WGMMA};
+    CHECK_EQ_INT(mm_run_choice(&p, &too_many, d, d, NULL, d, 0, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "at most 16");
+    CUDA_CHECK(cudaFree(d));
+    mm_3xtf32_wgmma_set(MM_WGMMA_AUTO);
+    mm_table_use(NO_TABLE); /* the built-in rule */
+    const mcase deep = {392, 512, 4608, 1, "bias_relu", 0};
+    mm_problem_init(&p, deep.m, deep.n, deep.k, 1);
+    mm_act act;
+    CHECK_EQ_INT(mm_epilogue_parse(deep.epi, &p.has_bias, &act), 0);
+    p.act = act;
+    mm_choice got;
+    int from = -1;
+    CHECK_EQ_INT(mm_choose_precision(MM_PREC_3XTF32, &p, &got, &from, err, sizeof err), 0);
+    CHECK(got.kernel == MM_KERNEL_WGMMA && got.split_k > 1 && from == 0);
+    const int64_t n0 = mm_3xtf32_wgmma_launches();
+    double e3 = 0, e32 = 0;
+    run_3xtf32(&deep, -1, 1, 1, 1320, &e3, &e32, NULL);
+    check_3xtf32(e3, e32, "wgmma auto split-K", &deep);
+    CHECK_EQ_INT((int)(mm_3xtf32_wgmma_launches() - n0), 1);
+    mm_table_use(NULL);
+    printf("3xtf32 wgmma split-K: split 17 refused, the rule splits %lldx%lldx%lld (%s split %d): %s\n",
+           (long long)deep.m, (long long)deep.n, (long long)deep.k, mm_3xtf32_wgmma_config_name(got.cfg),
+           got.split_k, test_failed == before ? "ok" : "FAILED");
 }
 
 /* Case c at 3xTF32 with the operands of mask `pre` (1: A, 2: B) pre-split and handed over as the
@@ -1431,6 +1515,7 @@ int main(void) {
     test_3xtf32();
     test_3xtf32_api();
     test_3xtf32_wgmma();
+    test_3xtf32_wgmma_split();
     test_3xtf32_presplit();
     test_3xtf32_table(dir);
     test_3xtf32_first_use(dir);

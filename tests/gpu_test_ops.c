@@ -7,6 +7,9 @@
  * runtime (plan, setup run, CUDA graph capture, replay), against the op's CPU reference called
  * directly on the same inputs: relative L2 error <= 1e-5 (our kernels and the matmul), <= 1e-4
  * (cuDNN convolutions); replays bitwise reproducible; the node-by-node path equal to the graph.
+ * The implicit-GEMM convolutions (conv3: 3xtf32, convf: FP32) and the conv on the wgmma matmul
+ * (convw: gathered split columns, Hopper) also alone, over every tile configuration and split-K,
+ * against the CPU reference.
  * Edge cases: odd sizes, broadcasts, asymmetric padding, groups, dilation, every activation,
  * out-of-range gather ids; an op without a case of its own gets one from the table's defaults
  * (test_table_defaults), so a new op is covered from the start. Runtime features: folding of
@@ -17,8 +20,11 @@
  * checks, and equal to the runtime with them off (TASC_NO_SCATTER); at precision 3xtf32, kept
  * exactly for the products whose 3xtf32 decision is the FP32 kernel (built-in rule, and a table
  * entry naming mma.sync that removes one), against the CPU executor and the fp32 run's bits
- * (test_scatter_3xtf32). The measured cost model: cache keys, the file round trip and
- * its errors (host), measured times (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
+ * (test_scatter_3xtf32). Producer fusions (normfuse: a softmax computing the smul by a constant
+ * before it, a layernorm the add before it) with node checks, against the CPU executor and equal to
+ * the unfused runs, the cases that must not fuse, and the row kernels at odd lengths. The
+ * measured cost model: cache keys, the file round trip and its errors (host), measured times
+ * (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
  * exits 77 after the host part passed.
  */
 #include <math.h>
@@ -29,9 +35,12 @@
 #include <unistd.h>
 
 #include "conv_3xtf32.h"
+#include "conv_fp32.h"
+#include "conv_wgmma.h"
 #include "exec.h"
 #include "graph.h"
 #include "matmul.h"
+#include "ops_cuda.h"
 #include "rt.h"
 #include "rt_cost.h"
 #include "test.h"
@@ -350,7 +359,7 @@ static void set_list(ops_params *p, int32_t n, const int64_t *v) {
 static const int F3[3] = {FILL_NORMAL, FILL_NORMAL, FILL_NORMAL};
 
 /* The conv2d paths conv_case runs each case on (forced by TASC_RT_CONV; NULL: the measured one). */
-static const char *const conv_paths_all[] = {NULL, "cudnn", "gemm", "direct"};
+static const char *const conv_paths_all[] = {NULL, "cudnn", "gemm", "direct", "igemm"};
 static const char *const *conv_paths = conv_paths_all;
 static size_t conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
 
@@ -424,6 +433,96 @@ static void test_conv(void) {
               OPS_ACT_GELU_TANH);
 }
 
+/* ---- the implicit-GEMM convolution kernels alone (conv_3xtf32.cu, conv_fp32.cu, conv_wgmma) ---- */
+
+/* One kernel case's data: conv2d parameters p (activation left out where an add comes first),
+ * shapes, x, w and bias on the host (h) and the device (d), the added tensor (hadd, dadd; NULL
+ * without), the output buffer dy, and the CPU reference act(conv + bias (+ add)) in ref. */
+typedef struct {
+    ops_params p;
+    ops_shape in[3], out[OPS_MAX_OUTPUTS];
+    cv3_shape cs;
+    int64_t ny;
+    float *h[3], *d[3], *ref, *hadd, *dy, *dadd;
+} kc_fix;
+
+/* Fills f for parameters p (all but the activation) and x, w, with or without bias and add. */
+static void kc_fix_init(kc_fix *f, const ops_params *p, t_shape xt, t_shape wt, int bias, int add, ops_act act) {
+    memset(f, 0, sizeof *f);
+    f->p = *p;
+    f->p.v[PM_ACT] = add ? OPS_ACT_NONE : act; /* with an add: act(conv + bias + add), below */
+    const t_shape ts[3] = {xt, wt, SH(wt.d[0])};
+    for (int k = 0; k < 3; k++) {
+        f->in[k].rank = ts[k].rank;
+        memcpy(f->in[k].dims, ts[k].d, sizeof ts[k].d);
+    }
+    char err[256];
+    int32_t n_out = 0;
+    ops_window win;
+    CHECK_EQ_INT(ops_infer(OP_CONV2D, &f->p, bias ? 3 : 2, f->in, &n_out, f->out, err, sizeof err), 0);
+    CHECK_EQ_INT(ops_window2d(OP_CONV2D, &f->p, &f->in[0], &f->in[1], &win, err, sizeof err), 0);
+    f->cs = (cv3_shape){f->in[0].dims[0], f->in[0].dims[1], f->in[0].dims[2], f->in[0].dims[3], f->in[1].dims[0],
+                        f->in[1].dims[2], f->in[1].dims[3], win.oh, win.ow, win.sh, win.sw, win.dh, win.dw, win.pt,
+                        win.pl};
+    const int64_t n[3] = {ops_shape_numel(&f->in[0]), ops_shape_numel(&f->in[1]), f->in[1].dims[0]};
+    f->ny = ops_shape_numel(&f->out[0]);
+    f->ref = malloc((size_t)f->ny * sizeof(float));
+    for (int k = 0; k < 3; k++) {
+        f->h[k] = malloc((size_t)n[k] * sizeof(float));
+        graph_fill_normal(f->h[k], n[k], t_next(), 0.0f, 1.0f);
+        CHECK_EQ_INT(cudaMalloc((void **)&f->d[k], (size_t)n[k] * sizeof(float)), cudaSuccess);
+        CHECK_EQ_INT(cudaMemcpy(f->d[k], f->h[k], (size_t)n[k] * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    if (!bias) /* the kernels take NULL */
+        f->d[2] = (cudaFree(f->d[2]), NULL);
+    CHECK_EQ_INT(cudaMalloc((void **)&f->dy, (size_t)f->ny * sizeof(float)), cudaSuccess);
+    ops_sig sig = {.op = OP_CONV2D, .p = &f->p, .n_in = bias ? 3 : 2, .n_out = 1, .in = f->in, .out = f->out};
+    ops_table[OP_CONV2D].cpu(&sig, (const float *const *)f->h, &f->ref);
+    if (add) {
+        f->hadd = malloc((size_t)f->ny * sizeof(float));
+        graph_fill_normal(f->hadd, f->ny, t_next(), 0.0f, 1.0f);
+        CHECK_EQ_INT(cudaMalloc((void **)&f->dadd, (size_t)f->ny * sizeof(float)), cudaSuccess);
+        CHECK_EQ_INT(cudaMemcpy(f->dadd, f->hadd, (size_t)f->ny * sizeof(float), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+        for (int64_t i = 0; i < f->ny; i++)
+            f->ref[i] = ops_act_apply(act, f->ref[i] + f->hadd[i]);
+    }
+}
+
+static void kc_fix_free(kc_fix *f) {
+    for (int k = 0; k < 3; k++) {
+        free(f->h[k]);
+        if (f->d[k])
+            CHECK_EQ_INT(cudaFree(f->d[k]), cudaSuccess);
+    }
+    CHECK_EQ_INT(cudaFree(f->dy), cudaSuccess);
+    if (f->dadd)
+        CHECK_EQ_INT(cudaFree(f->dadd), cudaSuccess);
+    free(f->hadd);
+    free(f->ref);
+}
+
+/* got against the reference (rel L2 <= 1e-5) and the second run again (the same bits), labelled by
+ * case, configuration and split; the worst error is kept for the op table's summary. */
+static void kc_check(const char *label, const char *cfg, int split, const float *got, const float *again,
+                     const float *ref, int64_t ny, const char *what) {
+    exec_diff df = exec_compare(got, ref, ny);
+    if (!(df.rel_l2 <= 1e-5))
+        fprintf(stderr, "%s [%s split %d]: rel L2 %.3g (max abs %.3g)\n", label, cfg, split, df.rel_l2, df.max_abs);
+    CHECK(df.rel_l2 <= 1e-5);
+    if (memcmp(got, again, (size_t)ny * sizeof(float)))
+        fprintf(stderr, "%s [%s split %d]: %s differs\n", label, cfg, split, what);
+    CHECK(!memcmp(got, again, (size_t)ny * sizeof(float)));
+    if (df.rel_l2 > worst_err[OP_CONV2D])
+        worst_err[OP_CONV2D] = df.rel_l2;
+}
+
+/* The epilogue activation of act (the implicit GEMMs run the matmul's; the cases use no other). */
+static int kc_mm_act(ops_act act) {
+    const int m = oc_mm_act(act);
+    return m < 0 ? MM_ACT_NONE : m;
+}
+
 /* conv_3xtf32.cu's kernel alone, with each tile configuration, unsplit and split over k (2, 3,
  * 8 and 16 slices where K has them; 16 runs as 8), against the CPU reference: the error of FP32 (rel L2 <= 1e-5;
  * one TF32 product per term would give about 1e-3), every output written (the buffer starts as
@@ -436,82 +535,34 @@ static void tc_kernel_case(const char *label, t_shape xt, t_shape wt, int stride
     p.v[PM_PAD] = OPS_PAD_EXPLICIT;
     p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = pad;
     p.v[PM_DIL_H] = p.v[PM_DIL_W] = dil;
-    p.v[PM_ACT] = with_add ? OPS_ACT_NONE : act; /* with an add: act(conv + bias + add), below */
-    ops_shape in[3] = {{0}}, out[OPS_MAX_OUTPUTS];
-    const t_shape ts[3] = {xt, wt, SH(wt.d[0])};
-    for (int k = 0; k < 3; k++) {
-        in[k].rank = ts[k].rank;
-        memcpy(in[k].dims, ts[k].d, sizeof ts[k].d);
-    }
+    kc_fix f;
+    kc_fix_init(&f, &p, xt, wt, bias, with_add, act);
     char err[256];
-    int32_t n_out = 0;
-    ops_window win;
-    CHECK_EQ_INT(ops_infer(OP_CONV2D, &p, bias ? 3 : 2, in, &n_out, out, err, sizeof err), 0);
-    CHECK_EQ_INT(ops_window2d(OP_CONV2D, &p, &in[0], &in[1], &win, err, sizeof err), 0);
-    const cv3_shape cs = {in[0].dims[0], in[0].dims[1], in[0].dims[2], in[0].dims[3], in[1].dims[0], in[1].dims[2],
-                          in[1].dims[3], win.oh, win.ow, win.sh, win.sw, win.dh, win.dw, win.pt, win.pl};
-    cv3_plan *plan = cv3_plan_new(&cs, err, sizeof err);
+    cv3_plan *plan = cv3_plan_new(&f.cs, err, sizeof err);
     if (!plan)
         fprintf(stderr, "%s: %s\n", label, err);
     CHECK(plan != NULL);
-    if (!plan)
-        return;
-    const int64_t n[3] = {ops_shape_numel(&in[0]), ops_shape_numel(&in[1]), in[1].dims[0]};
-    const int64_t ny = ops_shape_numel(&out[0]);
-    float *h[3], *d[3], *ref = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
-    float *again = malloc((size_t)ny * sizeof(float)), *dy = NULL, *dadd = NULL;
-    float *hadd = malloc((size_t)ny * sizeof(float));
-    for (int k = 0; k < 3; k++) {
-        h[k] = malloc((size_t)n[k] * sizeof(float));
-        graph_fill_normal(h[k], n[k], t_next(), 0.0f, 1.0f);
-        CHECK_EQ_INT(cudaMalloc((void **)&d[k], (size_t)n[k] * sizeof(float)), cudaSuccess);
-        CHECK_EQ_INT(cudaMemcpy(d[k], h[k], (size_t)n[k] * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    CHECK_EQ_INT(cudaMalloc((void **)&dy, (size_t)ny * sizeof(float)), cudaSuccess);
-    ops_sig sig = {.op = OP_CONV2D, .p = &p, .n_in = bias ? 3 : 2, .n_out = 1, .in = in, .out = out};
-    ops_table[OP_CONV2D].cpu(&sig, (const float *const *)h, &ref);
-    if (with_add) {
-        graph_fill_normal(hadd, ny, t_next(), 0.0f, 1.0f);
-        CHECK_EQ_INT(cudaMalloc((void **)&dadd, (size_t)ny * sizeof(float)), cudaSuccess);
-        CHECK_EQ_INT(cudaMemcpy(dadd, hadd, (size_t)ny * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-        for (int64_t i = 0; i < ny; i++)
-            ref[i] = ops_act_apply(act, ref[i] + hadd[i]);
-    }
-    static const int splits[] = {1, 2, 3, 8, 16}; /* 16: more than the kernel takes, run as 8 */
-    float *ws = NULL;
-    CHECK_EQ_INT(cudaMalloc((void **)&ws, cv3_workspace_bytes(plan, 8) + 4), cudaSuccess);
-    for (int cs_ = 0; cs_ < cv3_config_count() * 5; cs_++) {
+    const int64_t ny = f.ny;
+    float *got = malloc((size_t)ny * sizeof(float)), *again = malloc((size_t)ny * sizeof(float)), *ws = NULL;
+    static const int splits[] = {1, 2, 3, 8, 16};
+    CHECK_EQ_INT(cudaMalloc((void **)&ws, (plan ? cv3_workspace_bytes(plan, 8) : 0) + 4), cudaSuccess);
+    for (int cs_ = 0; plan && cs_ < cv3_config_count() * 5; cs_++) {
         const int c = cs_ / 5, sp = splits[cs_ % 5];
         for (int rep = 0; rep < 2; rep++) {
-            CHECK_EQ_INT(cudaMemset(dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess); /* NaN: every cell written */
-            cv3_run(plan, c, sp, d[0], d[1], bias ? d[2] : NULL, dadd, dy,
-                    act == OPS_ACT_RELU ? MM_ACT_RELU : MM_ACT_NONE, ws, 0);
+            CHECK_EQ_INT(cudaMemset(f.dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess);
+            cv3_run(plan, c, sp, f.d[0], f.d[1], f.d[2], f.dadd, f.dy, kc_mm_act(act), ws, 0);
             CHECK_EQ_INT(cudaGetLastError(), cudaSuccess);
-            CHECK_EQ_INT(cudaMemcpy(rep ? again : got, dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
+            CHECK_EQ_INT(cudaMemcpy(rep ? again : got, f.dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
                          cudaSuccess);
         }
-        exec_diff df = exec_compare(got, ref, ny);
-        if (!(df.rel_l2 <= 1e-5))
-            fprintf(stderr, "%s [%s split %d]: rel L2 %.3g (max abs %.3g)\n", label, cv3_config_name(c), sp,
-                    df.rel_l2, df.max_abs);
-        CHECK(df.rel_l2 <= 1e-5);
-        CHECK(!memcmp(got, again, (size_t)ny * sizeof(float)));
-        if (df.rel_l2 > worst_err[OP_CONV2D])
-            worst_err[OP_CONV2D] = df.rel_l2;
+        kc_check(label, cv3_config_name(c), sp, got, again, f.ref, ny, "a second run");
     }
-    for (int k = 0; k < 3; k++) {
-        free(h[k]);
-        CHECK_EQ_INT(cudaFree(d[k]), cudaSuccess);
-    }
-    CHECK_EQ_INT(cudaFree(dy), cudaSuccess);
     CHECK_EQ_INT(cudaFree(ws), cudaSuccess);
-    if (dadd)
-        CHECK_EQ_INT(cudaFree(dadd), cudaSuccess);
-    free(hadd);
-    free(ref);
     free(got);
     free(again);
-    cv3_plan_free(plan);
+    kc_fix_free(&f);
+    if (plan)
+        cv3_plan_free(plan);
 }
 
 /* Precision 3xtf32: the implicit-GEMM kernel alone on shapes that reach its edges (the 16-byte 1x1
@@ -543,6 +594,118 @@ static void test_conv_3xtf32(void) {
     conv_case("conv@3xtf32 grouped (other paths)", SH(1, 16, 9, 9), SH(16, 4, 3, 3), 0, 1, 1, OPS_PAD_EXPLICIT, 1,
               1, 4, OPS_ACT_RELU);
     conv_case("conv@3xtf32 resnet 3x3 256", SH(1, 256, 14, 14), SH(256, 256, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1, 1,
+              1, OPS_ACT_RELU);
+    conv_paths = conv_paths_all;
+    conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
+    case_precision = RT_PRECISION_FP32;
+}
+
+/* ---- the FP32 implicit GEMM alone (conv_fp32.cu) -------------------------------------------- */
+
+/* One case of the kernel test: x and w, strides, dilations, padding (OPS_PAD_EXPLICIT: t, l, b, r;
+ * else the mode's), with or without bias and an added tensor, and the activation. */
+typedef struct {
+    const char *label;
+    t_shape x, w;
+    int sh, sw, dh, dw, pad_mode, pt, pl, pb, pr, bias, add;
+    ops_act act;
+} cf_case;
+
+/* Every configuration at splits 1, 2, 3, 8 and 16 (more slices than a short K has: fewer run), twice
+ * each, every output written (dy starts as NaN), against the CPU reference. */
+static void cf_kernel_runs(const cf_case *k, const cf_plan *plan, const kc_fix *f) {
+    static const int splits[] = {1, 2, 3, 8, 16};
+    const int64_t ny = f->ny;
+    float *got = malloc((size_t)ny * sizeof(float)), *again = malloc((size_t)ny * sizeof(float)), *ws = NULL;
+    CHECK_EQ_INT(cudaMalloc((void **)&ws, cf_workspace_bytes(plan, 16) + 4), cudaSuccess);
+    for (int c = 0; c < cf_config_count(); c++)
+        for (int si = 0; si < 5; si++) {
+            for (int rep = 0; rep < 2; rep++) {
+                CHECK_EQ_INT(cudaMemset(f->dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess);
+                cf_run(plan, c, splits[si], f->d[0], f->d[1], f->d[2], f->dadd, f->dy, kc_mm_act(k->act), ws, 0);
+                CHECK_EQ_INT(cudaGetLastError(), cudaSuccess);
+                CHECK_EQ_INT(cudaMemcpy(rep ? again : got, f->dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
+                             cudaSuccess);
+            }
+            kc_check(k->label, cf_config_name(c), splits[si], got, again, f->ref, ny, "a second run");
+        }
+    CHECK_EQ_INT(cudaFree(ws), cudaSuccess);
+    free(got);
+    free(again);
+}
+
+/* Case k: the plan, random inputs on the device, act(conv + bias (+ add)) on the CPU, the runs. */
+static void cf_kernel_case(const cf_case *k) {
+    ops_params p = P(OP_CONV2D);
+    p.v[PM_STRIDE_H] = k->sh;
+    p.v[PM_STRIDE_W] = k->sw;
+    p.v[PM_DIL_H] = k->dh;
+    p.v[PM_DIL_W] = k->dw;
+    p.v[PM_PAD] = k->pad_mode;
+    if (k->pad_mode == OPS_PAD_EXPLICIT) {
+        p.v[PM_PAD_T] = k->pt;
+        p.v[PM_PAD_L] = k->pl;
+        p.v[PM_PAD_B] = k->pb;
+        p.v[PM_PAD_R] = k->pr;
+    }
+    kc_fix f;
+    kc_fix_init(&f, &p, k->x, k->w, k->bias, k->add, k->act);
+    char err[256];
+    cf_plan *plan = cf_plan_new(&f.cs, err, sizeof err);
+    if (!plan)
+        fprintf(stderr, "%s: %s\n", k->label, err);
+    CHECK(plan != NULL);
+    if (plan)
+        cf_kernel_runs(k, plan, &f);
+    kc_fix_free(&f);
+    if (plan)
+        cf_plan_free(plan);
+}
+
+/* The FP32 implicit GEMM (conv_fp32.cu) alone on shapes that reach its edges: the 16-byte 1x1
+ * columns and the gathered ones, the store from registers (maps of 4k pixels) and through shared
+ * memory (odd maps), 1x7 and 7x1 kernels, strides, dilation, asymmetric padding, batch 1 and 3,
+ * output channels, columns and K that are no multiple of a tile, with and without bias and add;
+ * then conv2d through the runtime with the measured path and igemm forced at precision 3xtf32
+ * (the conv group forces it at fp32). */
+static void test_conv_fp32(void) {
+    const cf_case cases[] = { /* pad mode 0: OPS_PAD_EXPLICIT */
+        {"cf 1x1 batch 2 (16-byte columns)", SH(2, 64, 8, 8), SH(48, 64, 1, 1), 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0,
+         OPS_ACT_RELU},
+        {"cf 1x1 odd map batch 3", SH(3, 20, 7, 7), SH(100, 20, 1, 1), 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, OPS_ACT_NONE},
+        {"cf 1x1 + add relu (16-byte)", SH(3, 32, 8, 8), SH(40, 32, 1, 1), 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1,
+         OPS_ACT_RELU},
+        {"cf 1x1 64->16 55x55 (squeezenet)", SH(1, 64, 55, 55), SH(16, 64, 1, 1), 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0,
+         OPS_ACT_RELU},
+        {"cf 3x3 pad 1 odd map + add relu", SH(1, 16, 13, 11), SH(24, 16, 3, 3), 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1,
+         OPS_ACT_RELU},
+        {"cf 3x3 pad 1 batch 3 + add gelu", SH(3, 16, 8, 8), SH(40, 16, 3, 3), 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1,
+         OPS_ACT_GELU},
+        {"cf 1x7 silu", SH(1, 24, 17, 17), SH(33, 24, 1, 7), 1, 1, 1, 1, 0, 0, 3, 0, 3, 1, 0, OPS_ACT_SILU},
+        {"cf 7x1 batch 3 relu6", SH(3, 24, 9, 9), SH(40, 24, 7, 1), 1, 1, 1, 1, 0, 3, 0, 3, 0, 1, 0, OPS_ACT_RELU6},
+        {"cf 3x3 stride 2 (130 channels)", SH(1, 32, 15, 15), SH(130, 32, 3, 3), 2, 2, 1, 1, 0, 1, 1, 1, 1, 0, 0,
+         OPS_ACT_NONE},
+        {"cf 3x3 dilation 2 hardswish", SH(1, 8, 12, 12), SH(8, 8, 3, 3), 1, 1, 2, 2, 0, 2, 2, 2, 2, 1, 0,
+         OPS_ACT_HARDSWISH},
+        {"cf same/2 asymmetric + add", SH(1, 8, 10, 12), SH(16, 8, 3, 3), 2, 2, 1, 1, OPS_PAD_SAME, 0, 0, 0, 0, 1, 1,
+         OPS_ACT_GELU_TANH},
+        {"cf explicit asymmetric pads", SH(3, 5, 9, 10), SH(7, 5, 3, 2), 1, 2, 1, 1, 0, 0, 1, 2, 0, 1, 0,
+         OPS_ACT_RELU},
+        {"cf 7x7/2 stem (K 147)", SH(2, 3, 30, 30), SH(16, 3, 7, 7), 2, 2, 1, 1, 0, 3, 3, 3, 3, 1, 0, OPS_ACT_RELU},
+        {"cf 3x3 K 2304 7x7 map", SH(1, 256, 7, 7), SH(64, 256, 3, 3), 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0,
+         OPS_ACT_RELU},
+        {"cf 1x1 stride 2 batch 2", SH(2, 64, 14, 14), SH(128, 64, 1, 1), 2, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0,
+         OPS_ACT_RELU},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cf_kernel_case(&cases[i]);
+    static const char *const cf_paths[] = {NULL, "igemm"};
+    conv_paths = cf_paths;
+    conv_paths_n = 2;
+    case_precision = RT_PRECISION_3XTF32;
+    conv_case("conv@3xtf32 igemm 3x3 bias relu", SH(2, 16, 17, 19), SH(32, 16, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1,
+              1, 1, OPS_ACT_RELU);
+    conv_case("conv@3xtf32 igemm 1x1 bias", SH(1, 512, 13, 13), SH(100, 512, 1, 1), 1, 1, 1, OPS_PAD_EXPLICIT, 0, 1,
               1, OPS_ACT_RELU);
     conv_paths = conv_paths_all;
     conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
@@ -581,9 +744,9 @@ static void test_conv_fusion(void) {
     const int64_t n = 2 * 24 * 10 * 10;
     float *cpu[2] = {0}, *gpu = malloc((size_t)n * sizeof(float));
     CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
-    static const char *const paths[] = {NULL, "cudnn", "gemm", "direct", "3xtf32"};
-    for (int run = 0; run < 2 * 5 + 1 && cpu[0] && cpu[1]; run++) {
-        const int nofuse = run == 10;
+    static const char *const paths[] = {NULL, "cudnn", "gemm", "direct", "3xtf32", "igemm"};
+    for (int run = 0; run < 2 * 6 + 1 && cpu[0] && cpu[1]; run++) {
+        const int nofuse = run == 12;
         rt_opts o = {0};
         o.precision = run % 2 ? RT_PRECISION_3XTF32 : RT_PRECISION_FP32;
         o.check_tol = 1e-4;
@@ -606,7 +769,7 @@ static void test_conv_fusion(void) {
             CHECK_EQ_INT(rt_get_output(ctx, k, gpu, err, sizeof err), 0);
             const double e = exec_compare(gpu, cpu[k], n).rel_l2;
             if (!(e <= 1e-5))
-                fprintf(stderr, "fusion [%s, %s%s] output %d: rel L2 %.3g\n", paths[run / 2 % 5] ? paths[run / 2 % 5] : "measured",
+                fprintf(stderr, "fusion [%s, %s%s] output %d: rel L2 %.3g\n", paths[run / 2 % 6] ? paths[run / 2 % 6] : "measured",
                         run % 2 ? "3xtf32" : "fp32", nofuse ? ", no fusion" : "", k, e);
             CHECK(e <= 1e-5);
         }
@@ -617,6 +780,356 @@ static void test_conv_fusion(void) {
     free(cpu[0]);
     free(cpu[1]);
     graph_free(g);
+}
+
+/* ---- device part: the convolution on the wgmma matmul (conv_wgmma.h) ------------------------ */
+
+/* One case of the wgmma conv: x and w, stride, padding and dilation (equal on both axes), with or
+ * without bias and an added tensor, and the activation (one the matmul epilogue has). */
+typedef struct {
+    const char *label;
+    t_shape x, w;
+    int stride, pad, dil, bias, add;
+    ops_act act;
+} cw_case;
+
+/* Both configurations at splits 1, 2, 3, 5, 8 and 16 (more slices than a short K has: fewer run) on
+ * the device inputs of f: the CPU reference at rel L2 <= 1e-5, every output written (dy starts as
+ * NaN), the same bits on a second run, and the same bits with the weight split once ahead
+ * (mm_3xtf32_presplit handed over as the runtime does: read, counted once). */
+static void cw_kernel_runs(const cw_case *k, const cw_plan *plan, const kc_fix *f) {
+    static const int splits[] = {1, 2, 3, 5, 8, 16};
+    const cv3_shape *cs = &f->cs;
+    const int64_t K = cs->C * cs->KH * cs->KW, ny = f->ny;
+    float *got[3], *ws = NULL, *wbuf = NULL;
+    for (int r = 0; r < 3; r++)
+        got[r] = malloc((size_t)ny * sizeof(float));
+    CHECK_EQ_INT(cudaMalloc((void **)&ws, cw_workspace_bytes(plan)), cudaSuccess);
+    CHECK_EQ_INT(cudaMalloc((void **)&wbuf, mm_3xtf32_presplit_floats(cs->F, K, 1) * sizeof(float)), cudaSuccess);
+    mm_presplit ps;
+    char err[256];
+    CHECK_EQ_INT(mm_3xtf32_presplit(&ps, MM_OPERAND_A, f->d[1], cs->F, K, 1, 0, wbuf, 0, err, sizeof err), 0);
+    for (int c = 0; c < cw_config_count(); c++)
+        for (int si = 0; si < 6; si++) {
+            for (int rep = 0; rep < 3; rep++) { /* 0, 1: the weight split per call; 2: split ahead */
+                CHECK_EQ_INT(cudaMemset(f->dy, 0xff, (size_t)ny * sizeof(float)), cudaSuccess);
+                const int64_t uses = ps.uses;
+                mm_3xtf32_presplit_node_set(rep == 2 ? &ps : NULL, rep == 2 ? 1 : 0);
+                const int rc = cw_run(plan, c, splits[si], f->d[0], f->d[1], f->d[2], f->dadd, f->dy,
+                                      kc_mm_act(k->act), ws, 0, err, sizeof err);
+                mm_3xtf32_presplit_node_set(NULL, 0);
+                if (rc)
+                    fprintf(stderr, "%s: %s\n", k->label, err);
+                CHECK_EQ_INT(rc, 0);
+                CHECK_EQ_INT((int)(ps.uses - uses), rep == 2 ? 1 : 0);
+                CHECK_EQ_INT(cudaMemcpy(got[rep], f->dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
+                             cudaSuccess);
+            }
+            kc_check(k->label, cw_config_name(c), splits[si], got[0], got[1], f->ref, ny, "a second run");
+            kc_check(k->label, cw_config_name(c), splits[si], got[0], got[2], f->ref, ny,
+                     "the run on the weight split ahead");
+        }
+    CHECK_EQ_INT(cudaFree(ws), cudaSuccess);
+    CHECK_EQ_INT(cudaFree(wbuf), cudaSuccess);
+    for (int r = 0; r < 3; r++)
+        free(got[r]);
+}
+
+/* Case k: the plan, random inputs on the device, act(conv + bias (+ add)) on the CPU, the runs. */
+static void cw_kernel_case(const cw_case *k) {
+    ops_params p = P(OP_CONV2D);
+    p.v[PM_STRIDE_H] = p.v[PM_STRIDE_W] = k->stride;
+    p.v[PM_PAD] = OPS_PAD_EXPLICIT;
+    p.v[PM_PAD_T] = p.v[PM_PAD_L] = p.v[PM_PAD_B] = p.v[PM_PAD_R] = k->pad;
+    p.v[PM_DIL_H] = p.v[PM_DIL_W] = k->dil;
+    kc_fix f;
+    kc_fix_init(&f, &p, k->x, k->w, k->bias, k->add, k->act);
+    char err[256];
+    cw_plan *plan = cw_plan_new(&f.cs, err, sizeof err);
+    if (!plan)
+        fprintf(stderr, "%s: %s\n", k->label, err);
+    CHECK(plan != NULL);
+    if (plan)
+        cw_kernel_runs(k, plan, &f);
+    kc_fix_free(&f);
+    if (plan)
+        cw_plan_free(plan);
+}
+
+/* The runtime's residual fusion on the wgmma path forced at precision 3xtf32, node checks on: conv
+ * (bias) -> add -> relu and a 1x1 conv -> add, 3 nodes fused, run on wgmma, against the CPU
+ * executor. */
+static void cw_fusion(void) {
+    char err[1024];
+    graph *g = graph_new("cw fusion");
+    const int64_t xd[4] = {3, 32, 7, 7}, sd[4] = {3, 48, 7, 7};
+    const int32_t pads[4] = {1, 1, 1, 1}, nopad[4] = {0, 0, 0, 0};
+    int32_t x = graph_input(g, "x", 4, xd), sk = graph_input(g, "skip", 4, sd);
+    int32_t w1 = graph_weight_he(g, "w1", 4, (int64_t[]){48, 32, 3, 3});
+    int32_t b1 = graph_weight_he(g, "b1", 1, (int64_t[]){48});
+    int32_t c1 = graph_conv2d_ex(g, "c1", x, w1, b1, 1, 1, pads, 1, OPS_ACT_NONE);
+    int32_t r1 = graph_unary(g, OP_RELU, graph_ewadd(g, c1, sk));
+    int32_t w2 = graph_weight_he(g, "w2", 4, (int64_t[]){48, 48, 1, 1});
+    int32_t c2 = graph_conv2d_ex(g, "c2", r1, w2, -1, 1, 1, nopad, 1, OPS_ACT_NONE);
+    graph_mark_output(g, graph_ewadd(g, c2, sk));
+    CHECK(graph_ok(g));
+    if (!graph_ok(g)) {
+        fprintf(stderr, "cw fusion: %s\n", graph_error(g));
+        graph_free(g);
+        return;
+    }
+    const int64_t n = 3 * 48 * 7 * 7;
+    float *cpu[1] = {0}, *gpu = malloc((size_t)n * sizeof(float));
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+    rt_opts o = {0};
+    o.precision = RT_PRECISION_3XTF32;
+    o.check_tol = 1e-4;
+    const int64_t l0 = mm_3xtf32_wgmma_launches();
+    setenv("TASC_RT_CONV", "wgmma", 1);
+    rt_ctx *ctx = cpu[0] ? rt_ctx_new(g, &o, err, sizeof err) : NULL;
+    unsetenv("TASC_RT_CONV");
+    CHECK(ctx != NULL);
+    if (ctx) {
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        rt_info info;
+        rt_get_info(ctx, &info);
+        CHECK_EQ_INT(info.nodes_fused, 3);
+        CHECK_EQ_INT(info.check_failed, 0);
+        CHECK(mm_3xtf32_wgmma_launches() > l0);
+        CHECK_EQ_INT(rt_get_output(ctx, 0, gpu, err, sizeof err), 0);
+        const double e = exec_compare(gpu, cpu[0], n).rel_l2;
+        if (!(e <= 1e-5))
+            fprintf(stderr, "cw fusion: rel L2 %.3g\n", e);
+        CHECK(e <= 1e-5);
+        rt_ctx_free(ctx);
+    } else {
+        fprintf(stderr, "cw fusion: %s\n", err);
+    }
+    free(gpu);
+    free(cpu[0]);
+    graph_free(g);
+}
+
+/* The wgmma conv (conv_wgmma.h) alone on shapes like resnet's late layers, small enough to be
+ * quick: 3x3 pad 1 at stride 1 and 2, 1x1 at stride 1 and 2, a 7x7/2 stem (K 147: not a multiple
+ * of 4), dilation, batch 1, 2 and 3, output channels and columns that are no multiple of a tile,
+ * K 180 to 4608, with and without bias and add; then conv2d through the runtime at precision
+ * 3xtf32, measured and forced (TASC_RT_CONV=wgmma, counted on the wgmma path), and the residual
+ * fusion. Skipped where the wgmma path is not available. */
+static void test_conv_wgmma(void) {
+    if (!mm_3xtf32_wgmma_available()) {
+        printf("convw: the wgmma path is not available on this device or build (skipped)\n");
+        return;
+    }
+    const int before = test_failed;
+    const cw_case cases[] = {
+        {"cw 3x3 pad 1 K 2304 OC 72", SH(1, 256, 7, 7), SH(72, 256, 3, 3), 1, 1, 1, 1, 0, OPS_ACT_RELU},
+        {"cw 3x3 stride 2 batch 3 + add", SH(3, 128, 9, 9), SH(100, 128, 3, 3), 2, 1, 1, 0, 1, OPS_ACT_NONE},
+        {"cw 1x1 batch 3 odd columns OC 130", SH(3, 64, 13, 11), SH(130, 64, 1, 1), 1, 0, 1, 1, 0, OPS_ACT_GELU},
+        {"cw 3x3 K 180 + add relu", SH(1, 20, 7, 7), SH(33, 20, 3, 3), 1, 1, 1, 1, 1, OPS_ACT_RELU},
+        {"cw 7x7/2 K 147 batch 2", SH(2, 3, 30, 30), SH(16, 3, 7, 7), 2, 3, 1, 1, 0, OPS_ACT_RELU},
+        {"cw 3x3 dilated 2", SH(1, 8, 12, 12), SH(8, 8, 3, 3), 1, 2, 2, 0, 0, OPS_ACT_NONE},
+        {"cw 3x3 K 4608 batch 2 + add relu", SH(2, 512, 4, 4), SH(64, 512, 3, 3), 1, 1, 1, 1, 1, OPS_ACT_RELU},
+        {"cw 1x1 stride 2 OC 520", SH(1, 256, 14, 14), SH(520, 256, 1, 1), 2, 0, 1, 0, 0, OPS_ACT_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cw_kernel_case(&cases[i]);
+    static const char *const cw_paths[] = {NULL, "wgmma"};
+    conv_paths = cw_paths;
+    conv_paths_n = 2;
+    case_precision = RT_PRECISION_3XTF32;
+    const int64_t l0 = mm_3xtf32_wgmma_launches();
+    conv_case("conv@3xtf32 wgmma resnet 3x3 256", SH(1, 256, 7, 7), SH(256, 256, 3, 3), 1, 1, 1, OPS_PAD_EXPLICIT, 1,
+              1, 1, OPS_ACT_RELU);
+    conv_case("conv@3xtf32 wgmma 3x3/2 batch 3", SH(3, 64, 9, 9), SH(72, 64, 3, 3), 0, 2, 2, OPS_PAD_EXPLICIT, 1, 1,
+              1, OPS_ACT_NONE);
+    conv_case("conv@3xtf32 wgmma 1x1 batch 3 gelu", SH(3, 32, 7, 7), SH(40, 32, 1, 1), 1, 1, 1, OPS_PAD_EXPLICIT, 0,
+              1, 1, OPS_ACT_GELU);
+    conv_case("conv@3xtf32 wgmma sigmoid (separate pass)", SH(1, 4, 15, 15), SH(6, 4, 3, 3), 1, 1, 1,
+              OPS_PAD_EXPLICIT, 1, 1, 1, OPS_ACT_SIGMOID);
+    CHECK(mm_3xtf32_wgmma_launches() > l0); /* the forced runs took the path */
+    conv_paths = conv_paths_all;
+    conv_paths_n = sizeof conv_paths_all / sizeof conv_paths_all[0];
+    case_precision = RT_PRECISION_FP32;
+    cw_fusion();
+    printf("convw: %s\n", test_failed == before ? "ok" : "FAILED");
+}
+
+/* ---- device part: the producer fusions and the row kernels (normfuse) ---------------------- */
+
+static int32_t nf_smul(graph *g, int32_t x, int32_t scale) {
+    ops_params p = P(OP_SMUL);
+    int32_t in[2] = {x, scale}, out[OPS_MAX_OUTPUTS];
+    return graph_add(g, NULL, OP_SMUL, &p, 2, in, out) == 1 ? out[0] : -1;
+}
+
+/* layernorm over dims [axis, end) (end 0: to the rank), eps 1e-5; gamma, beta -1: none */
+static int32_t nf_layernorm(graph *g, int32_t x, int32_t gamma, int32_t beta, int64_t axis, int64_t end) {
+    ops_params p = P(OP_LAYERNORM);
+    p.v[PM_AXIS] = axis;
+    p.v[PM_AXIS_END] = end;
+    int32_t in[3] = {x, gamma, beta}, out[OPS_MAX_OUTPUTS];
+    return graph_add(g, NULL, OP_LAYERNORM, &p, gamma < 0 ? 1 : beta < 0 ? 2 : 3, in, out) == 1 ? out[0] : -1;
+}
+
+/* g's outputs on the runtime, with node checks (tolerance 1e-5) all passing; run 0 fused (graph
+ * replay), 1 fused (node by node), 2 without fusion by the option, 3 by TASC_NO_FUSE=1. Each run
+ * against the CPU executor (rel L2 <= 1e-5) and fusing `fused` nodes or none; runs 1-3 against
+ * run 0: the same bits, or within 1e-6 rel L2 for the outputs marked in loose (a softmax, whose
+ * scale may round differently where the smul is folded into it). */
+static void nf_run(const char *label, graph *g, int32_t fused, const uint8_t *loose) {
+    char err[1024];
+    const int32_t no = g->n_outputs;
+    float **cpu = calloc((size_t)no, sizeof *cpu), **first = calloc((size_t)no, sizeof *first);
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+    for (int run = 0; run < 4 && cpu[0]; run++) {
+        rt_opts o = {0};
+        o.check_tol = 1e-5;
+        o.no_graph = run == 1;
+        o.no_fuse = run == 2;
+        if (run == 3)
+            setenv("TASC_NO_FUSE", "1", 1);
+        rt_ctx *ctx = rt_ctx_new(g, &o, err, sizeof err);
+        unsetenv("TASC_NO_FUSE");
+        CHECK(ctx != NULL);
+        if (!ctx) {
+            fprintf(stderr, "%s: %s\n", label, err);
+            continue;
+        }
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        rt_info info;
+        rt_get_info(ctx, &info);
+        CHECK_EQ_INT(info.nodes_fused, run < 2 ? fused : 0);
+        CHECK_EQ_INT(info.check_failed, 0);
+        if (info.check_failed)
+            fprintf(stderr, "%s run %d: worst node check %.3g at '%s'\n", label, run, info.check_worst,
+                    info.check_worst_node);
+        for (int32_t k = 0; k < no; k++) {
+            const int64_t n = ops_shape_numel(&g->tensors[g->outputs[k]].shape);
+            float *y = malloc((size_t)n * sizeof(float) + 4);
+            CHECK_EQ_INT(rt_get_output(ctx, k, y, err, sizeof err), 0);
+            const double e = exec_compare(y, cpu[k], n).rel_l2;
+            if (!(e <= 1e-5))
+                fprintf(stderr, "%s run %d output %d: rel L2 %.3g against the CPU executor\n", label, run, (int)k, e);
+            CHECK(e <= 1e-5);
+            if (run == 0) {
+                first[k] = y;
+                continue;
+            }
+            if (first[k]) {
+                const int same = !memcmp(y, first[k], (size_t)n * sizeof(float));
+                const double d = exec_compare(y, first[k], n).rel_l2;
+                if (!same && (!loose[k] || !(d <= 1e-6)))
+                    fprintf(stderr, "%s run %d output %d: differs from the fused run (rel L2 %.3g)\n", label, run,
+                            (int)k, d);
+                CHECK(same || (loose[k] && d <= 1e-6));
+            }
+            free(y);
+        }
+        rt_ctx_free(ctx);
+    }
+    for (int32_t k = 0; k < no; k++) {
+        free(cpu[k]);
+        free(first[k]);
+    }
+    free(cpu);
+    free(first);
+}
+
+/* The patterns, fused, at row lengths L of each kernel path (registers by float4: 128, 768, 1000;
+ * by scalars: 1, 31, 129; the general kernels: 4096), rows 37: softmax(x * s) with s a weight,
+ * and with s folded from weights (kept on the device though only the fused node reads it);
+ * layernorm(a + b) with gamma and beta, and without, and a layernorm of the sum of a fused
+ * layernorm's output (bert's chain). */
+static void nf_fused_lengths(void) {
+    static const int64_t lens[] = {1, 31, 128, 129, 768, 1000, 4096};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        const int64_t L = lens[li], xd[3] = {37, 1, L}, rd[2] = {37, L}, one[1] = {1}, ld[1] = {L};
+        graph *g = graph_new("normfuse");
+        int32_t x = graph_input(g, "x", 3, xd), s = graph_weight_const(g, "s", 1, one, 0.125f);
+        int32_t s2 = graph_ewmul(g, graph_weight_const(g, "h", 1, one, 1.5f), s); /* folded */
+        int32_t a = graph_input(g, "a", 2, rd), b = graph_input(g, "b", 2, rd), c = graph_input(g, "c", 2, rd);
+        int32_t ga = graph_weight_he(g, "gamma", 1, ld), be = graph_weight_he(g, "beta", 1, ld);
+        int32_t y1 = graph_softmax(g, nf_smul(g, x, s), 2);
+        int32_t y2 = graph_softmax(g, nf_smul(g, x, s2), 2);
+        int32_t z1 = nf_layernorm(g, graph_ewadd(g, a, b), ga, be, 1, 0);
+        int32_t z2 = nf_layernorm(g, graph_ewadd(g, b, c), -1, -1, 1, 2);
+        int32_t z3 = nf_layernorm(g, graph_ewadd(g, z1, c), ga, be, 1, 0);
+        const int32_t outs[] = {y1, y2, z2, z3};
+        for (int k = 0; k < 4; k++)
+            graph_mark_output(g, outs[k]);
+        CHECK(graph_ok(g));
+        const uint8_t loose[4] = {1, 1, 0, 0};
+        char label[64];
+        snprintf(label, sizeof label, "normfuse L=%lld", (long long)L);
+        if (graph_ok(g))
+            nf_run(label, g, 5, loose);
+        else
+            fprintf(stderr, "%s: %s\n", label, graph_error(g));
+        graph_free(g);
+    }
+}
+
+/* Cases that must not fuse: the product or sum read twice, a graph output, a scale that is an
+ * input, a broadcasting add, a softmax over a strided axis, a layernorm over middle dims; with
+ * one fused pair beside them. */
+static void nf_not_fused(void) {
+    const int64_t xd[3] = {6, 9, 128}, rd[2] = {24, 96}, one[1] = {1}, bd[1] = {96}, md[3] = {4, 96, 6};
+    graph *g = graph_new("normfuse-not");
+    int32_t x = graph_input(g, "x", 3, xd), s = graph_weight_const(g, "s", 1, one, 0.5f);
+    int32_t sv = graph_input(g, "sv", 1, one), a = graph_input(g, "a", 2, rd), b = graph_input(g, "b", 2, rd);
+    int32_t bias = graph_input(g, "bias", 1, bd), m = graph_input(g, "m", 3, md), m2 = graph_input(g, "m2", 3, md);
+    int32_t t1 = nf_smul(g, x, s), y1 = graph_softmax(g, t1, 2), y1b = graph_ewadd(g, t1, x); /* read twice */
+    int32_t t2 = nf_smul(g, x, s), y2 = graph_softmax(g, t2, 2);                          /* an output */
+    int32_t y3 = graph_softmax(g, nf_smul(g, x, sv), 2);                                  /* not constant */
+    int32_t y4 = graph_softmax(g, nf_smul(g, x, s), 1);                                   /* strided */
+    int32_t u5 = graph_ewadd(g, a, b), z5 = nf_layernorm(g, u5, -1, -1, 1, 0), z5b = graph_unary(g, OP_RELU, u5);
+    int32_t z6 = nf_layernorm(g, graph_ewadd(g, a, bias), -1, -1, 1, 0);                  /* broadcast */
+    int32_t z7 = nf_layernorm(g, graph_ewadd(g, m, m2), -1, -1, 1, 2);                    /* middle dims */
+    int32_t y8 = graph_softmax(g, nf_smul(g, x, s), 2);                                   /* fused */
+    const int32_t outs[] = {y1, y1b, t2, y2, y3, y4, z5, z5b, z6, z7, y8};
+    const uint8_t loose[] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+        graph_mark_output(g, outs[k]);
+    CHECK(graph_ok(g));
+    if (graph_ok(g))
+        nf_run("normfuse not fused", g, 1, loose);
+    else
+        fprintf(stderr, "normfuse not fused: %s\n", graph_error(g));
+    graph_free(g);
+}
+
+/* The row kernels alone (softmax over the last axis, layernorm over trailing dims) at odd lengths
+ * and row counts against the CPU reference (run_case: rel L2 <= 1e-5, replays the same bits). */
+static void nf_row_kernels(void) {
+    static const int64_t lens[] = {1, 31, 128, 129, 768, 1000, 4096};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        const int64_t L = lens[li];
+        char label[64];
+        ops_params p = P(OP_SOFTMAX);
+        p.v[PM_AXIS] = 2;
+        t_shape x = SH(3, 7, L);
+        snprintf(label, sizeof label, "softmax rows L=%lld", (long long)L);
+        run_case(label, OP_SOFTMAX, &p, 1, &x, F3, 0);
+        p = P(OP_LAYERNORM);
+        p.v[PM_AXIS] = 1;
+        t_shape l3[3] = {SH(19, L), SH(L), SH(L)};
+        snprintf(label, sizeof label, "layernorm rows L=%lld", (long long)L);
+        run_case(label, OP_LAYERNORM, &p, 3, l3, F3, 0);
+        p.v[PM_AXIS] = 2; /* trailing dims of 1 after the normalised one are rows too */
+        p.v[PM_AXIS_END] = 3;
+        t_shape l1[2] = {SH(2, 3, L, 1), SH(L)};
+        snprintf(label, sizeof label, "layernorm rows L=%lld gamma", (long long)L);
+        run_case(label, OP_LAYERNORM, &p, 2, l1, F3, 0);
+    }
+}
+
+static void test_normfuse(void) {
+    const int before = test_failed;
+    nf_row_kernels();
+    nf_fused_lengths();
+    nf_not_fused();
+    printf("normfuse: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
 static void mm_case(const char *label, t_shape a, t_shape b, int bias, ops_act act) {
@@ -925,43 +1438,48 @@ static void test_pools_norms(void) {
 
 /* Splits whose parts are consecutive runs of the input (every axis before the split axis of
  * size 1) become views, no kernel: a batch-1 channel split of a convolution's output, read by two
- * convolutions and an output, and a part that is itself split again. The same split at batch 2
- * is not a view and runs its kernel. Both against the CPU executor. */
+ * convolutions and an output, and a part that is itself split again; a concat of two running
+ * nodes' outputs (batch 1, channels) is written in place by them. Not at batch 2, and not where a
+ * part would start off a 16-byte boundary (9x7 planes: the kernels run). All against the CPU
+ * executor. */
 static void test_runtime_split_views(void) {
     char err[1024];
-    for (int64_t n = 1; n <= 2; n++) {
-        graph *g = graph_new("split-views");
-        const int64_t xd[4] = {n, 6, 9, 7}, wd[4] = {10, 6, 3, 3}, vd[4] = {5, 3, 1, 1};
-        int32_t x = graph_input(g, "x", 4, xd);
-        int32_t c = graph_conv2d(g, x, graph_weight_he(g, "w", 4, wd), 1, 1, OPS_PAD_SAME, OPS_ACT_RELU);
-        int32_t parts[3], sub[2];
-        graph_split(g, c, 1, 3, (int64_t[]){3, 4, 3}, parts);
-        graph_split(g, parts[1], 1, 2, NULL, sub);
-        int32_t a = graph_conv2d(g, parts[0], graph_weight_he(g, "v0", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
-        int32_t b = graph_conv2d(g, parts[2], graph_weight_he(g, "v2", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
-        graph_mark_output(g, graph_ewadd(g, a, b));
-        graph_mark_output(g, sub[1]);
-        CHECK(graph_ok(g));
-        float *cpu[2] = {0}, gpu0[2 * 5 * 63], gpu1[2 * 2 * 63];
-        const int64_t n0 = n * 5 * 63, n1 = n * 2 * 63;
-        CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
-        rt_ctx *ctx = graph_ok(g) ? rt_ctx_new(g, NULL, err, sizeof err) : NULL;
-        CHECK(ctx != NULL);
-        if (ctx && cpu[0] && cpu[1]) {
-            rt_info info;
-            rt_get_info(ctx, &info);
-            CHECK_EQ_INT(info.nodes_aliased, n == 1 ? 2 : 0);
-            CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
-            CHECK_EQ_INT(rt_get_output(ctx, 0, gpu0, err, sizeof err), 0);
-            CHECK_EQ_INT(rt_get_output(ctx, 1, gpu1, err, sizeof err), 0);
-            CHECK(exec_compare(gpu0, cpu[0], n0).rel_l2 <= 1e-5);
-            CHECK(exec_compare(gpu1, cpu[1], n1).rel_l2 <= 1e-5);
+    for (int64_t n = 1; n <= 2; n++)
+        for (int64_t h = 8; h <= 9; h++) {
+            graph *g = graph_new("views");
+            const int64_t xd[4] = {n, 6, h, 7}, wd[4] = {10, 6, 3, 3}, vd[4] = {5, 3, 1, 1};
+            int32_t x = graph_input(g, "x", 4, xd);
+            int32_t c = graph_conv2d(g, x, graph_weight_he(g, "w", 4, wd), 1, 1, OPS_PAD_SAME, OPS_ACT_RELU);
+            int32_t parts[3], sub[2];
+            graph_split(g, c, 1, 3, (int64_t[]){3, 4, 3}, parts);
+            graph_split(g, parts[1], 1, 2, NULL, sub);
+            int32_t a = graph_conv2d(g, parts[0], graph_weight_he(g, "v0", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+            int32_t b = graph_conv2d(g, parts[2], graph_weight_he(g, "v2", 4, vd), 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+            int32_t e1 = graph_unary(g, OP_TANH, parts[0]), e2 = graph_unary(g, OP_SIGMOID, b);
+            graph_mark_output(g, graph_ewadd(g, a, b));
+            graph_mark_output(g, sub[1]);
+            graph_mark_output(g, graph_concat(g, 1, 2, (int32_t[]){e1, e2}));
+            CHECK(graph_ok(g));
+            float *cpu[3] = {0}, gpu[2 * 8 * 63];
+            const int64_t cnt[3] = {n * 5 * h * 7, n * 2 * h * 7, n * 8 * h * 7};
+            CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+            rt_ctx *ctx = graph_ok(g) ? rt_ctx_new(g, NULL, err, sizeof err) : NULL;
+            CHECK(ctx != NULL);
+            if (ctx && cpu[0] && cpu[1] && cpu[2]) {
+                rt_info info;
+                rt_get_info(ctx, &info);
+                CHECK_EQ_INT(info.nodes_aliased, n == 1 && h == 8 ? 3 : 0);
+                CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+                for (int32_t j = 0; j < 3; j++) {
+                    CHECK_EQ_INT(rt_get_output(ctx, j, gpu, err, sizeof err), 0);
+                    CHECK(exec_compare(gpu, cpu[j], cnt[j]).rel_l2 <= 1e-5);
+                }
+            }
+            rt_ctx_free(ctx);
+            for (int32_t j = 0; j < 3; j++)
+                free(cpu[j]);
+            graph_free(g);
         }
-        rt_ctx_free(ctx);
-        free(cpu[0]);
-        free(cpu[1]);
-        graph_free(g);
-    }
 }
 
 /* A graph with a weight-only subgraph, a reshape alias, a split/concat, a dead branch and an
@@ -1405,7 +1923,7 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } groups[] = {
-    {"conv", test_conv},         {"conv3", test_conv_3xtf32},     {"fusion", test_conv_fusion},
+    {"conv", test_conv},         {"conv3", test_conv_3xtf32}, {"convf", test_conv_fp32}, {"convw", test_conv_wgmma},     {"fusion", test_conv_fusion}, {"normfuse", test_normfuse},
     {"matmul", test_matmul},         {"elementwise", test_elementwise},
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"splitview", test_runtime_split_views}, {"cost", test_cost_measure}, {"models", test_models},

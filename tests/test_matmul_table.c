@@ -208,18 +208,20 @@ static void test_precision(void) {
     CHECK(!strcmp(mm_table_prec_name(2), "?"));
     mm_table *t = mm_table_new_names(&names);
     mm_choice f = {1, 4, 16, 0}, mma = {1, 4, 8, MM_KERNEL_MMA}, wg = {0, 1, 8, MM_KERNEL_WGMMA};
+    mm_choice wgs = {1, 8, 8, MM_KERNEL_WGMMA}; /* wgmma split-K: the split in the split_k field */
     mm_choice fp = {2, 6, 1, 0}, got;
     CHECK(!strcmp(mm_choice_name_with(&names, &mma, nm, sizeof nm), "mma:64x32x32_w32x32_s4_b2_k2"));
     CHECK(!strcmp(mm_choice_name_with(&names, &wg, nm, sizeof nm), "wgmma:128x128"));
     CHECK(!strcmp(mm_choice_name_with(&names, &fp, nm, sizeof nm), cfg_list[2]));
     mm_table_key k0 = key(128, 768, 768, 1, 5), k3 = key3(128, 768, 768, 1, 5), w3 = key3(4096, 4096, 4096, 1, 0);
-    mm_table_key f3 = key3(128, 3072, 768, 1, 3);
+    mm_table_key f3 = key3(128, 3072, 768, 1, 3), s3 = key3(392, 512, 4608, 1, 4);
     mm_table_set(t, H200, &k0, &f, 9.0);
     CHECK_EQ_INT(mm_table_find(t, H200, &k3, &got, NULL), 0); /* an fp32 entry is not a 3xtf32 one */
     mm_table_set(t, H200, &k3, &mma, 15.0);
     mm_table_set(t, H200, &w3, &wg, 1100.0);
     mm_table_set(t, "NVIDIA H200", &f3, &fp, 20.0); /* name-only lines work at 3xtf32 too */
-    CHECK_EQ_INT(mm_table_size(t), 4);
+    mm_table_set(t, H200, &s3, &wgs, 30.0);
+    CHECK_EQ_INT(mm_table_size(t), 5);
     CHECK_EQ_INT(mm_table_find(t, H200, &k0, &got, NULL), 1);
     CHECK(got.cfg == 1 && got.kernel == MM_KERNEL_FP32 && got.split_k == 4);
     CHECK_EQ_INT(mm_table_find(t, H200, &k3, &got, NULL), 1);
@@ -234,12 +236,15 @@ static void test_precision(void) {
                           "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t768\t768\t1\tbias_gelu@3xtf32\t"
                           "mma:64x32x32_w32x32_s4_b2_k2\t4\t8\t15.00\n"); /* sorted: fp32 before 3xtf32 */
     CHECK_STR_CONTAINS(a, "\t4096\t4096\t4096\t1\tnone@3xtf32\twgmma:128x128\t1\t8\t1100.00\n");
+    CHECK_STR_CONTAINS(a, "\t392\t512\t4608\t1\tbias_relu@3xtf32\twgmma:128x64\t8\t8\t30.00\n");
     CHECK_STR_CONTAINS(a, "NVIDIA H200\t128\t3072\t768\t1\tbias@3xtf32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t6\t1\t");
     t = mm_table_new_names(&names);
     CHECK_EQ_INT(mm_table_load(t, p1, 0, err, sizeof err), 0);
-    CHECK_EQ_INT(mm_table_size(t), 4);
+    CHECK_EQ_INT(mm_table_size(t), 5);
     CHECK_EQ_INT(mm_table_find(t, H200, &w3, &got, NULL), 1);
     CHECK(got.cfg == 0 && got.kernel == MM_KERNEL_WGMMA && got.split_k == 1);
+    CHECK_EQ_INT(mm_table_find(t, H200, &s3, &got, NULL), 1);
+    CHECK(got.cfg == 1 && got.kernel == MM_KERNEL_WGMMA && got.split_k == 8);
     CHECK_EQ_INT(mm_table_save(t, p2, err, sizeof err), 0);
     mm_table_free(t);
     char *b = read_all(p2);
@@ -272,7 +277,8 @@ static void test_precision_errors(void) {
         {"Dev\t1\t2\t3\t1\tnone\twgmma:128x64\t1\t8\t1.0\n", "is a 3xTF32 kernel: only on a 3xtf32 entry", 0},
         {"Dev\t1\t2\t3\t1\tnone@3xtf32\tmma:nope\t1\t8\t1.0\n", ":1: unknown 3xtf32 configuration 'mma:nope'", 0},
         {"Dev\t1\t2\t3\t1\tnone@3xtf32\twgmma:256x256\t1\t8\t1.0\n", "unknown 3xtf32 configuration 'wgmma:256x256'", 0},
-        {"Dev\t1\t2\t3\t1\tnone@3xtf32\twgmma:128x64\t2\t8\t1.0\n", ":1: bad split_k '2' for 'wgmma:128x64'", 0},
+        {"Dev\t1\t2\t3\t1\tnone@3xtf32\twgmma:128x64\t17\t8\t1.0\n",
+         ":1: bad split_k '17' for 'wgmma:128x64' (the wgmma kernel splits k into 1 to 16 slices)", 0},
         {"Dev\t1\t2\t3\t1\tnone@3xtf32\tnope\t1\t8\t1.0\n", ":1: unknown tile configuration 'nope'", 0},
         {"Dev\t1\t2\t3\t1\tnone@3xtf32\tmma:64x32x32_w32x32_s4_b2_k2\t1\t8\t1.0\n",
          ":1: unknown 3xtf32 configuration", 1},

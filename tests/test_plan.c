@@ -5,7 +5,9 @@
  * their producer to their last reader): the same offsets and arena size, byte for byte. Also the
  * planner's invariant (buffers alive at a common step never share a byte, offsets aligned, all
  * inside the arena), the edge cases (no buffers, align < 1), and a chain of 100,000 buffers
- * (two slots, planned in well under a second, where the old scan took about 7 s).
+ * (two slots, planned in well under a second, where the old scan took about 7 s). And the
+ * pattern of the runtime's producer fusions (rt_prefuse_find, rt_fuse.c): which softmax and
+ * layernorm nodes compute the smul or add before them, and the cases that must not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -248,10 +250,193 @@ static void test_long_chain(void) {
     free(off);
 }
 
+/* --- the producer fusions' pattern (rt_prefuse_find, src/runtime/rt_fuse.c) ---------------- */
+
+/* An smul by scale; its output tensor. */
+static int32_t pf_smul(graph *g, int32_t x, int32_t scale) {
+    ops_params p;
+    ops_params_default(OP_SMUL, &p);
+    int32_t in[2] = {x, scale}, out[OPS_MAX_OUTPUTS];
+    return graph_add(g, NULL, OP_SMUL, &p, 2, in, out) == 1 ? out[0] : -1;
+}
+
+/* A layernorm over dims [axis, end) (end 0: to the rank) without gamma. */
+static int32_t pf_layernorm(graph *g, int32_t x, int64_t axis, int64_t end) {
+    ops_params p;
+    ops_params_default(OP_LAYERNORM, &p);
+    p.v[PM_AXIS] = axis;
+    p.v[PM_AXIS_END] = end;
+    int32_t out[OPS_MAX_OUTPUTS];
+    return graph_add(g, NULL, OP_LAYERNORM, &p, 1, &x, out) == 1 ? out[0] : -1;
+}
+
+/* rt_prefuse_find over every node of g (all live, none skipped but skip_node), the reads, outputs
+ * and constants as the runtime counts them (weights, and what only they feed: folded); the
+ * producer found for the node making tensor t, or -1. */
+static int32_t pf_find(const graph *g, int32_t t, int32_t skip_node) {
+    const int32_t nt = g->n_tensors, nn = g->n_nodes;
+    int32_t *nread = calloc((size_t)nt, sizeof *nread), *order = malloc((size_t)nn * sizeof *order);
+    uint8_t *isout = calloc((size_t)nt, 1), *isconst = calloc((size_t)nt, 1), *skip = calloc((size_t)nn, 1);
+    char err[256];
+    CHECK_EQ_INT(graph_topo_order(g, order, err, sizeof err), 0);
+    for (int32_t id = 0; id < nn; id++)
+        for (int32_t i = 0; i < g->nodes[id].n_in; i++)
+            nread[g->nodes[id].in[i]]++;
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        isout[g->outputs[j]] = 1;
+    for (int32_t i = 0; i < nt; i++)
+        isconst[i] = g->tensors[i].kind == GRAPH_T_WEIGHT;
+    for (int32_t k = 0; k < nn; k++) {
+        const graph_node *nd = &g->nodes[order[k]];
+        int all = 1;
+        for (int32_t i = 0; i < nd->n_in; i++)
+            all = all && isconst[nd->in[i]];
+        for (int32_t o = 0; o < nd->n_out; o++)
+            isconst[nd->out[o]] = (uint8_t)all;
+    }
+    if (skip_node >= 0)
+        skip[skip_node] = 1;
+    const int32_t r = rt_prefuse_find(g, g->tensors[t].producer, nread, isout, isconst, skip);
+    free(nread);
+    free(order);
+    free(isout);
+    free(isconst);
+    free(skip);
+    return r;
+}
+
+static void test_prefuse(void) {
+    graph *g = graph_new("prefuse");
+    const int64_t xd[4] = {2, 3, 5, 16}, one[1] = {1}, rd[2] = {6, 16}, bd[1] = {16}, cd[3] = {4, 7, 1};
+    int32_t x = graph_input(g, "x", 4, xd), s = graph_weight_const(g, "scale", 1, one, 0.25f);
+    int32_t sv = graph_input(g, "scale_in", 1, one);
+    int32_t a = graph_input(g, "a", 2, rd), b = graph_input(g, "b", 2, rd), bias = graph_input(g, "bias", 1, bd);
+    int32_t c = graph_input(g, "c", 3, cd);
+    int32_t w1 = graph_weight_const(g, "w1", 2, rd, 1.0f), w2 = graph_weight_const(g, "w2", 2, rd, 2.0f);
+    /* fused: softmax over the last axis of smul(x, constant) */
+    int32_t t1 = pf_smul(g, x, s), y1 = graph_softmax(g, t1, 3);
+    /* fused: the dims after the axis all of size 1 are rows too */
+    int32_t t2 = pf_smul(g, c, s), y2 = graph_softmax(g, t2, 1);
+    /* not: a strided axis; a scale that is no constant; the product read twice; a graph output */
+    int32_t t3 = pf_smul(g, x, s), y3 = graph_softmax(g, t3, 2);
+    int32_t t4 = pf_smul(g, x, sv), y4 = graph_softmax(g, t4, 3);
+    int32_t t5 = pf_smul(g, x, s), y5 = graph_softmax(g, t5, 3), y5b = graph_ewadd(g, t5, x);
+    int32_t t6 = pf_smul(g, x, s), y6 = graph_softmax(g, t6, 3);
+    /* fused: layernorm of an add of two tensors of its shape (a weight among them is fine) */
+    int32_t u1 = graph_ewadd(g, a, b), z1 = graph_layernorm(g, u1, -1, -1, 1, 1e-5f);
+    int32_t u2 = graph_ewadd(g, w1, a), z2 = pf_layernorm(g, u2, 1, 2);
+    /* not: a broadcast add; the sum read twice; dims after the normalised ones; not an add; folded */
+    int32_t u3 = graph_ewadd(g, a, bias), z3 = graph_layernorm(g, u3, -1, -1, 1, 1e-5f);
+    int32_t u4 = graph_ewadd(g, a, b), z4 = graph_layernorm(g, u4, -1, -1, 1, 1e-5f), z4b = graph_unary(g, OP_RELU, u4);
+    int32_t u5 = graph_ewadd(g, a, b), z5 = pf_layernorm(g, u5, 0, 1);
+    int32_t u6 = graph_unary(g, OP_RELU, a), z6 = graph_layernorm(g, u6, -1, -1, 1, 1e-5f);
+    int32_t u7 = graph_ewadd(g, w1, w2), z7 = graph_layernorm(g, u7, -1, -1, 1, 1e-5f);
+    const int32_t outs[] = {y1, y2, y3, y4, y5, y5b, y6, t6, z1, z2, z3, z4, z4b, z5, z6, z7};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        graph_mark_output(g, outs[i]);
+    CHECK(graph_ok(g));
+    if (!graph_ok(g)) {
+        fprintf(stderr, "prefuse: %s\n", graph_error(g));
+        graph_free(g);
+        return;
+    }
+    const int32_t p1 = g->tensors[t1].producer, p2 = g->tensors[t2].producer, q1 = g->tensors[u1].producer;
+    CHECK_EQ_INT(pf_find(g, y1, -1), p1);
+    CHECK_EQ_INT(pf_find(g, y2, -1), p2);
+    CHECK_EQ_INT(pf_find(g, y3, -1), -1);
+    CHECK_EQ_INT(pf_find(g, y4, -1), -1);
+    CHECK_EQ_INT(pf_find(g, y5, -1), -1);
+    CHECK_EQ_INT(pf_find(g, y6, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z1, -1), q1);
+    CHECK_EQ_INT(pf_find(g, z2, -1), g->tensors[u2].producer);
+    CHECK_EQ_INT(pf_find(g, z3, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z4, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z5, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z6, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z7, -1), -1);
+    /* a producer another fusion already runs; nodes of other ops */
+    CHECK_EQ_INT(pf_find(g, y1, p1), -1);
+    CHECK_EQ_INT(pf_find(g, z1, q1), -1);
+    CHECK_EQ_INT(pf_find(g, y5b, -1), -1);
+    CHECK_EQ_INT(pf_find(g, z4b, -1), -1);
+    printf("  producer fusion patterns: %s\n", test_failed ? "FAILED" : "ok");
+    graph_free(g);
+}
+
+/* --- concatenations that move nothing (rt_concat_views, src/runtime/rt_view.c) ------------- */
+
+static void test_concat_views(void) {
+    graph *g = graph_new("views");
+    const int64_t xd[4] = {1, 8, 6, 6}, x2d[4] = {2, 8, 6, 6}, yd[4] = {1, 3, 1, 1}, wd[4] = {1, 4, 6, 6};
+    int32_t x = graph_input(g, "x", 4, xd), x2 = graph_input(g, "x2", 4, x2d), y = graph_input(g, "y", 4, yd);
+    int32_t w = graph_weight_const(g, "w", 4, wd, 1.0f);
+    int32_t a = graph_unary(g, OP_RELU, x), b = graph_unary(g, OP_SIGMOID, x);
+    int32_t v1 = graph_concat(g, 1, 2, (int32_t[]){a, b}); /* a view: offsets 0 and 288 */
+    int32_t n2 = graph_concat(g, 1, 2, (int32_t[]){graph_unary(g, OP_RELU, x2), graph_unary(g, OP_TANH, x2)});
+    int32_t n3 = graph_concat(g, 1, 2, (int32_t[]){x, graph_unary(g, OP_TANH, x)}); /* a graph input */
+    int32_t e = graph_unary(g, OP_RELU, x);
+    int32_t n4 = graph_concat(g, 1, 2, (int32_t[]){e, e}); /* the same tensor twice */
+    int32_t n5 = graph_concat(g, 1, 2, (int32_t[]){graph_unary(g, OP_RELU, y), graph_unary(g, OP_TANH, y)});
+    int32_t h = graph_unary(g, OP_GELU, x), i = graph_unary(g, OP_TANH, x);
+    int32_t v6 = graph_concat(g, 1, 2, (int32_t[]){h, i});
+    int32_t n7 = graph_concat(g, 1, 2, (int32_t[]){v6, graph_unary(g, OP_RELU, x)}); /* made by a view concat */
+    int32_t parts[2];
+    graph_split(g, graph_unary(g, OP_RELU, x), 1, 2, NULL, parts);
+    int32_t n8 = graph_concat(g, 1, 2, parts); /* made by a split */
+    int32_t n9 = graph_concat(g, 1, 2, (int32_t[]){graph_unary(g, OP_RELU, w), graph_unary(g, OP_ERF, x)}); /* folded */
+    int32_t n10 = graph_concat(g, 1, 2, (int32_t[]){a, graph_unary(g, OP_SQRT, x)}); /* a is placed in v1 */
+    int32_t v11 = graph_concat(g, 0, 2, (int32_t[]){graph_unary(g, OP_RELU, x2), graph_unary(g, OP_TANH, x2)});
+    const int32_t outs[] = {v1, n2, n3, n4, n5, n7, n8, n9, n10, v11};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+        graph_mark_output(g, outs[k]);
+    CHECK(graph_ok(g));
+    const int32_t nt = g->n_tensors, nn = g->n_nodes;
+    int32_t *order = malloc((size_t)nn * sizeof *order), *vof = malloc((size_t)nt * sizeof *vof);
+    int64_t *voff = calloc((size_t)nt, sizeof *voff);
+    uint8_t *runs = calloc((size_t)nn, 1), *freet = calloc((size_t)nt, 1), *cview = calloc((size_t)nn, 1);
+    char err[256];
+    CHECK_EQ_INT(graph_topo_order(g, order, err, sizeof err), 0);
+    for (int32_t t = 0; t < nt; t++) {
+        freet[t] = g->tensors[t].kind == GRAPH_T_INTER;
+        vof[t] = -1;
+    }
+    for (int32_t k = 0; k < nn; k++) { /* what only weights feed is folded: no kernel, not free */
+        const graph_node *nd = &g->nodes[order[k]];
+        int all = 1;
+        for (int32_t q = 0; q < nd->n_in; q++)
+            all = all && (g->tensors[nd->in[q]].kind == GRAPH_T_WEIGHT || !freet[nd->in[q]]) &&
+                  g->tensors[nd->in[q]].kind != GRAPH_T_INPUT;
+        runs[order[k]] = (uint8_t)!all;
+        for (int32_t o = 0; o < nd->n_out; o++)
+            freet[nd->out[o]] = (uint8_t)!all;
+    }
+    CHECK_EQ_INT(rt_concat_views(g, order, runs, freet, vof, voff, cview), 3);
+    CHECK(cview[g->tensors[v1].producer] && cview[g->tensors[v6].producer] && cview[g->tensors[v11].producer]);
+    CHECK_EQ_INT(vof[a], v1);
+    CHECK_EQ_INT(vof[b], v1);
+    CHECK_EQ_INT(voff[a], 0);
+    CHECK_EQ_INT(voff[b], 288);
+    CHECK_EQ_INT(vof[h], v6);
+    CHECK_EQ_INT(voff[i], 288);
+    CHECK_EQ_INT(voff[g->nodes[g->tensors[v11].producer].in[1]], 576);
+    const int32_t nots[] = {n2, n3, n4, n5, n7, n8, n9, n10};
+    for (size_t k = 0; k < sizeof nots / sizeof nots[0]; k++) {
+        const graph_node *nd = &g->nodes[g->tensors[nots[k]].producer];
+        CHECK(!cview[g->tensors[nots[k]].producer]);
+        for (int32_t q = 0; q < nd->n_in; q++)
+            CHECK(vof[nd->in[q]] < 0 || nd->in[q] == a); /* a: placed by v1 only */
+    }
+    printf("  concat views: %s\n", test_failed ? "FAILED" : "ok");
+    free(order), free(vof), free(voff), free(runs), free(freet), free(cview);
+    graph_free(g);
+}
+
 int main(void) {
     test_edges();
     test_random();
     test_zoo();
     test_long_chain();
+    test_prefuse();
+    test_concat_views();
     return TEST_REPORT();
 }

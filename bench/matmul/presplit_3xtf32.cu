@@ -256,8 +256,8 @@ static void ps_shape_run(const ps_shape &sh, cublasHandle_t h, int reps, std::st
     table += line;
     for (const variant &v : vs) {
         auto f = [&] {
-            if (!wgt_run(&p, x.A, x.B, NULL, x.C, v.cfg, v.pre ? pa : NULL, 0, v.pre ? pb : NULL, 0, 0)) {
-                fprintf(stderr, "wgt_run refused %s\n", v.name);
+            if (!wgt_run_sk(&p, x.A, x.B, NULL, x.C, v.cfg, 1, v.pre ? pa : NULL, 0, v.pre ? pb : NULL, 0, 0)) {
+                fprintf(stderr, "wgt_run_sk refused %s\n", v.name);
                 exit(1);
             }
         };

@@ -12,119 +12,22 @@
  * Split-K for the deep reductions over few columns (a 7x7 map's 3x3, K = 4608): each k-slice
  * writes its raw partial tile to a workspace; the tile's last block to arrive sums the slices in
  * slice order (the same bits whatever the arrival order), adds bias, applies the activation and
- * stores, then resets the tile's counter.
+ * stores, then resets the tile's counter. The gather, the epilogue's pieces, the reduction by the
+ * last block and the plan's tables are conv_igemm.cuh's, shared with the FP32 kernel (conv_fp32.cu).
  */
 #include <stdlib.h>
 
 #include "base.h"
 #include "conv_3xtf32.h"
+#include "conv_igemm.cuh"
 #include "matmul_3xtf32.cuh"
 
 struct cv3_plan {
     cv3_shape s;
-    int K, kpad;   /* C*KH*KW, rounded up to a whole k-tile */
-    int4 *ktab;    /* (kpad): {c*H*W + kh*dh*W + kw*dw, kh*dh, kw*dw, 0}; past K, rows that never load */
-    bool one;      /* 1x1, stride 1, no padding, OH*OW % 4 == 0: 16-byte column loads */
-    int *counters; /* split-K arrivals per output tile (enough for the smallest tiles), 0 between runs */
+    cv_tables t; /* the offset table (k-tiles of CV_BK), the 1x1 flag, the split-K counters */
 };
 
-struct cv_args {
-    const float *x, *w, *bias, *add; /* add: (N, F, OH, OW) or NULL */
-    float *y;
-    const int4 *ktab;
-    int C, H, W, F, K, OW, OHW, cols, sh, sw, pt, pl, act;
-    bool vec_w; /* K % 4 == 0 and w 16-byte aligned: 16-byte copies of the weight tile */
-    int split, k_chunk; /* k-slices (blockIdx.y), each k_chunk deep (a multiple of the k-tile) */
-    float *ws;          /* split > 1: (split, F, cols) raw partials */
-    int *counters;
-};
-
-/* Every k-tile is 32 deep (the table is padded to it); an invalid column or a padding row is
- * pushed this far out of the image, so that one unsigned compare per axis rejects it. */
-#define CV_BK 32
-#define CV_FAR (1 << 29)
 #define CV_MAX_SPLIT 8 /* cv3_split_candidates offers 2, 4, 8 */
-
-/* The B columns a thread loads in every k-tile, decoded once. Gathered (general): one column,
- * tid % BN, in rows tid / BN + i * (THREADS / BN): a warp's 4-byte copies of a row are 32
- * consecutive columns, 128 contiguous bytes at stride 1 (four columns per thread had each copy
- * instruction touch a quarter of every sector). One (1x1): four consecutive columns per 16-byte
- * copy, (tid % (BN/4)) * 4, in rows tid / (BN/4) + i * (THREADS / (BN/4)). */
-struct cv_cols {
-    int base;     /* n*C*H*W + ih0*W + iw0 (general); n*C*OHW + pix (one) */
-    int ih0, iw0; /* the input cell of tap (0, 0); far outside for a column past the last */
-    bool ok1;     /* one: the four columns are inside */
-};
-
-template <class CFG, bool ONE>
-static __device__ __forceinline__ cv_cols cv_cols_at(const cv_args &a, int n0, int tid) {
-    cv_cols cc;
-    if constexpr (ONE) { /* OHW % 4 == 0: the four are one image's consecutive pixels */
-        const int col = n0 + (tid % (CFG::BN / 4)) * 4, n = col / a.OHW;
-        cc.ok1 = col < a.cols;
-        cc.base = n * a.C * a.OHW + (col - n * a.OHW);
-    } else {
-        const int col = n0 + tid % CFG::BN;
-        if (col < a.cols) {
-            const int n = col / a.OHW, pix = col - n * a.OHW, oh = pix / a.OW, ow = pix - oh * a.OW;
-            cc.ih0 = oh * a.sh - a.pt;
-            cc.iw0 = ow * a.sw - a.pl;
-            cc.base = n * a.C * a.H * a.W + cc.ih0 * a.W + cc.iw0;
-        } else {
-            cc.ih0 = cc.iw0 = -2 * CV_FAR;
-            cc.base = 0;
-        }
-    }
-    return cc;
-}
-
-/* The B tile (BK rows of k from k0, BN columns) into the stage at sB (rows of LDB). */
-template <class CFG, bool ONE>
-static __device__ __forceinline__ void cv_load_b(const cv_args &a, const cv_cols &cc, unsigned sB, int k0, int tid) {
-    if constexpr (ONE) {
-        constexpr int BN4 = CFG::BN / 4, RSTEP = CFG::THREADS / BN4;
-        const int c = (tid % BN4) * 4, r0 = tid / BN4;
-#pragma unroll
-        for (int i = 0; i < CFG::BK / RSTEP; i++) {
-            const int r = r0 + i * RSTEP, k = k0 + r;
-            const bool ok = cc.ok1 && k < a.K;
-            mm_cp_async16_u(sB + 4u * (unsigned)(r * CFG::LDB + c), ok ? a.x + cc.base + k * a.OHW : a.x,
-                            ok ? 16 : 0);
-        }
-    } else {
-        constexpr int RSTEP = CFG::THREADS / CFG::BN;
-        const int c = tid % CFG::BN, r0 = tid / CFG::BN;
-#pragma unroll
-        for (int i = 0; i < CFG::BK / RSTEP; i++) {
-            const int r = r0 + i * RSTEP;
-            const int4 tb = __ldg(a.ktab + k0 + r); /* the same row across a warp: one broadcast load */
-            const bool ok = (unsigned)(cc.ih0 + tb.y) < (unsigned)a.H && (unsigned)(cc.iw0 + tb.z) < (unsigned)a.W;
-            mm_cp_async4_u(sB + 4u * (unsigned)(r * CFG::LDB + c), ok ? a.x + cc.base + tb.x : a.x, ok ? 4 : 0);
-        }
-    }
-}
-
-/* Output (row, col) of y (N, F, OHW): the offset of column col's image and pixel, row 0. */
-static __device__ __forceinline__ long long cv_out_at(const cv_args &a, int col) {
-    const int n = col / a.OHW;
-    return (long long)n * a.F * a.OHW + (col - n * a.OHW);
-}
-
-/* v = act(v) for the activation K, else the next one: one straight run of code per activation
- * (as matmul_wt_epilogue.cuh's mm_wt_act; per element, every activation's code would be repeated
- * for each of a thread's 64 outputs). */
-template <int R, int K = MM_ACT_RELU>
-static __device__ __forceinline__ void cv_act(float (&v)[R], int act) {
-    if constexpr (K < MM_ACT_COUNT) {
-        if (act != K) {
-            cv_act<R, K + 1>(v, act);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < R; i++)
-            v[i] = mm_act_f(v[i], K);
-    }
-}
 
 /* Without an add: the accumulators + bias, through the activation, straight from the registers
  * to y (N, F, OHW): fragment (i, j) holds rows r0 + 16i (+8) and columns c0 + 8j, + 1. Faster
@@ -173,34 +76,6 @@ static __device__ __forceinline__ void cv_store_regs(const cv_args &a, const flo
                         a.y[o1 + (long long)row * a.OHW] = v[q + 1];
                 }
             }
-    }
-}
-
-/* Four consecutive columns are one image's adjacent pixels, 16-byte aligned in y and add. */
-static __device__ __forceinline__ bool cv_vec(const cv_args &a) {
-    return a.OHW % 4 == 0 && ((uintptr_t)a.y & 15) == 0 && ((uintptr_t)a.add & 15) == 0;
-}
-
-/* Outputs (f, col .. col + 3) of the product, v, + bias + add, through the activation, to y: one
- * 16-byte load of add and store of y where vec (cv_vec; then cols % 4 == 0: all four inside),
- * else each column inside on its own. */
-static __device__ __forceinline__ void cv_finish4(const cv_args &a, bool vec, int f, int col, float (&v)[4]) {
-    const float b = a.bias ? __ldg(a.bias + f) : 0.0f;
-    if (vec) {
-        const long long o = cv_out_at(a, col) + (long long)f * a.OHW;
-        float4 d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (a.add)
-            d = __ldg(reinterpret_cast<const float4 *>(a.add + o));
-        const float w[4] = {v[0] + b, v[1] + b, v[2] + b, v[3] + b}; /* conv + bias, then the add */
-        *reinterpret_cast<float4 *>(a.y + o) =
-            make_float4(mm_act_f(a.add ? w[0] + d.x : w[0], a.act), mm_act_f(a.add ? w[1] + d.y : w[1], a.act),
-                        mm_act_f(a.add ? w[2] + d.z : w[2], a.act), mm_act_f(a.add ? w[3] + d.w : w[3], a.act));
-        return;
-    }
-    for (int e = 0; e < 4 && col + e < a.cols; e++) {
-        const long long o = cv_out_at(a, col + e) + (long long)f * a.OHW;
-        const float w = v[e] + b;
-        a.y[o] = mm_act_f(a.add ? w + __ldg(a.add + o) : w, a.act);
     }
 }
 
@@ -257,45 +132,7 @@ static __device__ __forceinline__ void cv_reduce(const cv_args &a, const float (
                 if (row < a.F && col < a.cols)
                     __stcg(part + (long long)row * a.cols + col, acc[i][j][r]);
             }
-    __shared__ int s_last;
-    __threadfence(); /* partials visible device-wide before the arrival is counted */
-    __syncthreads();
-    int *counter = a.counters + blockIdx.x;
-    if (threadIdx.x == 0)
-        s_last = atomicAdd(counter, 1) == a.split - 1;
-    __syncthreads();
-    if (!s_last)
-        return;
-    __threadfence();
-    const bool vec = cv_vec(a), vws = a.cols % 4 == 0; /* vws: 16-byte loads of the partials */
-#pragma unroll 1
-    for (int q = threadIdx.x; q < CFG::BM * (CFG::BN / 4); q += CFG::THREADS) {
-        const int f = m0 + q / (CFG::BN / 4), col = n0 + (q % (CFG::BN / 4)) * 4;
-        if (f >= a.F || col >= a.cols)
-            continue;
-        const float *src = a.ws + (long long)f * a.cols + col;
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-        for (int sp = 0; sp < CV_MAX_SPLIT; sp++) { /* every slice's loads in flight, summed in slice order */
-            if (sp >= a.split)
-                break;
-            if (vws) {
-                const float4 x = __ldcg(reinterpret_cast<const float4 *>(src + sp * fc));
-                v[0] += x.x;
-                v[1] += x.y;
-                v[2] += x.z;
-                v[3] += x.w;
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    if (col + e < a.cols)
-                        v[e] += __ldcg(src + sp * fc + e);
-            }
-        }
-        cv_finish4(a, vec, f, col, v);
-    }
-    if (threadIdx.x == 0)
-        *counter = 0; /* ready for the next run on this plan */
+    cv_reduce_last<CFG::BM, CFG::BN, CFG::THREADS, CV_MAX_SPLIT>(a, m0, n0);
 }
 
 template <class CFG, bool ONE>
@@ -375,14 +212,8 @@ extern "C" const char *cv3_config_name(int cfg) { return cfg >= 0 && cfg < cv_co
 /* ---- plans ------------------------------------------------------------------------------------- */
 
 extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) {
-    const int64_t K = s->C * s->KH * s->KW, cols = s->N * s->OH * s->OW;
-    const int64_t lim = (int64_t)INT32_MAX - 4 * 128;
-    if (s->N * s->C * s->H * s->W > lim || s->N * s->F * s->OH * s->OW > lim || s->F * K > lim || cols > lim ||
-        K > lim - CV_BK || s->H >= CV_FAR / 4 || s->W >= CV_FAR / 4 || s->KH * s->dh >= CV_FAR / 4 ||
-        s->KW * s->dw >= CV_FAR / 4) {
-        base_fail(err, errlen, "conv 3xtf32: indices past 32 bits");
+    if (!cv_fits(s, "conv 3xtf32", err, errlen))
         return NULL;
-    }
     const mm_device_info *d = mm_device();
     if (d->cc_major < 8) {
         base_fail(err, errlen, "conv 3xtf32: compute capability %d.%d has no TF32 mma.sync", d->cc_major,
@@ -391,33 +222,8 @@ extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) 
     }
     cv3_plan *p = (cv3_plan *)base_xcalloc(1, sizeof *p);
     p->s = *s;
-    p->K = (int)K;
-    p->kpad = (int)((K + CV_BK - 1) / CV_BK * CV_BK);
-    p->one = s->KH == 1 && s->KW == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->OH == s->H &&
-             s->OW == s->W && (s->OH * s->OW) % 4 == 0;
-    int4 *h = (int4 *)base_xmalloc((size_t)p->kpad * sizeof *h);
-    const int64_t khw = s->KH * s->KW;
-    for (int64_t k = 0; k < p->kpad; k++) {
-        if (k < K) {
-            const int64_t c = k / khw, kh = (k % khw) / s->KW, kw = k % s->KW;
-            const int64_t dy = kh * s->dh, dx = kw * s->dw;
-            h[k] = make_int4((int)(c * s->H * s->W + dy * s->W + dx), (int)dy, (int)dx, 0);
-        } else {
-            h[k] = make_int4(0, CV_FAR, CV_FAR, 0);
-        }
-    }
-    cudaError_t e = cudaMalloc((void **)&p->ktab, (size_t)p->kpad * sizeof *h);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(p->ktab, h, (size_t)p->kpad * sizeof *h, cudaMemcpyHostToDevice);
-    free(h);
-    const size_t tiles = (size_t)((s->F + 63) / 64) * (size_t)((cols + 63) / 64); /* the smallest tiles' count */
-    if (e == cudaSuccess)
-        e = cudaMalloc((void **)&p->counters, tiles * sizeof(int));
-    if (e == cudaSuccess)
-        e = cudaMemset(p->counters, 0, tiles * sizeof(int));
-    if (e != cudaSuccess) {
-        base_fail(err, errlen, "conv 3xtf32: offset table: %s", cudaGetErrorString(e));
-        cv3_plan_free(p);
+    if (!cv_tables_new(&p->t, s, 64, "conv 3xtf32", err, errlen)) { /* counters for the smallest tiles, 64x64 */
+        free(p);
         return NULL;
     }
     return p;
@@ -426,84 +232,25 @@ extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) 
 extern "C" void cv3_plan_free(cv3_plan *p) {
     if (!p)
         return;
-    if (p->ktab)
-        CUDA_CHECK(cudaFree(p->ktab));
-    if (p->counters)
-        CUDA_CHECK(cudaFree(p->counters));
+    cv_tables_free(&p->t);
     free(p);
-}
-
-/* Whole k-tiles per slice, at most CV_MAX_SPLIT slices: the chunk for split, and the slices that
- * are not empty. */
-static int cv_chunk(const cv3_plan *p, int split, int *slices) {
-    split = split < CV_MAX_SPLIT ? split : CV_MAX_SPLIT; /* the reduction's unrolled slice loop */
-    const int per = (p->K + split - 1) / split, chunk = (per + CV_BK - 1) / CV_BK * CV_BK;
-    *slices = (p->K + chunk - 1) / chunk;
-    return chunk;
 }
 
 extern "C" int cv3_split_candidates(const cv3_plan *p, int cfg, int *splits, int max) {
     const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
     const long long tiles = ((p->s.F + e->bm - 1) / e->bm) * ((p->s.N * p->s.OH * p->s.OW + e->bn - 1) / e->bn);
-    const long long sms = mm_device()->sm_count;
-    int n = 0;
-    if (n < max)
-        splits[n++] = 1;
-    for (int sp = 2; sp <= 8 && n < max; sp *= 2) {
-        int slices;
-        cv_chunk(p, sp, &slices);
-        /* each slice 4 k-tiles or more, and the grid below two waves before this doubling */
-        if (slices == sp && p->K >= 4 * CV_BK * sp && tiles * (sp / 2) < 2 * sms)
-            splits[n++] = sp;
-    }
-    return n;
+    return cv_split_list(p->t.K, tiles, CV_BK, CV_MAX_SPLIT, splits, max);
 }
 
 extern "C" size_t cv3_workspace_bytes(const cv3_plan *p, int split) {
-    int slices = 1;
-    if (split > 1)
-        cv_chunk(p, split, &slices);
-    return slices > 1 ? (size_t)slices * (size_t)p->s.F * (size_t)(p->s.N * p->s.OH * p->s.OW) * sizeof(float) : 0;
+    return cv_ws_bytes(&p->s, p->t.K, split, CV_BK, CV_MAX_SPLIT);
 }
 
 extern "C" void cv3_run(const cv3_plan *p, int cfg, int split, const float *x, const float *w, const float *bias,
                         const float *add, float *y, int act, float *ws, cudaStream_t s) {
     const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
-    const cv3_shape *sh = &p->s;
-    cv_args a;
-    a.x = x;
-    a.w = w;
-    a.bias = bias;
-    a.add = add;
-    a.y = y;
-    a.ktab = p->ktab;
-    a.C = (int)sh->C;
-    a.H = (int)sh->H;
-    a.W = (int)sh->W;
-    a.F = (int)sh->F;
-    a.K = p->K;
-    a.OW = (int)sh->OW;
-    a.OHW = (int)(sh->OH * sh->OW);
-    a.cols = (int)(sh->N * a.OHW);
-    a.sh = (int)sh->sh;
-    a.sw = (int)sh->sw;
-    a.pt = (int)sh->pt;
-    a.pl = (int)sh->pl;
-    a.act = act;
-    a.vec_w = p->K % 4 == 0 && ((uintptr_t)w & 15) == 0;
-    a.split = 1;
-    a.k_chunk = p->kpad;
-    a.ws = ws;
-    a.counters = p->counters;
-    if (split > 1 && ws) {
-        int slices;
-        const int chunk = cv_chunk(p, split, &slices);
-        if (slices > 1) {
-            a.split = slices;
-            a.k_chunk = chunk;
-        }
-    }
-    const bool one = p->one && ((uintptr_t)x & 15) == 0;
+    const cv_args a = cv_args_make(&p->s, &p->t, split, CV_BK, CV_MAX_SPLIT, x, w, bias, add, y, act, ws);
+    const bool one = p->t.one && ((uintptr_t)x & 15) == 0;
     const long long blocks = (long long)((a.F + e->bm - 1) / e->bm) * ((a.cols + e->bn - 1) / e->bn);
     e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
 }

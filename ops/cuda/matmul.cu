@@ -202,8 +202,9 @@ static int mm_choice_check_tf(const mm_problem *p, const mm_choice *c, char *err
     }
     if (c->cfg < 0 || c->cfg >= MM_WGMMA_CONFIGS)
         return base_fail(err, errlen, "no wgmma configuration %d (there are %d)", c->cfg, MM_WGMMA_CONFIGS);
-    if (c->split_k != 1)
-        return base_fail(err, errlen, "split_k %d: the wgmma kernel does not split k", c->split_k);
+    if (c->split_k > MM_WGMMA_MAX_SPLIT)
+        return base_fail(err, errlen, "split_k %d: the wgmma kernel splits k into at most %d slices", c->split_k,
+                         MM_WGMMA_MAX_SPLIT);
     if (!mm_3xtf32_wgmma_available())
         return base_fail(err, errlen, "the 3xtf32 wgmma path is not available on this device or build");
     if ((p->k + 3) / 4 * 4 > 32 * 65535)
@@ -382,7 +383,7 @@ static int mm_launch_any(const mm_problem *p, const mm_choice *c, const float *A
         return 0;
     }
     if (c->kernel == MM_KERNEL_WGMMA)
-        return mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, c->cfg, s) ? 0 : -1;
+        return mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, c->cfg, c->split_k, s) ? 0 : -1;
     mm_launch_choice(p, c, NULL, A, B, bias, C, s);
     return 0;
 }

@@ -121,11 +121,16 @@ int mm_run_3xtf32_at(const mm_problem *p, int32_t cfg, int32_t split_k, int32_t 
  * into TF32 hi and lo parts by a pre-pass into a per-process workspace. MM_WGMMA_AUTO (default):
  * taken by mm_run_precision on a compute capability 9.0 device, when the build holds its sm_90a
  * code, for problems of about half a wave of 128x64 tiles or more, a quarter with a pre-split
- * operand (smaller ones: mma.sync; the rule: wgt_pick in matmul_3xtf32_wgmma.cu); MM_WGMMA_OFF:
+ * operand, counting a tile split over k (split-K, where the tiles do not fill the SMs) once per
+ * slice (smaller ones: mma.sync; the rule: wgt_pick in matmul_3xtf32_wgmma.cu); MM_WGMMA_OFF:
  * never; MM_WGMMA_FORCE: for every problem when available (tests). mm_run_3xtf32_at is mma.sync. */
 typedef enum { MM_WGMMA_AUTO, MM_WGMMA_OFF, MM_WGMMA_FORCE } mm_wgmma_mode;
-/* Its configurations, as MM_KERNEL_WGMMA choices index them: 0 "128x128", 1 "128x64" ("?" else). */
+/* Its configurations, as MM_KERNEL_WGMMA choices index them: 0 "128x128", 1 "128x64" ("?" else);
+ * a choice's split_k (1 .. MM_WGMMA_MAX_SPLIT) cuts k into that many slices of whole 32-wide
+ * k-tiles (fewer where k is short), summed in slice order from 0.0f by the block that arrives last
+ * at a tile: the same bits for any arrival order (bias and activation once, on the sum). */
 #define MM_WGMMA_CONFIGS 2
+#define MM_WGMMA_MAX_SPLIT MM_TABLE_WGMMA_MAX_SPLIT /* 16 */
 const char *mm_3xtf32_wgmma_config_name(int32_t cfg);
 void mm_3xtf32_wgmma_set(mm_wgmma_mode m);
 int32_t mm_3xtf32_wgmma_available(void); /* 1 if this device and build can run it */

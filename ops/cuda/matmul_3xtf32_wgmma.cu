@@ -9,14 +9,22 @@
  * An operand constant across runs (a weight) can be split once (mm_3xtf32_presplit, kept by the
  * caller) and matched by address in the node's list (mm_3xtf32_presplit_node_set): a product then
  * splits only its other operand, and smaller problems pay on wgmma (wgt_pick).
+ * Split-K (a choice's split_k, up to MM_WGMMA_MAX_SPLIT): block y of the grid sums a run of
+ * k-tiles; the partial tiles meet in a workspace and the block that arrives last at a tile sums them
+ * in slice order (wgt_reduce: the same bits for any arrival order), then applies the epilogue.
+ * The convolution of conv_wgmma.h runs here too: a gather kernel writes the split columns of all
+ * images (wgt_gather_cols), the weight is the B operand, and the store puts each row of C back into
+ * its image (wgt_store's CONV).
  * Numbers: bench/matmul/wgmma-h100.md, bench/matmul/README.md.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h> /* CUtensorMap and the encoder's types only: the entry point comes from the runtime */
 
 #include "base.h"
+#include "conv_wgmma.h"
 #include "matmul_common.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -37,11 +45,16 @@ struct wgt_cfg {
     static_assert(B_BYTES % 1024 == 0 && SMEM <= 227 * 1024 && (BN == 64 || BN == 128), "stage layout");
 };
 
-/* The kernel's arguments: the FP32 kernels' block (C, bias, act, shape, batch0, group_m; A and B
- * unused) and the split operands' padded k and broadcast flags. */
+/* The kernel's arguments: the FP32 kernels' block (C, bias, act, shape, batch0, group_m; split-K:
+ * split_k slices of k_chunk k-tiles each, ws, counters; A and B unused), the split operands'
+ * padded k and broadcast flags, and the convolution store (ohw > 0, wgt_store's CONV): C's row r,
+ * column c is y[r / ohw][c][r % ohw] of y (images, N, ohw), with add (y's shape, may be NULL)
+ * added before the activation. */
 struct wgt_args {
     mm_args a;
     int kp, bcast_a, bcast_b;
+    int ohw;
+    const float *add;
 };
 
 #ifndef WGT_STUB
@@ -75,8 +88,8 @@ static __device__ __forceinline__ void wgt_ktile(float (&d)[CFG::NACC], uint32_t
 template <class CFG>
 static __device__ __forceinline__ void wgt_produce(const CUtensorMap *tah, const CUtensorMap *tal,
                                                    const CUtensorMap *tbh, const CUtensorMap *tbl, uint32_t base,
-                                                   uint32_t full, uint32_t empty, int ktiles, int m0, int n0,
-                                                   int ba, int bb) {
+                                                   uint32_t full, uint32_t empty, int kb, int ktiles, int m0,
+                                                   int n0, int ba, int bb) {
     constexpr int S = CFG::STAGES;
     for (int kt = 0; kt < ktiles; kt++) {
         const int s = kt % S;
@@ -84,10 +97,11 @@ static __device__ __forceinline__ void wgt_produce(const CUtensorMap *tah, const
             wgt_bar_wait(empty + 8 * s, ((kt / S) + 1) & 1);
         const uint32_t st = base + s * CFG::STAGE_BYTES, f = full + 8 * s;
         wgt_bar_expect(f, CFG::STAGE_BYTES); /* zero-filled parts of a box count too */
-        wgt_tma3(st, tah, f, kt * CFG::BK, m0, ba);
-        wgt_tma3(st + CFG::A_BYTES, tal, f, kt * CFG::BK, m0, ba);
-        wgt_tma3(st + 2 * CFG::A_BYTES, tbh, f, kt * CFG::BK, n0, bb);
-        wgt_tma3(st + 2 * CFG::A_BYTES + CFG::B_BYTES, tbl, f, kt * CFG::BK, n0, bb);
+        const int k0 = (kb + kt) * CFG::BK;
+        wgt_tma3(st, tah, f, k0, m0, ba);
+        wgt_tma3(st + CFG::A_BYTES, tal, f, k0, m0, ba);
+        wgt_tma3(st + 2 * CFG::A_BYTES, tbh, f, k0, n0, bb);
+        wgt_tma3(st + 2 * CFG::A_BYTES + CFG::B_BYTES, tbl, f, k0, n0, bb);
     }
 }
 
@@ -120,64 +134,118 @@ static __device__ __forceinline__ void wgt_consume(float (&acc)[CFG::NACC], uint
     }
 }
 
-/* act(v + bias[col]) with the activation fixed at compile time (mm_epi's switch folded away) */
-template <int ACT>
-static __device__ __forceinline__ float wgt_epi(float v, int col, const mm_args &a) {
-    if (a.has_bias)
-        v += __ldg(a.bias + col);
+/* act(v + bias[col] (+ add[off])) with the activation fixed at compile time (mm_epi's switch
+ * folded away): bias, then the added tensor, then the activation, as the CPU reference. */
+template <int ACT, bool CONV>
+static __device__ __forceinline__ float wgt_epi(float v, int col, const wgt_args &w, long long off) {
+    if (w.a.has_bias)
+        v += __ldg(w.a.bias + col);
+    if (CONV && w.add)
+        v += __ldg(w.add + off);
     return mm_act_f(v, ACT);
 }
 
 /* Accumulator d[4j + 2h + e] of a thread is row 16 warp + lane/4 + 8h, column 8j + 2 (lane%4) + e.
  * One instantiation per activation (wgt_store_act): with mm_epi's run-time switch inside this
  * unrolled loop the epilogue was 15 000 instructions of jump tables, and the whole product ran
- * 7% (4096^3) to 11% (2048^3) slower than the same main loop with a plain store. */
-template <class CFG, int ACT>
-static __device__ __forceinline__ void wgt_store(const float (&acc)[CFG::NACC], const mm_args &a, float *C, int row,
+ * 7% (4096^3) to 11% (2048^3) slower than the same main loop with a plain store. CONV: the
+ * convolution store of wgt_args (row r of C is output pixel r % ohw of image r / ohw, column c
+ * its channel: y + (r / ohw) N ohw + c ohw + r % ohw), with the added tensor at the same offset. */
+template <class CFG, int ACT, bool CONV>
+static __device__ __forceinline__ void wgt_store(const float (&acc)[CFG::NACC], const wgt_args &w, float *C, int row,
                                                  int n0) {
+    const mm_args &a = w.a;
     const int t = threadIdx.x % 4;
 #pragma unroll
-    for (int j = 0; j < CFG::BN / 8; j++) {
-        const int col = n0 + j * 8 + 2 * t;
+    for (int h = 0; h < 2; h++) {
+        const int r = row + 8 * h;
+        if (r >= a.M)
+            continue;
+        long long rb = (long long)r * a.N; /* offset of (r, 0); column c at rb + c * cs */
+        int cs = 1;
+        if constexpr (CONV) {
+            const int img = r / w.ohw;
+            rb = (long long)img * a.N * w.ohw + (r - img * w.ohw);
+            cs = w.ohw;
+        }
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = row + 8 * h;
-            if (r >= a.M || col >= a.N)
+        for (int j = 0; j < CFG::BN / 8; j++) {
+            const int col = n0 + j * 8 + 2 * t;
+            if (col >= a.N)
                 continue;
-            float *q = C + (long long)r * a.N + col;
-            const float v0 = wgt_epi<ACT>(acc[4 * j + 2 * h], col, a);
+            const long long o = rb + (long long)col * cs;
+            const float v0 = wgt_epi<ACT, CONV>(acc[4 * j + 2 * h], col, w, o);
             if (col + 1 >= a.N) {
-                q[0] = v0;
+                C[o] = v0;
                 continue;
             }
-            const float v1 = wgt_epi<ACT>(acc[4 * j + 2 * h + 1], col + 1, a);
-            if (a.vec_c) /* N % 4 == 0, aligned rows: 8-byte aligned */
-                *reinterpret_cast<float2 *>(q) = make_float2(v0, v1);
+            const float v1 = wgt_epi<ACT, CONV>(acc[4 * j + 2 * h + 1], col + 1, w, o + cs);
+            if (!CONV && a.vec_c) /* N % 4 == 0, aligned rows: 8-byte aligned */
+                *reinterpret_cast<float2 *>(C + o) = make_float2(v0, v1);
             else
-                q[0] = v0, q[1] = v1;
+                C[o] = v0, C[o + cs] = v1;
         }
     }
 }
 
-template <class CFG>
-static __device__ __forceinline__ void wgt_store_act(const float (&acc)[CFG::NACC], const mm_args &a, float *C,
+template <class CFG, bool CONV>
+static __device__ __forceinline__ void wgt_store_act(const float (&acc)[CFG::NACC], const wgt_args &w, float *C,
                                                      int row, int n0) {
-    switch (a.act) {
+    switch (w.a.act) {
     case MM_ACT_RELU:
-        return wgt_store<CFG, MM_ACT_RELU>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_RELU, CONV>(acc, w, C, row, n0);
     case MM_ACT_GELU:
-        return wgt_store<CFG, MM_ACT_GELU>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_GELU, CONV>(acc, w, C, row, n0);
     case MM_ACT_SILU:
-        return wgt_store<CFG, MM_ACT_SILU>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_SILU, CONV>(acc, w, C, row, n0);
     case MM_ACT_GELU_TANH:
-        return wgt_store<CFG, MM_ACT_GELU_TANH>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_GELU_TANH, CONV>(acc, w, C, row, n0);
     case MM_ACT_RELU6:
-        return wgt_store<CFG, MM_ACT_RELU6>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_RELU6, CONV>(acc, w, C, row, n0);
     case MM_ACT_HARDSWISH:
-        return wgt_store<CFG, MM_ACT_HARDSWISH>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_HARDSWISH, CONV>(acc, w, C, row, n0);
     default:
-        return wgt_store<CFG, MM_ACT_NONE>(acc, a, C, row, n0);
+        return wgt_store<CFG, MM_ACT_NONE, CONV>(acc, w, C, row, n0);
     }
+}
+
+/* Split-K, the last-block kind of matmul_wt_epilogue.cuh: the consumer warpgroups write their raw
+ * partial tile to slice blockIdx.y of the tile's part of the workspace (tile-major: (batch, tile,
+ * slice, 256 threads' float4 runs), coalesced), count the arrival, and the block that arrives
+ * last at the tile sums the split_k partials in slice order from 0.0f (its own read back too:
+ * the same bits whichever block is last), resets the counter and returns true with the sum in acc
+ * for the one epilogue; the others return false. Consumer threads only (bar.sync 1 of 256). */
+template <class CFG>
+static __device__ __forceinline__ bool wgt_reduce(float (&acc)[CFG::NACC], const mm_args &a, long long tile,
+                                                  int &last) {
+    constexpr int TILE = CFG::BM * CFG::BN, V = CFG::NACC / 4;
+    const int t = threadIdx.x - 128;
+    float4 *mine = reinterpret_cast<float4 *>(a.ws + (tile * a.split_k + blockIdx.y) * TILE) + t;
+#pragma unroll
+    for (int i = 0; i < V; i++)
+        __stcg(mine + 256 * i, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+    __threadfence(); /* the partial before the arrival */
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    if (t == 0)
+        last = atomicAdd(a.counters + tile, 1) == a.split_k - 1;
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    if (!last)
+        return false;
+    __threadfence(); /* the other slices' partials after their arrivals */
+#pragma unroll
+    for (int i = 0; i < CFG::NACC; i++)
+        acc[i] = 0.0f;
+    for (int sp = 0; sp < a.split_k; sp++) {
+        const float4 *src = reinterpret_cast<const float4 *>(a.ws + (tile * a.split_k + sp) * TILE) + t;
+#pragma unroll
+        for (int i = 0; i < V; i++) {
+            const float4 v = __ldcg(src + 256 * i);
+            acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+        }
+    }
+    if (t == 0)
+        a.counters[tile] = 0; /* every slice has arrived: ready for the next launch */
+    return true;
 }
 #endif /* !WGT_STUB */
 
@@ -191,6 +259,7 @@ __global__ void __launch_bounds__(384, 1)
     __trap();
 #else
     __shared__ __align__(8) uint64_t wgt_bars[2 * CFG::STAGES];
+    __shared__ int wgt_last; /* split-K: this block arrived last at its tile */
     extern __shared__ uint8_t wgt_raw[];
     const mm_args &a = w.a;
     const uint32_t base = (wgt_smem(wgt_raw) + 1023u) & ~1023u, full = wgt_smem(wgt_bars);
@@ -199,7 +268,9 @@ __global__ void __launch_bounds__(384, 1)
     const int pid = blockIdx.x, width = a.group_m * tiles_n, first = (pid / width) * a.group_m;
     const int gsz = min(tiles_m - first, a.group_m);
     const int m0 = (first + (pid % width) % gsz) * CFG::BM, n0 = ((pid % width) / gsz) * CFG::BN;
-    const int bz = blockIdx.z + a.batch0, ktiles = (w.kp + CFG::BK - 1) / CFG::BK, wg = threadIdx.x / 128;
+    const int bz = blockIdx.z + a.batch0, kt_all = (w.kp + CFG::BK - 1) / CFG::BK, wg = threadIdx.x / 128;
+    const int kb = a.split_k > 1 ? blockIdx.y * a.k_chunk : 0; /* this block's k-tiles [kb, kb + ktiles) */
+    const int ktiles = a.split_k > 1 ? min(kt_all - kb, a.k_chunk) : kt_all;
     if (threadIdx.x == 0) {
         for (int s = 0; s < CFG::STAGES; s++) {
             wgt_bar_init(full + 8 * s, 1);  /* the producer's expect_tx */
@@ -211,15 +282,20 @@ __global__ void __launch_bounds__(384, 1)
     if (wg == 0) { /* the producer warpgroup gives its registers to the consumers */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0)
-            wgt_produce<CFG>(&tah, &tal, &tbh, &tbl, base, full, empty, ktiles, m0, n0, w.bcast_a ? 0 : bz,
+            wgt_produce<CFG>(&tah, &tal, &tbh, &tbl, base, full, empty, kb, ktiles, m0, n0, w.bcast_a ? 0 : bz,
                              w.bcast_b ? 0 : bz);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     float acc[CFG::NACC];
     wgt_consume<CFG>(acc, base, full, empty, ktiles, wg - 1);
+    if (a.split_k > 1 && !wgt_reduce<CFG>(acc, a, (long long)bz * (tiles_m * tiles_n) + pid, wgt_last))
+        return;
     const int row = m0 + (wg - 1) * 64 + (threadIdx.x % 128) / 32 * 16 + (threadIdx.x % 32) / 4;
-    wgt_store_act<CFG>(acc, a, a.C + (long long)bz * a.sc, row, n0);
+    if (w.ohw > 0)
+        wgt_store_act<CFG, true>(acc, w, a.C, row, n0);
+    else
+        wgt_store_act<CFG, false>(acc, w, a.C + (long long)bz * a.sc, row, n0);
 #endif
 }
 
@@ -393,6 +469,48 @@ static bool wgt_workspace(size_t floats) {
     return true;
 }
 
+/* The split-K partials and the per-tile arrival counters (zero between launches: the last block
+ * of a tile resets its counter), grown on demand like the operands' workspace; false if they
+ * cannot be had. */
+static float *wgt_pws;
+static size_t wgt_pws_floats;
+static int *wgt_cnt;
+static size_t wgt_cnt_n;
+
+static bool wgt_split_workspace(size_t floats, size_t counters, cudaStream_t s) {
+    if (floats > wgt_pws_floats) {
+        if (wgt_pws)
+            CUDA_CHECK(cudaFree(wgt_pws)); /* synchronizes: no launch still uses it */
+        wgt_pws_floats = 0;
+        if (cudaMalloc((void **)&wgt_pws, floats * sizeof(float)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            wgt_pws = NULL;
+            return false;
+        }
+        wgt_pws_floats = floats;
+    }
+    if (counters > wgt_cnt_n) {
+        if (wgt_cnt)
+            CUDA_CHECK(cudaFree(wgt_cnt));
+        wgt_cnt_n = 0;
+        if (cudaMalloc((void **)&wgt_cnt, counters * sizeof(int)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            wgt_cnt = NULL;
+            return false;
+        }
+        CUDA_CHECK(cudaMemsetAsync(wgt_cnt, 0, counters * sizeof(int), s));
+        wgt_cnt_n = counters;
+    }
+    return true;
+}
+
+/* The k-tiles a slice of a split into `split` takes (*chunk) and the slices that are not empty. */
+static int wgt_slices(long long kp, int split, int *chunk) {
+    const int kt = (int)((kp + 31) / 32);
+    *chunk = (kt + split - 1) / split;
+    return (kt + *chunk - 1) / *chunk;
+}
+
 /* The dispatch rule, in tiles (measured on an H100: bench/matmul/README.md, "Weights split once").
  * A problem goes to wgmma when its 128x64 tiles fill at least WGT_MIN_PCT percent of the SMs, or
  * WGT_MIN_PCT_PRESPLIT percent when one operand is pre-split; otherwise mma.sync runs it (it has
@@ -404,25 +522,83 @@ static bool wgt_workspace(size_t floats) {
  * tile shapes (both one block per SM) it takes the fewer waves weighed by a tile's time, a 128x64
  * tile costing WGT_SMALL_COST percent of a 128x128 one (0.63-0.66 measured at k = 768-3072);
  * within 5% (1.45 waves of 128x128 against 2.9 of 128x64) 128x128 where m > n (4096x768x3072:
- * 242 us against 269), else 128x64 (1024x2304x768: 53.5 us against 61.4). */
+ * 242 us against 269), else 128x64 (1024x2304x768: 53.5 us against 61.4).
+ * Split-K (wgt_pick_split): where the tiles do not fill the SMs, k is cut into 2, 4, 8 or 16
+ * slices of at least WGT_MIN_SLICE_KT k-tiles, the grid at most two waves, when the model's time
+ * (waves x k-tiles a slice, plus the reduction: a partial tile written and the last block reading
+ * every slice's, WGT_RED_PCT percent of a k-tile each) beats the unsplit choice by 5%; the
+ * percentages above then count blocks (tiles x slices). The model's constants are estimates
+ * (L2 bandwidth per SM against a k-tile's 3 x 4 wgmma), not measured: tables
+ * (`tasc kernels tune --precision 3xtf32`) time every split where it matters. */
 #define WGT_MIN_PCT 50
 #define WGT_MIN_PCT_PRESPLIT 25
 #define WGT_SMALL_COST 66
+#define WGT_MIN_SLICE_KT 8
+#define WGT_RED_PCT 60
+#define WGT_MAX_SPLIT MM_WGMMA_MAX_SPLIT
 
-/* The configuration for p: 1 big (128x128), 2 small (128x64), 0 none (left to mma.sync). */
-static int wgt_pick(const mm_problem *p, int presplit) {
+/* The modelled time of configuration cfg (1 big, 2 small) at split `split` (units: a 128x128
+ * k-tile = 100 x 100). */
+static long long wgt_model(const mm_problem *p, int cfg, int split) {
+    const long long sms = mm_device()->sm_count;
+    const long long tiles = ((p->m + 127) / 128) * ((p->n + (cfg == 1 ? 127 : 63)) / (cfg == 1 ? 128 : 64)) * p->batch;
+    int chunk;
+    const int slices = wgt_slices((p->k + 3) / 4 * 4, split, &chunk);
+    const long long waves = (tiles * slices + sms - 1) / sms;
+    const long long red = slices > 1 ? (long long)WGT_RED_PCT * (slices + 1) : 0;
+    return (cfg == 1 ? 100 : WGT_SMALL_COST) * (100 * waves * chunk + red);
+}
+
+/* The split for cfg (1 big, 2 small) where its tiles do not fill the SMs: the fastest by the
+ * model among 1, 2, 4, 8, 16 within the limits, 1 unless another beats it by 5%; its time in *t. */
+static int wgt_pick_split(const mm_problem *p, int cfg, long long *t) {
+    const long long sms = mm_device()->sm_count, kp = (p->k + 3) / 4 * 4;
+    const long long tiles = ((p->m + 127) / 128) * ((p->n + (cfg == 1 ? 127 : 63)) / (cfg == 1 ? 128 : 64)) * p->batch;
+    int best = 1;
+    long long bt = wgt_model(p, cfg, 1);
+    const long long t1 = bt;
+    for (int sp = 2; tiles < sms && sp <= WGT_MAX_SPLIT; sp *= 2) {
+        int chunk;
+        const int slices = wgt_slices(kp, sp, &chunk);
+        if (chunk < WGT_MIN_SLICE_KT || tiles * slices > 2 * sms)
+            break;
+        const long long ts = wgt_model(p, cfg, sp);
+        if (20 * ts < 19 * t1 && ts < bt) {
+            bt = ts;
+            best = sp;
+        }
+    }
+    *t = bt;
+    return best;
+}
+
+/* The configuration for p: 1 big (128x128), 2 small (128x64), 0 none (left to mma.sync), and its
+ * split in *split. */
+static int wgt_pick(const mm_problem *p, int presplit, int *split) {
     const long long sms = mm_device()->sm_count;
     const long long big = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
     const long long small = ((p->m + 127) / 128) * ((p->n + 63) / 64) * p->batch;
     const long long min_pct = presplit ? WGT_MIN_PCT_PRESPLIT : WGT_MIN_PCT;
-    if (100 * small < min_pct * sms && wgt_mode != MM_WGMMA_FORCE)
-        return 0;
+    *split = 1;
+    int cfg;
     const long long t_big = (big + sms - 1) / sms * 100, t_small = (small + sms - 1) / sms * WGT_SMALL_COST;
     if (20 * t_big < 19 * t_small)
-        return 1;
-    if (20 * t_small < 19 * t_big)
-        return 2;
-    return p->m > p->n ? 1 : 2;
+        cfg = 1;
+    else if (20 * t_small < 19 * t_big)
+        cfg = 2;
+    else
+        cfg = p->m > p->n ? 1 : 2;
+    long long tb, ts, tc = wgt_model(p, cfg, 1);
+    const int sb = wgt_pick_split(p, 1, &tb), ss = wgt_pick_split(p, 2, &ts);
+    if ((sb > 1 || ss > 1) && 20 * (tb < ts ? tb : ts) < 19 * tc) {
+        cfg = tb < ts ? 1 : 2;
+        *split = tb < ts ? sb : ss;
+    }
+    int chunk;
+    const long long blocks = (cfg == 1 ? big : small) * wgt_slices((p->k + 3) / 4 * 4, *split, &chunk);
+    if (100 * blocks < min_pct * sms && wgt_mode != MM_WGMMA_FORCE)
+        return 0;
+    return cfg;
 }
 
 template <class CFG>
@@ -431,7 +607,8 @@ static void wgt_launch(const CUtensorMap (&tm)[4], const wgt_args &w, long long 
     mm_batch_chunks(w.a, batch, [&](const mm_args &c, unsigned items) {
         wgt_args wc = w;
         wc.a = c;
-        wgt_kernel<CFG><<<dim3(tiles, 1, items), CFG::THREADS, CFG::SMEM, s>>>(tm[0], tm[1], tm[2], tm[3], wc);
+        wgt_kernel<CFG><<<dim3(tiles, (unsigned)w.a.split_k, items), CFG::THREADS, CFG::SMEM, s>>>(tm[0], tm[1], tm[2],
+                                                                                                 tm[3], wc);
         CUDA_LAUNCH_CHECK();
     });
 }
@@ -538,15 +715,64 @@ int mm_3xtf32_presplit_wanted(const mm_problem *p, mm_operand side) {
     if (wgt_mode == MM_WGMMA_OFF || !mm_3xtf32_wgmma_available() || kp > 32 * 65535)
         return 0;
     const int kernel = wgt_mode == MM_WGMMA_AUTO ? mm_3xtf32_table_kernel(p) : -1;
-    return kernel >= 0 ? kernel == MM_KERNEL_WGMMA : wgt_pick(p, 1) != 0;
+    int split;
+    return kernel >= 0 ? kernel == MM_KERNEL_WGMMA : wgt_pick(p, 1, &split) != 0;
 }
 
-/* p on the wgmma path at configuration cfg (1, 2), the operands pa / pb read from their pre-split
- * parts (items ja / jb on) where not NULL, the others split into the workspace; 0 (nothing
- * launched) when the split's grids or the workspace rule it out. */
-static int wgt_run(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
-                   mm_presplit *pa, long long ja, mm_presplit *pb, long long jb, cudaStream_t s) {
+/* A launch of p at configuration cfg (1, 2) and split on operand parts already in place: ah, al
+ * (ia items of (m, kp)) and bh, bl (ib items of (n, kp)): its tensor maps and arguments (the
+ * split-K workspace, group_m 8). false (nothing may be launched) when the maps or the workspace
+ * cannot be had. */
+struct wgt_plan {
+    CUtensorMap tm[4];
+    wgt_args w;
+    int cfg;
+    long long batch;
+};
+
+static bool wgt_prepare(const mm_problem *p, const float *ah, const float *al, const float *bh, const float *bl,
+                        const float *bias, float *C, int cfg, int split, wgt_plan *pl, cudaStream_t s) {
     const int kp = (int)((p->k + 3) / 4 * 4), bn = cfg == 1 ? wgt_big::BN : wgt_small::BN;
+    const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
+    if (!wgt_map(&pl->tm[0], ah, p->m, kp, ia, 128) || !wgt_map(&pl->tm[1], al, p->m, kp, ia, 128) ||
+        !wgt_map(&pl->tm[2], bh, p->n, kp, ib, bn) || !wgt_map(&pl->tm[3], bl, p->n, kp, ib, bn))
+        return false;
+    memset(&pl->w, 0, sizeof pl->w);
+    pl->w.a = mm_args_make(p, NULL, NULL, bias, C);
+    pl->w.a.group_m = 8;
+    pl->w.kp = kp;
+    pl->w.bcast_a = p->stride_a == 0;
+    pl->w.bcast_b = p->stride_b == 0;
+    pl->cfg = cfg;
+    pl->batch = p->batch;
+    int chunk;
+    const int slices = wgt_slices(kp, split < 1 ? 1 : split, &chunk);
+    if (slices > 1) {
+        const long long tiles = ((p->m + 127) / 128) * ((p->n + bn - 1) / bn) * p->batch;
+        if (!wgt_split_workspace((size_t)(tiles * slices * 128 * bn), (size_t)tiles, s))
+            return false;
+        pl->w.a.split_k = slices;
+        pl->w.a.k_chunk = chunk;
+        pl->w.a.ws = wgt_pws;
+        pl->w.a.counters = wgt_cnt;
+    }
+    return true;
+}
+
+static void wgt_go(const wgt_plan *pl, cudaStream_t s) {
+    if (pl->cfg == 1)
+        wgt_launch<wgt_big>(pl->tm, pl->w, pl->batch, s);
+    else
+        wgt_launch<wgt_small>(pl->tm, pl->w, pl->batch, s);
+    wgt_launches++;
+}
+
+/* p on the wgmma path at configuration cfg (1, 2) and split (k-slices, 1: none), the operands
+ * pa / pb read from their pre-split parts (items ja / jb on) where not NULL, the others split into
+ * the workspace; 0 (nothing launched) when the split's grids or the workspaces rule it out. */
+static int wgt_run_sk(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
+                      int split, mm_presplit *pa, long long ja, mm_presplit *pb, long long jb, cudaStream_t s) {
+    const int kp = (int)((p->k + 3) / 4 * 4);
     const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
     if ((!pa && ia * p->m >= (1ll << 31)) || kp > 32 * 65535) /* the split's grids */
         return 0;
@@ -555,26 +781,14 @@ static int wgt_run(const mm_problem *p, const float *A, const float *B, const fl
         return 0;
     float *ah = pa ? pa->hi + ja * p->m * kp : wgt_ws, *al = pa ? pa->lo + ja * p->m * kp : ah + na;
     float *bh = pb ? pb->hi + jb * p->n * kp : wgt_ws + 2 * na, *bl = pb ? pb->lo + jb * p->n * kp : bh + nb;
-    CUtensorMap tm[4];
-    if (!wgt_map(&tm[0], ah, p->m, kp, ia, 128) || !wgt_map(&tm[1], al, p->m, kp, ia, 128) ||
-        !wgt_map(&tm[2], bh, p->n, kp, ib, bn) || !wgt_map(&tm[3], bl, p->n, kp, ib, bn))
+    wgt_plan pl;
+    if (!wgt_prepare(p, ah, al, bh, bl, bias, C, cfg, split, &pl, s))
         return 0;
     if (!pa)
         wgt_split_a(p, A, kp, ia, ah, al, s);
     if (!pb)
         wgt_split_b(p, B, kp, ib, bh, bl, s);
-    wgt_args w;
-    memset(&w, 0, sizeof w);
-    w.a = mm_args_make(p, A, B, bias, C);
-    w.a.group_m = 8;
-    w.kp = kp;
-    w.bcast_a = p->stride_a == 0;
-    w.bcast_b = p->stride_b == 0;
-    if (cfg == 1)
-        wgt_launch<wgt_big>(tm, w, p->batch, s);
-    else
-        wgt_launch<wgt_small>(tm, w, p->batch, s);
-    wgt_launches++;
+    wgt_go(&pl, s);
     if (pa || pb)
         wgt_ps_uses++;
     if (pa)
@@ -596,23 +810,25 @@ int mm_3xtf32_presplit_mask(const mm_problem *p, const float *A, const float *B)
            (wgt_find(MM_OPERAND_B, B, p->n, p->k, p->stride_b, ib, &j) ? 2 : 0);
 }
 
-int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit) {
+int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit, int *split) {
     const long long kp = (p->k + 3) / 4 * 4;
+    *split = 1;
     if (wgt_mode == MM_WGMMA_OFF || !mm_3xtf32_wgmma_available() || kp > 32 * 65535)
         return -1;
-    return wgt_pick(p, presplit != 0) - 1;
+    return wgt_pick(p, presplit != 0, split) - 1;
 }
 
 /* Operands the node's pre-split list holds are not split again. */
 int mm_3xtf32_wgmma_run_cfg(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
-                            cudaStream_t s) {
-    if (cfg < 0 || cfg >= MM_WGMMA_CONFIGS || !mm_3xtf32_wgmma_available())
+                            int split, cudaStream_t s) {
+    if (cfg < 0 || cfg >= MM_WGMMA_CONFIGS || split < 1 || split > MM_WGMMA_MAX_SPLIT ||
+        !mm_3xtf32_wgmma_available())
         return 0;
     const long long ia = p->stride_a == 0 ? 1 : p->batch, ib = p->stride_b == 0 ? 1 : p->batch;
     long long ja = 0, jb = 0;
     mm_presplit *pa = wgt_find(MM_OPERAND_A, A, p->m, p->k, p->stride_a, ia, &ja);
     mm_presplit *pb = wgt_find(MM_OPERAND_B, B, p->n, p->k, p->stride_b, ib, &jb);
-    return wgt_run(p, A, B, bias, C, cfg + 1, pa, ja, pb, jb, s);
+    return wgt_run_sk(p, A, B, bias, C, cfg + 1, split, pa, ja, pb, jb, s);
 }
 
 /* Runs p on the wgmma path and returns 1, or returns 0 (nothing launched) when the mode, the
@@ -620,6 +836,150 @@ int mm_3xtf32_wgmma_run_cfg(const mm_problem *p, const float *A, const float *B,
  * came from tables: bench probes call it). */
 int mm_3xtf32_wgmma_try(const mm_problem *p, const float *A, const float *B, const float *bias, float *C,
                         cudaStream_t s) {
-    const int cfg = mm_3xtf32_wgmma_pick(p, mm_3xtf32_presplit_mask(p, A, B));
-    return cfg >= 0 ? mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, cfg, s) : 0;
+    int split;
+    const int cfg = mm_3xtf32_wgmma_pick(p, mm_3xtf32_presplit_mask(p, A, B), &split);
+    return cfg >= 0 ? mm_3xtf32_wgmma_run_cfg(p, A, B, bias, C, cfg, split, s) : 0;
+}
+
+/* ---- the convolution on the matmul (conv_wgmma.h) ---------------------------------------------- */
+
+/* The convolution's dimensions as the gather reads them (cw_plan_new checked that each fits 32
+ * bits; x's offsets are formed in 64). M = N OH OW rows of the columns, KHW = KH KW. */
+struct wgt_conv_dims {
+    int M, K, kp, C, H, W, OW, OHW, KH, KW, KHW, sh, sw, dh, dw, pt, pl;
+};
+
+/* x (N, C, H, W) -> hi, lo (M, kp): row m = output (n, oh, ow), column k = (c, kh, kw) the input
+ * that tap reads (0 in the padding and past K), split as wgt_split: the im2col and the split of
+ * the A operand in one pass, no FP32 column buffer. A 32 x 32 tile per block (32, 8) through shared
+ * memory, as wgt_split_cols: x read along m (neighbouring outputs), the parts written along k. */
+__global__ void wgt_gather_cols(const float *__restrict__ x, float *__restrict__ hi, float *__restrict__ lo,
+                                wgt_conv_dims d) {
+    __shared__ float th[32][33], tl[32][33];
+    const int m0 = blockIdx.x * 32, k0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y, m = m0 + tx;
+    int img = 0, oh = 0, ow = 0;
+    if (m < d.M) {
+        img = m / d.OHW;
+        const int r = m - img * d.OHW;
+        oh = r / d.OW;
+        ow = r - oh * d.OW;
+    }
+    const float *xi = x + (long long)img * d.C * d.H * d.W;
+    const int h0 = oh * d.sh - d.pt, w0 = ow * d.sw - d.pl;
+#pragma unroll
+    for (int j = 0; j < 32; j += 8) {
+        const int k = k0 + ty + j;
+        float v = 0.0f;
+        if (m < d.M && k < d.K) {
+            const int c = k / d.KHW, r = k - c * d.KHW, kh = r / d.KW, kw = r - kh * d.KW;
+            const int h = h0 + kh * d.dh, w = w0 + kw * d.dw;
+            if (h >= 0 && h < d.H && w >= 0 && w < d.W)
+                v = __ldg(xi + ((long long)c * d.H + h) * d.W + w);
+        }
+        wgt_split(v, th[ty + j][tx], tl[ty + j][tx]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 32; j += 8) {
+        const int r = m0 + ty + j, k = k0 + tx;
+        if (r < d.M && k < d.kp) {
+            hi[(long long)r * d.kp + k] = th[tx][ty + j];
+            lo[(long long)r * d.kp + k] = tl[tx][ty + j];
+        }
+    }
+}
+
+struct cw_plan {
+    cv3_shape s;
+    wgt_conv_dims d;
+};
+
+cw_plan *cw_plan_new(const cv3_shape *s, char *err, size_t errlen) {
+    if (!mm_3xtf32_wgmma_available()) {
+        base_fail(err, errlen, "conv wgmma: the wgmma path is not available on this device or build");
+        return NULL;
+    }
+    const long long M = s->N * s->OH * s->OW, K = s->C * s->KH * s->KW, kp = (K + 3) / 4 * 4;
+    const long long v[] = {M,     K,         s->C,  s->H,  s->W,  s->OW, s->OH * s->OW, s->KH, s->KW, s->sh,
+                           s->sw, s->dh,     s->dw, s->pt, s->pl, s->F,  s->OH * s->sh + s->KH * s->dh,
+                           s->OW * s->sw + s->KW * s->dw};
+    bool ok = M >= 1 && K >= 1 && s->F >= 1 && kp <= 32 * 65535 && s->F <= MM_MAX_DIM;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        ok = ok && v[i] >= 0 && v[i] < (1ll << 31);
+    if (!ok) {
+        base_fail(err, errlen, "conv wgmma: %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld is beyond its 32-bit indices",
+                  (long long)s->N, (long long)s->C, (long long)s->H, (long long)s->W, (long long)s->F, (long long)s->C,
+                  (long long)s->KH, (long long)s->KW);
+        return NULL;
+    }
+    cw_plan *p = (cw_plan *)calloc(1, sizeof *p);
+    if (!p) {
+        base_fail(err, errlen, "conv wgmma: out of memory");
+        return NULL;
+    }
+    p->s = *s;
+    p->d = wgt_conv_dims{(int)M,     (int)K,     (int)kp,    (int)s->C,  (int)s->H,  (int)s->W,
+                         (int)s->OW, (int)(s->OH * s->OW), (int)s->KH, (int)s->KW, (int)(s->KH * s->KW),
+                         (int)s->sh, (int)s->sw, (int)s->dh, (int)s->dw, (int)s->pt, (int)s->pl};
+    return p;
+}
+
+void cw_plan_free(cw_plan *p) { free(p); }
+
+int cw_config_count(void) { return MM_WGMMA_CONFIGS; }
+
+const char *cw_config_name(int cfg) { return mm_3xtf32_wgmma_config_name(cfg); }
+
+int cw_split_candidates(const cw_plan *p, int cfg, int *splits, int max) {
+    const long long sms = mm_device()->sm_count, bn = cfg == 0 ? wgt_big::BN : wgt_small::BN;
+    const long long tiles = ((p->d.M + 127) / 128) * ((p->s.F + bn - 1) / bn), kt = (p->d.kp + 31) / 32;
+    int n = 0;
+    if (n < max)
+        splits[n++] = 1;
+    for (int sp = 2; sp <= MM_WGMMA_MAX_SPLIT && n < max; sp *= 2)
+        if (tiles < sms && kt >= 4LL * sp && tiles * sp <= 2 * sms)
+            splits[n++] = sp;
+    return n;
+}
+
+/* The parts of the workspace: the columns' hi, lo ((M, kp) each), then the weight's ((F, kp) each),
+ * 256-byte aligned. */
+static size_t cw_cols_floats(const cw_plan *p) { return ((size_t)2 * p->d.M * p->d.kp + 63) / 64 * 64; }
+
+size_t cw_workspace_bytes(const cw_plan *p) {
+    return (cw_cols_floats(p) + ((size_t)2 * p->s.F * p->d.kp + 63) / 64 * 64) * sizeof(float);
+}
+
+int cw_run(const cw_plan *p, int cfg, int split, const float *x, const float *w, const float *bias, const float *add,
+           float *y, int act, float *ws, cudaStream_t s, char *err, size_t errlen) {
+    if (cfg < 0 || cfg >= MM_WGMMA_CONFIGS || split < 1 || split > MM_WGMMA_MAX_SPLIT || act < 0 ||
+        act >= MM_ACT_COUNT)
+        return base_fail(err, errlen, "conv wgmma: no configuration %d, split %d, activation %d", cfg, split, act);
+    const long long M = p->d.M, kp = p->d.kp, F = p->s.F, K = p->d.K;
+    mm_problem pr; /* the images side by side: (M, K) x (K, F), the weight as B (its B^T is w) */
+    mm_problem_init(&pr, M, F, K, 1);
+    pr.has_bias = bias != NULL;
+    pr.act = (mm_act)act;
+    long long j = 0;
+    mm_presplit *pw = wgt_find(MM_OPERAND_A, w, F, K, 0, 1, &j); /* the runtime's split of the weight */
+    float *ah = ws, *al = ws + M * kp, *wh = ws + cw_cols_floats(p), *wl = wh + F * kp;
+    const float *bh = pw ? pw->hi + j * F * kp : wh, *bl = pw ? pw->lo + j * F * kp : wl;
+    wgt_plan pl;
+    if (!wgt_prepare(&pr, ah, al, bh, bl, bias, y, cfg + 1, split, &pl, s))
+        return base_fail(err, errlen, "conv wgmma: the matmul's tensor maps or split-K workspace could not be had");
+    pl.w.ohw = p->d.OHW;
+    pl.w.add = add;
+    wgt_gather_cols<<<dim3((unsigned)((M + 31) / 32), (unsigned)((kp + 31) / 32)), dim3(32, 8), 0, s>>>(x, ah, al,
+                                                                                                      p->d);
+    CUDA_LAUNCH_CHECK();
+    if (!pw) {
+        mm_problem wp; /* the weight (F, K) as an A operand: (F, kp) hi, lo */
+        mm_problem_init(&wp, F, F, K, 1);
+        wgt_split_a(&wp, w, (int)kp, 1, wh, wl, s);
+    } else {
+        wgt_ps_uses++;
+        pw->uses++;
+    }
+    wgt_go(&pl, s);
+    return 0;
 }

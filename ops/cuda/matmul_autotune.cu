@@ -268,9 +268,10 @@ void mm_3xtf32_default(const mm_problem *p, int presplit, mm_choice *c) {
     static int small = -1;
     if (small < 0 && (small = mm_3xtf32_config_find("64x32x32_w32x32_s4_b2_k2")) < 0)
         base_die("3xtf32 rule: configuration missing from the list"); /* a bug: matmul_3xtf32.cu names it */
-    const int w = mm_3xtf32_wgmma_pick(p, presplit);
+    int wsplit;
+    const int w = mm_3xtf32_wgmma_pick(p, presplit, &wsplit);
     if (w >= 0) {
-        *c = mm_choice{w, 1, 8, MM_KERNEL_WGMMA};
+        *c = mm_choice{w, wsplit, 8, MM_KERNEL_WGMMA};
         return;
     }
     int cfg, split, group;

@@ -161,14 +161,15 @@ int mm_3xtf32_config_find(const char *name); /* -1 if unknown */
 void mm_3xtf32_config_tile(int cfg, int *bm, int *bn); /* block tile (0 x 0 if out of range) */
 
 /* The wgmma path by configuration (matmul_3xtf32_wgmma.cu; cfg 0 128x128, 1 128x64, as
- * MM_KERNEL_WGMMA choices name them): names, the configuration its rule picks for a call whose
- * operands of mask presplit are pre-split (-1: the rule leaves p to mma.sync, or the mode, device
- * or split's grids rule it out), a run at cfg (1 ran, 0 nothing launched: device, grids or
- * workspace), and which operands of a call (A, B) the node's pre-split list holds (mask 1 A, 2 B). */
+ * MM_KERNEL_WGMMA choices name them): names, the configuration and split-K its rule picks for a
+ * call whose operands of mask presplit are pre-split (-1: the rule leaves p to mma.sync, or the
+ * mode, device or split's grids rule it out), a run at cfg and split (1 .. MM_WGMMA_MAX_SPLIT; 1
+ * ran, 0 nothing launched: device, grids or workspace), and which operands of a call (A, B) the
+ * node's pre-split list holds (mask 1 A, 2 B). */
 int mm_3xtf32_wgmma_config_find(const char *name); /* MM_WGMMA_CONFIGS, the names: matmul.h */
-int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit);
+int mm_3xtf32_wgmma_pick(const mm_problem *p, int presplit, int *split);
 int mm_3xtf32_wgmma_run_cfg(const mm_problem *p, const float *A, const float *B, const float *bias, float *C, int cfg,
-                            cudaStream_t s);
+                            int split, cudaStream_t s);
 int mm_3xtf32_presplit_mask(const mm_problem *p, const float *A, const float *B);
 mm_wgmma_mode mm_3xtf32_wgmma_get(void);
 /* The node's pre-split list (mm_3xtf32_presplit_node_set), to put back after the tuner's own. */

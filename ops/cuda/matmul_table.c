@@ -8,7 +8,8 @@
  * ("bias_gelu@3xtf32"); without a suffix (every line written before) the entry is fp32, so old
  * files keep their meaning and bytes. A 3xtf32 entry's config is the FP32 kernel's (a plain
  * name), or a 3xTF32 kernel's: "mma:128x128x32_w32x64_s3_b1_k1" (mma.sync, with split_k and
- * group_m) or "wgmma:128x128" / "wgmma:128x64" (split_k 1). An fp32 entry names only FP32 ones.
+ * group_m) or "wgmma:128x128" / "wgmma:128x64" (with split_k 1 .. 16, k-slices; tables written
+ * before wgmma had split-K hold 1). An fp32 entry names only FP32 ones.
  * The device field is a device key, or (tables written before keys existed) a device name, which
  * matches every device of that name below an exact key. A later line replaces an earlier one with
  * the same key. Saving sorts by key, so the same entries always give the same bytes. The config is
@@ -284,8 +285,9 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
     if (mm_parse_int(f[7], 1, 64, &v))
         return base_fail(why, whylen, "bad split_k '%s' (an integer in [1, 64])", f[7]);
     e->c.split_k = (int32_t)v;
-    if (e->c.kernel == MM_KERNEL_WGMMA && v != 1)
-        return base_fail(why, whylen, "bad split_k '%s' for '%s' (the wgmma kernel does not split k: 1)", f[7], f[6]);
+    if (e->c.kernel == MM_KERNEL_WGMMA && v > MM_TABLE_WGMMA_MAX_SPLIT)
+        return base_fail(why, whylen, "bad split_k '%s' for '%s' (the wgmma kernel splits k into 1 to %d slices)",
+                         f[7], f[6], MM_TABLE_WGMMA_MAX_SPLIT);
     if (mm_parse_int(f[8], 1, 1024, &v))
         return base_fail(why, whylen, "bad group_m '%s' (an integer in [1, 1024])", f[8]);
     e->c.group_m = (int32_t)v;

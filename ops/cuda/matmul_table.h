@@ -43,10 +43,13 @@ typedef enum {
     MM_KERNEL_COUNT
 } mm_kernel;
 
+#define MM_TABLE_WGMMA_MAX_SPLIT 16
+
 /* How one problem is run. */
 typedef struct {
     int32_t cfg;      /* index into the configuration list of the kernel */
-    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order (wgmma: 1) */
+    int32_t split_k;  /* >= 1: k split over this many blocks, reduced in a fixed order (wgmma: at most
+                         MM_TABLE_WGMMA_MAX_SPLIT, matmul.h's MM_WGMMA_MAX_SPLIT) */
     int32_t group_m;  /* >= 1: block rasterization group height (1 = row-major block order) */
     int32_t kernel;   /* mm_kernel; 0 (MM_KERNEL_FP32) where an initializer leaves it out */
 } mm_choice;

@@ -238,12 +238,14 @@ int mm_tune_problem_budget(const mm_problem *p, int32_t reps, double budget_s, m
 /* ---- 3xtf32: every FP32-accurate kernel ------------------------------------------------------ */
 
 /* The candidates at 3xtf32, the order under a budget: the built-in rule's choice (the result is
- * never slower than it, within noise), the wgmma configurations, the mma.sync heuristic's choice,
- * the FP32 kernel's table or heuristic choice and the first three of its tuner's list in the
- * heuristic's order (without a budget: all of it), then the mma.sync configurations at splits 1
- * to 16 (split only while the tiles do not fill the SMs, at most 4 blocks an SM in all, two
- * k-tiles a slice; tiles under 8192 outputs skipped on problems of two waves of 128x128 tiles, as
- * the FP32 tuner does). Choices that cannot run here (wgmma without its device) are left out. */
+ * never slower than it, within noise), the wgmma configurations (split-K 2 to 16 where their
+ * tiles do not fill the SMs: slices of at least 4 k-tiles, at most two waves of blocks), the
+ * mma.sync heuristic's choice, the FP32 kernel's table or heuristic choice and the first three of
+ * its tuner's list in the heuristic's order (without a budget: all of it), then the mma.sync
+ * configurations at splits 1 to 16 (split only while the tiles do not fill the SMs, at most 4
+ * blocks an SM in all, two k-tiles a slice; tiles under 8192 outputs skipped on problems of two
+ * waves of 128x128 tiles, as the FP32 tuner does). Choices that cannot run here (wgmma without its
+ * device) are left out. */
 static std::vector<mm_choice> mm_tune3_candidates(const mm_problem *p, int presplit, bool budget) {
     std::vector<mm_choice> v;
     auto add = [&](const mm_choice &c) {
@@ -256,8 +258,13 @@ static std::vector<mm_choice> mm_tune3_candidates(const mm_problem *p, int presp
     mm_choice c;
     mm_3xtf32_default(p, presplit, &c);
     add(c);
-    for (int w = 0; w < MM_WGMMA_CONFIGS; w++)
-        add(mm_choice{w, 1, 8, MM_KERNEL_WGMMA});
+    const long long sms = mm_device()->sm_count, kt = ((p->k + 3) / 4 * 4 + 31) / 32;
+    for (int w = 0; w < MM_WGMMA_CONFIGS; w++) { /* cfg 0 128x128, 1 128x64 */
+        const long long tiles = ((p->m + 127) / 128) * ((p->n + (w ? 63 : 127)) / (w ? 64 : 128)) * p->batch;
+        for (int s = 1; s <= MM_WGMMA_MAX_SPLIT; s *= 2)
+            if (s == 1 || (tiles < sms && kt >= 4LL * s && tiles * s <= 2 * sms))
+                add(mm_choice{w, s, 8, MM_KERNEL_WGMMA});
+    }
     int cfg, split, group;
     mm_3xtf32_choose(p, &cfg, &split, &group);
     add(mm_choice{cfg, split, group, MM_KERNEL_MMA});
@@ -267,7 +274,6 @@ static std::vector<mm_choice> mm_tune3_candidates(const mm_problem *p, int presp
     mm_tune_order(p, f);
     for (size_t i = 0; i < f.size() && (!budget || i < 3); i++)
         add(f[i]);
-    const long long sms = mm_device()->sm_count;
     const long long tiles128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
     for (int i = 0; i < mm_3xtf32_config_count(); i++) {
         int bm, bn;

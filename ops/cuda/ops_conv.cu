@@ -1,8 +1,9 @@
 /* ops_conv.cu: CUDA implementations of conv2d, avgpool2d and maxpool2d.
  *
- * conv2d (groups, strides, dilation, any padding, bias, every activation) has three paths; the
+ * conv2d (groups, strides, dilation, any padding, bias, every activation) has six paths; the
  * setup run measures each that can run (once per distinct configuration and workspace limit in
- * the process) and keeps the fastest; TASC_RT_CONV=cudnn|gemm|direct forces one where it can run:
+ * the process) and keeps the fastest; TASC_RT_CONV=cudnn|gemm|direct|3xtf32|igemm|wgmma forces one
+ * where it can run:
  *   cudnn   cuDNN's fastest strict-FP32 algorithm (cudnnFindConvolutionForwardAlgorithmEx on the
  *           node's own buffers within the bounded workspace; FMA math, no tensor-op results);
  *           bias and relu fused into the call (cudnnConvolutionBiasActivationForward) where cuDNN
@@ -16,8 +17,18 @@
  *           fit: for short reductions (depthwise, small groups);
  *   3xtf32  at precision 3xtf32 only, groups 1: the implicit GEMM on the tensor cores at FP32
  *           accuracy (conv_3xtf32.cu), bias and the matmul activations in its epilogue; each of
- *           its tile configurations is timed and the fastest kept.
- * Where the path leaves bias or activation over, one epilogue pass follows.
+ *           its tile configurations is timed and the fastest kept;
+ *   igemm   at both precisions (strict FP32), groups 1: the implicit GEMM on the FMA units
+ *           (conv_fp32.cu), one kernel with bias, the fused add and the matmul activations in its
+ *           epilogue (the gemm path's im2col and bias pass saved: batch-1 layers); each tile
+ *           configuration and split-K timed, the fastest kept;
+ *   wgmma   at precision 3xtf32 on Hopper (compute capability 9.0, the sm_90a build), groups 1:
+ *           one gather kernel writes the split columns (conv_wgmma.h), then the wgmma 3xTF32
+ *           matmul runs all images as one GEMM against the weight split once (the runtime's
+ *           pre-split), split-K for deep layers of few tiles, bias, the fused add and the matmul
+ *           activations in its epilogue; each configuration and split timed, the fastest kept.
+ * The implicit GEMMs (and wgmma) add a fused residual (env->fuse_add) in their epilogue too. Where
+ * the path leaves bias, add or activation over, one epilogue pass follows.
  * Pools: cuDNN where the padding is symmetric, checked once against our kernel on the setup run's
  * data (our kernel, a transcription of the CPU reference, is kept if they disagree); our kernel
  * for asymmetric padding.
@@ -27,6 +38,8 @@
 #include <string.h>
 
 #include "conv_3xtf32.h"
+#include "conv_fp32.h"
+#include "conv_wgmma.h"
 #include "matmul.h"
 #include "ops_cuda.h"
 
@@ -147,8 +160,16 @@ __global__ void oc_conv_direct_kernel(float *__restrict__ y, const float *__rest
     }
 }
 
-typedef enum { OC_CONV_CUDNN, OC_CONV_GEMM, OC_CONV_DIRECT, OC_CONV_TC, OC_CONV_PATHS } oc_conv_path;
-static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct", "3xtf32"};
+typedef enum {
+    OC_CONV_CUDNN,
+    OC_CONV_GEMM,
+    OC_CONV_DIRECT,
+    OC_CONV_TC,
+    OC_CONV_IG,
+    OC_CONV_WG,
+    OC_CONV_PATHS
+} oc_conv_path;
+static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct", "3xtf32", "igemm", "wgmma"};
 
 typedef struct {
     /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit, matmul precision,
@@ -163,6 +184,8 @@ typedef struct {
     size_t ws;                     /* its workspace */
     float ms[OC_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
     int tc_cfg, tc_split;          /* the 3xtf32 path's fastest tile configuration and split-K */
+    int ig_cfg, ig_split;          /* the igemm path's */
+    int wg_cfg, wg_split;          /* the wgmma path's */
 } oc_conv_choice;
 
 /* Choices measured so far in this process (configurations recur within and across graphs). */
@@ -209,6 +232,12 @@ typedef struct {
     /* 3xtf32 implicit GEMM */
     cv3_plan *tc;                       /* its offset table; NULL where the path is not taken */
     int tc_cfg, tc_split;
+    /* FP32 implicit GEMM */
+    cf_plan *ig;                        /* likewise */
+    int ig_cfg, ig_split;
+    /* the wgmma 3xTF32 matmul on gathered, split columns */
+    cw_plan *wg;                        /* likewise */
+    int wg_cfg, wg_split;
 } oc_conv_state;
 
 static void oc_conv_free(void *p) {
@@ -228,6 +257,8 @@ static void oc_conv_free(void *p) {
     if (st->zero_bias)
         CUDA_CHECK(cudaFree(st->zero_bias));
     cv3_plan_free(st->tc);
+    cf_plan_free(st->ig);
+    cw_plan_free(st->wg);
     free(st);
 }
 
@@ -339,6 +370,28 @@ static int oc_conv_run_tc(ops_cuda_env *env, const oc_conv_state *st, const floa
     return 0;
 }
 
+/* The FP32 implicit GEMM with bias, add and act (an ops_act the matmul epilogue has) in its epilogue. */
+static int oc_conv_run_ig(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
+                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
+    const int mact = oc_mm_act(act);
+    cf_run(st->ig, st->ig_cfg, st->ig_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws, oc_stream(env));
+    OC_LAUNCH_TRY(env);
+    return 0;
+}
+
+/* The wgmma path (conv_wgmma.h) with bias, add and act (an ops_act the matmul epilogue has) in the
+ * matmul's epilogue. */
+static int oc_conv_run_wg(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
+                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
+    const int mact = oc_mm_act(act);
+    char msg[256];
+    if (cw_run(st->wg, st->wg_cfg, st->wg_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws,
+               oc_stream(env), msg, sizeof msg) < 0)
+        return oc_fail(env, "%s", msg);
+    OC_LAUNCH_TRY(env);
+    return 0;
+}
+
 static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
                               const float *bias, float *y, ops_act act) {
     const ops_window *v = &st->win;
@@ -371,10 +424,11 @@ static int oc_conv_run_direct(ops_cuda_env *env, const oc_conv_state *st, const 
 }
 
 /* What path leaves to the separate pass without a fused add: *mm_act is the activation the path's
- * own epilogue applies (the matmul's, without bias; the 3xtf32 kernel's, with bias: the
- * activations of oc_mm_act); 1 if the pass follows. */
+ * own epilogue applies (the matmul's, without bias; the implicit GEMMs' (3xtf32, igemm) and
+ * wgmma's, with bias: the activations of oc_mm_act); 1 if the pass follows. */
 static int oc_conv_post_for(oc_conv_path path, int has_bias, ops_act act, ops_act *mm_act) {
-    const int tc = path == OC_CONV_TC, mm_has = act != OPS_ACT_NONE && oc_mm_act(act) > 0;
+    const int tc = path == OC_CONV_TC || path == OC_CONV_IG || path == OC_CONV_WG,
+              mm_has = act != OPS_ACT_NONE && oc_mm_act(act) > 0;
     *mm_act = ((path == OC_CONV_GEMM && !has_bias) || tc) && mm_has ? act : OPS_ACT_NONE;
     return path != OC_CONV_DIRECT && ((has_bias && !tc) || (act != OPS_ACT_NONE && *mm_act == OPS_ACT_NONE));
 }
@@ -389,16 +443,18 @@ typedef struct {
 } oc_conv_plan;
 
 /* The plan of path for the node as it runs: with the runtime's residual fusion (add, act: the
- * fused activation; the node's own is none) y = act(conv + bias + add): the 3xtf32 kernel adds in
- * its epilogue and applies the activations the matmul epilogue has, every other path leaves bias
- * (direct: not), the add and the activation to one pass. Without: the node's epilogue, the pass
- * as oc_conv_post_for says. cudnn_fused: cuDNN's call applies bias and relu itself. */
+ * fused activation; the node's own is none) y = act(conv + bias + add): the implicit GEMMs
+ * (3xtf32, igemm) and wgmma add in their epilogue and apply the activations the matmul epilogue has, every
+ * other path leaves bias (direct: not), the add and the activation to one pass. Without: the
+ * node's epilogue, the pass as oc_conv_post_for says. cudnn_fused: cuDNN's call applies bias and
+ * relu itself. */
 static oc_conv_plan oc_conv_plan_of(oc_conv_path path, const float *bias, const float *add, ops_act act,
                                     int cudnn_fused) {
     oc_conv_plan q = {OPS_ACT_NONE, 1, NULL, add, act};
+    const int ig = path == OC_CONV_TC || path == OC_CONV_IG || path == OC_CONV_WG;
     if (add) {
         const int mm_has = oc_mm_act(act) >= 0;
-        if (path == OC_CONV_TC) {
+        if (ig) {
             q.kact = mm_has ? act : OPS_ACT_NONE;
             q.post = !mm_has;
             q.padd = NULL;
@@ -410,7 +466,7 @@ static oc_conv_plan oc_conv_plan_of(oc_conv_path path, const float *bias, const 
     ops_act mact;
     q.post = oc_conv_post_for(path, bias != NULL, act, &mact) && !(path == OC_CONV_CUDNN && cudnn_fused);
     q.kact = path == OC_CONV_DIRECT ? act : mact;
-    q.pbias = path == OC_CONV_TC || path == OC_CONV_DIRECT ? NULL : bias;
+    q.pbias = ig || path == OC_CONV_DIRECT ? NULL : bias;
     q.pact = mact == OPS_ACT_NONE ? act : OPS_ACT_NONE;
     return q;
 }
@@ -426,6 +482,12 @@ static int oc_conv_run_path(ops_cuda_env *env, oc_conv_state *st, oc_conv_path p
     switch (path) {
     case OC_CONV_TC:
         bad = oc_conv_run_tc(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
+        break;
+    case OC_CONV_IG:
+        bad = oc_conv_run_ig(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
+        break;
+    case OC_CONV_WG:
+        bad = oc_conv_run_wg(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
         break;
     case OC_CONV_DIRECT:
         bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], q.kact) < 0;
@@ -452,6 +514,10 @@ static size_t oc_conv_ws_need(const oc_conv_state *st, oc_conv_path path) {
     switch (path) {
     case OC_CONV_TC:
         return cv3_workspace_bytes(st->tc, st->tc_split);
+    case OC_CONV_IG:
+        return cf_workspace_bytes(st->ig, st->ig_split);
+    case OC_CONV_WG:
+        return cw_workspace_bytes(st->wg);
     case OC_CONV_GEMM:
         return st->gemm_direct_b ? 0 : st->col_bytes;
     case OC_CONV_DIRECT:
@@ -503,51 +569,118 @@ static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path pat
     return ms[2];
 }
 
-/* st->tc for the node's shape (groups 1); a reason on env where the kernel cannot take it. */
-static int oc_conv_tc_plan(ops_cuda_env *env, oc_conv_state *st) {
+/* The implicit GEMMs' plan (st->tc for 3xtf32, st->ig for igemm; st->wg for wgmma) for the node's
+ * shape (groups 1); a reason on env where the kernel cannot take it. */
+static int oc_conv_ig_plan(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path) {
     const ops_window *v = &st->win;
     const cv3_shape cs = {st->N, st->C, st->H, st->W, st->F, st->KH, st->KW, v->oh, v->ow,
                           v->sh, v->sw, v->dh, v->dw, v->pt, v->pl};
     char msg[256];
-    st->tc = cv3_plan_new(&cs, msg, sizeof msg);
-    return st->tc ? 0 : oc_fail(env, "%s", msg);
+    if (path == OC_CONV_TC) {
+        st->tc = cv3_plan_new(&cs, msg, sizeof msg);
+        return st->tc ? 0 : oc_fail(env, "%s", msg);
+    }
+    if (path == OC_CONV_WG) {
+        st->wg = cw_plan_new(&cs, msg, sizeof msg);
+        return st->wg ? 0 : oc_fail(env, "%s", msg);
+    }
+    st->ig = cf_plan_new(&cs, msg, sizeof msg);
+    return st->ig ? 0 : oc_fail(env, "%s", msg);
 }
 
-/* At precision 3xtf32, groups 1: every tile configuration of the 3xtf32 path timed with each
- * split-K worth trying that fits the search workspace (ws, wbytes), the fastest into ch (ms,
- * tc_cfg, tc_split); the path stays ineligible (INFINITY) where it cannot run. */
-static void oc_conv_time_tc(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
-                            float *const *out, oc_conv_choice *ch, char *ws, size_t wbytes) {
-    if (mm_precision_get() != MM_PREC_3XTF32 || st->G != 1)
+/* The implicit GEMMs' tile configurations alike: count, names, split-K counts worth timing, the
+ * workspace of a split. */
+static int oc_ig_count(oc_conv_path path) { return path == OC_CONV_TC ? cv3_config_count() : cf_config_count(); }
+
+static const char *oc_ig_name(oc_conv_path path, int c) {
+    return path == OC_CONV_TC ? cv3_config_name(c) : cf_config_name(c);
+}
+
+static int oc_ig_splits(const oc_conv_state *st, oc_conv_path path, int c, int *splits, int max) {
+    return path == OC_CONV_TC ? cv3_split_candidates(st->tc, c, splits, max)
+                              : cf_split_candidates(st->ig, c, splits, max);
+}
+
+static size_t oc_ig_ws(const oc_conv_state *st, oc_conv_path path, int split) {
+    return path == OC_CONV_TC ? cv3_workspace_bytes(st->tc, split) : cf_workspace_bytes(st->ig, split);
+}
+
+/* An implicit-GEMM path, groups 1 (3xtf32: at precision 3xtf32 only; igemm, strict FP32: at
+ * both): every tile configuration timed with each split-K worth trying that fits the search
+ * workspace (ws, wbytes), the fastest into ch (ms, and tc_cfg, tc_split or ig_cfg, ig_split); the
+ * path stays ineligible (INFINITY) where it cannot run. */
+static void oc_conv_time_ig(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
+                            const float *const *in, float *const *out, oc_conv_choice *ch, char *ws, size_t wbytes) {
+    const int tc = path == OC_CONV_TC;
+    if (st->G != 1 || (tc && mm_precision_get() != MM_PREC_3XTF32))
         return;
-    if (!st->tc && oc_conv_tc_plan(env, st) < 0) {
+    if ((tc ? st->tc == NULL : st->ig == NULL) && oc_conv_ig_plan(env, st, path) < 0) {
         if (oc_verbose(env))
-            fprintf(stderr, "tasc: node '%s': no 3xtf32 path: %s\n", oc_node_name(env), env->err);
+            fprintf(stderr, "tasc: node '%s': no %s path: %s\n", oc_node_name(env), oc_conv_path_names[path], env->err);
         return;
     }
-    char line[256] = "";
+    int *cfg = tc ? &st->tc_cfg : &st->ig_cfg, *split = tc ? &st->tc_split : &st->ig_split;
+    int *best_cfg = tc ? &ch->tc_cfg : &ch->ig_cfg, *best_split = tc ? &ch->tc_split : &ch->ig_split;
+    char line[1024] = "";
     size_t at = 0;
-    for (int c = 0; c < cv3_config_count(); c++) {
-        int splits[4];
-        const int ns = cv3_split_candidates(st->tc, c, splits, 4);
+    for (int c = 0; c < oc_ig_count(path); c++) {
+        int splits[5];
+        const int ns = oc_ig_splits(st, path, c, splits, 5);
         for (int i = 0; i < ns; i++) {
-            if (cv3_workspace_bytes(st->tc, splits[i]) > wbytes)
+            if (oc_ig_ws(st, path, splits[i]) > wbytes)
                 continue;
-            st->tc_cfg = c;
-            st->tc_split = splits[i];
-            const float ms = oc_conv_time(env, st, OC_CONV_TC, s, in, out, ws);
-            if (ms < ch->ms[OC_CONV_TC]) {
-                ch->ms[OC_CONV_TC] = ms;
-                ch->tc_cfg = c;
-                ch->tc_split = splits[i];
+            *cfg = c;
+            *split = splits[i];
+            const float ms = oc_conv_time(env, st, path, s, in, out, ws);
+            if (ms < ch->ms[path]) {
+                ch->ms[path] = ms;
+                *best_cfg = c;
+                *best_split = splits[i];
             }
             if (at < sizeof line)
                 at += (size_t)snprintf(line + at, sizeof line - at, "%s %s/%d %.4f ms", at ? "," : "",
-                                       cv3_config_name(c), splits[i], (double)ms);
+                                       oc_ig_name(path, c), splits[i], (double)ms);
         }
     }
     if (oc_verbose(env))
-        fprintf(stderr, "tasc: node '%s': 3xtf32 tiles:%s\n", oc_node_name(env), line);
+        fprintf(stderr, "tasc: node '%s': %s tiles:%s\n", oc_node_name(env), oc_conv_path_names[path], line);
+}
+
+/* The wgmma path (precision 3xtf32, groups 1, where its plan can be had: conv_wgmma.h): each
+ * configuration with each split worth trying, when its workspace fits the search workspace (ws,
+ * wbytes); the fastest into ch (ms, wg_cfg, wg_split). */
+static void oc_conv_time_wg(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                            float *const *out, oc_conv_choice *ch, char *ws, size_t wbytes) {
+    if (st->G != 1 || mm_precision_get() != MM_PREC_3XTF32 || !mm_3xtf32_wgmma_available())
+        return;
+    if (!st->wg && oc_conv_ig_plan(env, st, OC_CONV_WG) < 0) {
+        if (oc_verbose(env))
+            fprintf(stderr, "tasc: node '%s': no wgmma path: %s\n", oc_node_name(env), env->err);
+        return;
+    }
+    if (cw_workspace_bytes(st->wg) > wbytes)
+        return;
+    char line[1024] = "";
+    size_t at = 0;
+    for (int c = 0; c < cw_config_count(); c++) {
+        int splits[5];
+        const int ns = cw_split_candidates(st->wg, c, splits, 5);
+        for (int i = 0; i < ns; i++) {
+            st->wg_cfg = c;
+            st->wg_split = splits[i];
+            const float ms = oc_conv_time(env, st, OC_CONV_WG, s, in, out, ws);
+            if (ms < ch->ms[OC_CONV_WG]) {
+                ch->ms[OC_CONV_WG] = ms;
+                ch->wg_cfg = c;
+                ch->wg_split = splits[i];
+            }
+            if (at < sizeof line)
+                at += (size_t)snprintf(line + at, sizeof line - at, "%s %s/%d %.4f ms", at ? "," : "",
+                                       cw_config_name(c), splits[i], (double)ms);
+        }
+    }
+    if (oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': wgmma tiles:%s\n", oc_node_name(env), line);
 }
 
 /* cuDNN's descriptors of the node (x as the convolution reads it: padded when asymmetric); 1 if
@@ -646,7 +779,9 @@ static int oc_conv_measure(ops_cuda_env *env, oc_conv_state *st, const ops_sig *
         ch->ms[OC_CONV_GEMM] = oc_conv_time(env, st, OC_CONV_GEMM, s, in, out, sws);
     if (st->K <= 1024)
         ch->ms[OC_CONV_DIRECT] = oc_conv_time(env, st, OC_CONV_DIRECT, s, in, out, sws);
-    oc_conv_time_tc(env, st, s, in, out, ch, sws, sbytes);
+    oc_conv_time_ig(env, st, OC_CONV_TC, s, in, out, ch, sws, sbytes);
+    oc_conv_time_ig(env, st, OC_CONV_IG, s, in, out, ch, sws, sbytes);
+    oc_conv_time_wg(env, st, s, in, out, ch, sws, sbytes);
     ch->path = OC_CONV_DIRECT;
     float best = INFINITY;
     for (int p = 0; p < OC_CONV_PATHS; p++)
@@ -654,6 +789,53 @@ static int oc_conv_measure(ops_cuda_env *env, oc_conv_state *st, const ops_sig *
             best = ch->ms[p];
             ch->path = (oc_conv_path)p;
         }
+    return 0;
+}
+
+/* The node takes choice ch (TASC_RT_CONV may force another path that ran), with the plan of its
+ * implicit GEMM if it takes one (no other plan is kept); --verbose prints every path's time. */
+static int oc_conv_adopt(ops_cuda_env *env, oc_conv_state *st, const oc_conv_choice *ch, int cached) {
+    st->path = ch->path;
+    const char *force = getenv("TASC_RT_CONV"); /* tests and experiments: a path, where it can run */
+    for (int p = 0; force && p < OC_CONV_PATHS; p++)
+        if (!strcmp(force, oc_conv_path_names[p]) && isfinite(ch->ms[p]))
+            st->path = (oc_conv_path)p;
+    st->algo = ch->algo;
+    st->algo_ws = ch->ws;
+    st->tc_cfg = ch->tc_cfg;
+    st->tc_split = ch->tc_split;
+    st->ig_cfg = ch->ig_cfg;
+    st->ig_split = ch->ig_split;
+    st->wg_cfg = ch->wg_cfg;
+    st->wg_split = ch->wg_split;
+    if (st->path != OC_CONV_WG) {
+        cw_plan_free(st->wg);
+        st->wg = NULL;
+    }
+    if (st->path != OC_CONV_TC) { /* a plan serves the chosen path only */
+        cv3_plan_free(st->tc);
+        st->tc = NULL;
+    }
+    if (st->path != OC_CONV_IG) {
+        cf_plan_free(st->ig);
+        st->ig = NULL;
+    }
+    if (((st->path == OC_CONV_TC && !st->tc) || (st->path == OC_CONV_IG && !st->ig) ||
+         (st->path == OC_CONV_WG && !st->wg)) &&
+        oc_conv_ig_plan(env, st, st->path) < 0)
+        return -1;
+    const ops_window *win = &st->win;
+    if (oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
+                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms, 3xtf32 %s/%d %.4f ms, "
+                        "igemm %s/%d %.4f ms, wgmma %s/%d %.4f ms)%s\n",
+                oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
+                (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
+                (long long)st->G, oc_conv_path_names[ch->path], oc_algo_name(ch->algo), (double)ch->ms[OC_CONV_CUDNN],
+                (double)ch->ms[OC_CONV_GEMM], (double)ch->ms[OC_CONV_DIRECT], cv3_config_name(ch->tc_cfg),
+                ch->tc_split, (double)ch->ms[OC_CONV_TC], cf_config_name(ch->ig_cfg), ch->ig_split,
+                (double)ch->ms[OC_CONV_IG], cw_config_name(ch->wg_cfg), ch->wg_split, (double)ch->ms[OC_CONV_WG],
+                cached ? " (cached)" : "");
     return 0;
 }
 
@@ -703,29 +885,8 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
             return -1;
         oc_conv_cache_add(&ch);
     }
-    st->path = ch.path;
-    const char *force = getenv("TASC_RT_CONV"); /* tests and experiments: a path, where it can run */
-    for (int p = 0; force && p < OC_CONV_PATHS; p++)
-        if (!strcmp(force, oc_conv_path_names[p]) && isfinite(ch.ms[p]))
-            st->path = (oc_conv_path)p;
-    st->algo = ch.algo;
-    st->algo_ws = ch.ws;
-    st->tc_cfg = ch.tc_cfg;
-    st->tc_split = ch.tc_split;
-    if (st->path != OC_CONV_TC) { /* the plan serves the chosen path only */
-        cv3_plan_free(st->tc);
-        st->tc = NULL;
-    } else if (!st->tc && oc_conv_tc_plan(env, st) < 0) {
+    if (oc_conv_adopt(env, st, &ch, known != NULL) < 0)
         return -1;
-    }
-    if (oc_verbose(env))
-        fprintf(stderr, "tasc: node '%s': conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld /%lld g%lld: %s "
-                        "(cudnn %s %.4f ms, gemm %.4f ms, direct %.4f ms, 3xtf32 %s/%d %.4f ms)%s\n",
-                oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
-                (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
-                (long long)st->G, oc_conv_path_names[ch.path], oc_algo_name(ch.algo), (double)ch.ms[OC_CONV_CUDNN],
-                (double)ch.ms[OC_CONV_GEMM], (double)ch.ms[OC_CONV_DIRECT], cv3_config_name(ch.tc_cfg), ch.tc_split,
-                (double)ch.ms[OC_CONV_TC], known ? " (cached)" : "");
     void *ws = NULL;
     return oc_workspace(env, oc_conv_ws_need(st, st->path), &ws);
 }

@@ -5,6 +5,9 @@
  * As in the CPU reference, sums are taken in double and every output is rounded once. Reductions
  * use a fixed tree over a fixed launch shape, so results are deterministic run to run; they can
  * differ from the CPU's sequential double sums only in double rounding, far below float's.
+ * Softmax and layernorm over contiguous rows of up to 1024 hold a row in one warp's registers
+ * (float4 loads where aligned, one exp per element, four rows per block); longer rows take the
+ * general kernels. Both take the runtime's producer fusions on rows (ops.h: fuse_scale, fuse_in2).
  */
 #include <math.h>
 #include <stdint.h>
@@ -43,24 +46,130 @@ static __device__ double oc_block_sum(double v, double *sh) {
     return oc_warp_sum(t);
 }
 
+/* --- rows held in registers ---------------------------------------------------------------- */
+
+/* A row of L <= 128 * NV elements held by one warp: lane's element e = 4 j + k (j < NV, k < 4) is
+ * the row's element (32 j + lane) * 4 + k, so that a lane's four of each j are one float4. The
+ * mapping, and with it every sum's order, is the same whether the row is read by float4 (vec: L a
+ * multiple of 4, every pointer 16-byte aligned) or by scalars. */
+template <int NV> struct oc_row {
+    float v[4 * NV];
+};
+
+static __device__ __forceinline__ int oc_row_idx(int e, int lane) { return ((e >> 2) * 32 + lane) * 4 + (e & 3); }
+
+/* q = x[i .. i + 4), zeros past L (VEC: L is a multiple of 4 and x 16-byte aligned) */
+template <int VEC>
+static __device__ __forceinline__ void oc_load4(float *q, const float *__restrict__ x, int i, int L) {
+    if (VEC) {
+        const float4 t = i < L ? *reinterpret_cast<const float4 *>(x + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        q[0] = t.x;
+        q[1] = t.y;
+        q[2] = t.z;
+        q[3] = t.w;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            q[k] = i + k < L ? x[i + k] : 0.0f;
+    }
+}
+
+template <int VEC>
+static __device__ __forceinline__ void oc_store4(float *__restrict__ y, const float *q, int i, int L) {
+    if (VEC) {
+        if (i < L)
+            *reinterpret_cast<float4 *>(y + i) = make_float4(q[0], q[1], q[2], q[3]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (i + k < L)
+                y[i + k] = q[k];
+    }
+}
+
+template <int NV, int VEC>
+static __device__ __forceinline__ void oc_row_load(oc_row<NV> &r, const float *__restrict__ x, int L, int lane) {
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        oc_load4<VEC>(r.v + 4 * j, x, (j * 32 + lane) * 4, L);
+}
+
+template <int NV, int VEC>
+static __device__ __forceinline__ void oc_row_store(float *__restrict__ y, const oc_row<NV> &r, int L, int lane) {
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        oc_store4<VEC>(y, r.v + 4 * j, (j * 32 + lane) * 4, L);
+}
+
+static int oc_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* 1 if the rows of L can be read by float4 through every non-NULL pointer of p[0..n) */
+static int oc_rows_vec(int64_t L, const void *const *p, int n) {
+    int ok = L % 4 == 0;
+    for (int i = 0; i < n; i++)
+        ok = ok && (!p[i] || oc_aligned16(p[i]));
+    return ok;
+}
+
+#define OC_ROW_MAX 1024 /* rows up to this length are held in registers: NV = ceil(L / 128) <= 8 */
+#define OC_ROW_THREADS 128 /* four rows per block */
+
 /* --- softmax -------------------------------------------------------------------------------- */
 
-/* Rows of L contiguous elements (axis last): one warp per row. */
-__global__ void oc_softmax_rows_kernel(float *__restrict__ y, const float *__restrict__ x, int64_t rows, int64_t L) {
+/* Rows of L <= 128 NV contiguous elements (axis last), one warp per row held in registers: one
+ * exp per element. scale (the runtime's fused smul, a device scalar; NULL: none) multiplies x in
+ * float first, rounded as the smul node rounds it. */
+template <int NV, int VEC>
+__global__ void oc_softmax_reg_kernel(float *__restrict__ y, const float *__restrict__ x,
+                                      const float *__restrict__ scale, int64_t rows, int L) {
     const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    for (int64_t r = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); r < rows; r += (int64_t)gridDim.x * wpb) {
+        oc_row<NV> a;
+        oc_row_load<NV, VEC>(a, x + r * L, L, lane);
+        if (scale) {
+            const float s = *scale;
+#pragma unroll
+            for (int e = 0; e < 4 * NV; e++)
+                a.v[e] = a.v[e] * s;
+        }
+        float mx = -INFINITY;
+#pragma unroll
+        for (int e = 0; e < 4 * NV; e++)
+            if (oc_row_idx(e, lane) < L)
+                mx = oc_max_nan(mx, a.v[e]);
+        mx = oc_warp_max(mx);
+        double ex[4 * NV], sum = 0.0;
+#pragma unroll
+        for (int e = 0; e < 4 * NV; e++) {
+            ex[e] = oc_row_idx(e, lane) < L ? exp((double)a.v[e] - (double)mx) : 0.0;
+            sum += ex[e];
+        }
+        const double inv = 1.0 / oc_warp_sum(sum);
+#pragma unroll
+        for (int e = 0; e < 4 * NV; e++)
+            a.v[e] = (float)(ex[e] * inv);
+        oc_row_store<NV, VEC>(y + r * L, a, L, lane);
+    }
+}
+
+/* Rows of any length (axis last): one warp per row, exp computed twice per element. */
+__global__ void oc_softmax_rows_kernel(float *__restrict__ y, const float *__restrict__ x,
+                                       const float *__restrict__ scale, int64_t rows, int64_t L) {
+    const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    const float s = scale ? *scale : 1.0f;
     for (int64_t r = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); r < rows; r += (int64_t)gridDim.x * wpb) {
         const float *xr = x + r * L;
         float *yr = y + r * L;
         float mx = -INFINITY;
         for (int64_t l = lane; l < L; l += 32)
-            mx = oc_max_nan(mx, xr[l]);
+            mx = oc_max_nan(mx, scale ? xr[l] * s : xr[l]);
         mx = oc_warp_max(mx);
         double sum = 0.0;
         for (int64_t l = lane; l < L; l += 32)
-            sum += exp((double)xr[l] - (double)mx);
+            sum += exp((double)(scale ? xr[l] * s : xr[l]) - (double)mx);
         sum = oc_warp_sum(sum);
         for (int64_t l = lane; l < L; l += 32)
-            yr[l] = (float)(exp((double)xr[l] - (double)mx) / sum);
+            yr[l] = (float)(exp((double)(scale ? xr[l] * s : xr[l]) - (double)mx) / sum);
     }
 }
 
@@ -83,6 +192,30 @@ __global__ void oc_softmax_cols_kernel(float *__restrict__ y, const float *__res
     }
 }
 
+#define OC_NV_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+
+static void oc_softmax_rows(cudaStream_t st, float *y, const float *x, const float *scale, int64_t rows, int64_t L) {
+    if (L > OC_ROW_MAX) {
+        oc_softmax_rows_kernel<<<oc_blocks(rows, OC_THREADS / 32), OC_THREADS, 0, st>>>(y, x, scale, rows, L);
+        return;
+    }
+    const void *ptrs[2] = {y, x};
+    const int vec = oc_rows_vec(L, ptrs, 2);
+    const unsigned blocks = oc_blocks(rows, OC_ROW_THREADS / 32);
+    switch ((L + 127) / 128) {
+#define OC_SOFTMAX_NV(nv) \
+    case nv: \
+        if (vec) \
+            oc_softmax_reg_kernel<nv, 1><<<blocks, OC_ROW_THREADS, 0, st>>>(y, x, scale, rows, (int)L); \
+        else \
+            oc_softmax_reg_kernel<nv, 0><<<blocks, OC_ROW_THREADS, 0, st>>>(y, x, scale, rows, (int)L); \
+        break;
+        OC_NV_CASES(OC_SOFTMAX_NV)
+#undef OC_SOFTMAX_NV
+    }
+}
+
+/* env->fuse_scale (the runtime's fused smul, rows only): softmax(scale * x) */
 OPS_CUDA_FN(softmax) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
@@ -94,11 +227,13 @@ OPS_CUDA_FN(softmax) {
             inner *= xs->dims[i];
     }
     const int64_t L = xs->dims[axis];
+    if (env->fuse_scale && inner != 1)
+        return oc_fail(env, "internal error: a fused scale on a softmax over a strided axis");
     if (outer * inner * L <= 0)
         return 0;
     const cudaStream_t st = oc_stream(env);
     if (inner == 1)
-        oc_softmax_rows_kernel<<<oc_blocks(outer, OC_THREADS / 32), OC_THREADS, 0, st>>>(out[0], in[0], outer, L);
+        oc_softmax_rows(st, out[0], in[0], env->fuse_scale, outer, L);
     else
         oc_softmax_cols_kernel<<<oc_blocks(outer * inner, OC_THREADS), OC_THREADS, 0, st>>>(out[0], in[0], outer, L,
                                                                                             inner);
@@ -108,32 +243,110 @@ OPS_CUDA_FN(softmax) {
 
 /* --- layernorm ------------------------------------------------------------------------------ */
 
-/* One block per row of L: mean, then the biased variance of the deviations, both in double. */
-__global__ void oc_layernorm_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ gamma,
-                                    const float *__restrict__ beta, int64_t rows, int64_t L, double eps) {
+/* Rows of L <= 128 NV, one warp per row held in registers: the mean, then the biased variance of
+ * the deviations, both in double. x2 (the runtime's fused ewadd; NULL: none) is added to x in
+ * float first, rounded as the ewadd node rounds it. */
+template <int NV, int VEC>
+__global__ void oc_layernorm_reg_kernel(float *__restrict__ y, const float *__restrict__ x,
+                                        const float *__restrict__ x2, const float *__restrict__ gamma,
+                                        const float *__restrict__ beta, int64_t rows, int L, double eps) {
+    const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    for (int64_t r = blockIdx.x * (int64_t)wpb + (threadIdx.x >> 5); r < rows; r += (int64_t)gridDim.x * wpb) {
+        oc_row<NV> a;
+        oc_row_load<NV, VEC>(a, x + r * L, L, lane);
+        if (x2) {
+            oc_row<NV> b;
+            oc_row_load<NV, VEC>(b, x2 + r * L, L, lane);
+#pragma unroll
+            for (int e = 0; e < 4 * NV; e++)
+                a.v[e] = a.v[e] + b.v[e];
+        }
+        double sum = 0.0;
+#pragma unroll
+        for (int e = 0; e < 4 * NV; e++)
+            sum += oc_row_idx(e, lane) < L ? (double)a.v[e] : 0.0;
+        const double mean = oc_warp_sum(sum) / (double)L;
+        double q = 0.0;
+#pragma unroll
+        for (int e = 0; e < 4 * NV; e++) {
+            const double d = oc_row_idx(e, lane) < L ? (double)a.v[e] - mean : 0.0;
+            q += d * d;
+        }
+        const double inv = 1.0 / sqrt(oc_warp_sum(q) / (double)L + eps);
+#pragma unroll
+        for (int j = 0; j < NV; j++) { /* gamma and beta four at a time: fewer live registers */
+            const int i = (j * 32 + lane) * 4;
+            float gv[4], bv[4];
+            if (gamma)
+                oc_load4<VEC>(gv, gamma, i, L);
+            if (beta)
+                oc_load4<VEC>(bv, beta, i, L);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                double t = ((double)a.v[4 * j + k] - mean) * inv;
+                if (gamma)
+                    t *= gv[k];
+                if (beta)
+                    t += bv[k];
+                a.v[4 * j + k] = (float)t;
+            }
+            oc_store4<VEC>(y + r * L, a.v + 4 * j, i, L);
+        }
+    }
+}
+
+/* Rows of any length: one block per row, x read three times; x2 as in the kernel above. */
+__global__ void oc_layernorm_kernel(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ x2,
+                                    const float *__restrict__ gamma, const float *__restrict__ beta, int64_t rows,
+                                    int64_t L, double eps) {
     __shared__ double sh[32];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-        const float *xr = x + r * L;
+        const float *xr = x + r * L, *x2r = x2 ? x2 + r * L : NULL;
         float *yr = y + r * L;
         double s = 0.0;
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x)
-            s += xr[l];
+            s += x2r ? xr[l] + x2r[l] : xr[l];
         const double mean = oc_block_sum(s, sh) / (double)L;
         double v = 0.0;
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x) {
-            double d = (double)xr[l] - mean;
+            double d = (double)(x2r ? xr[l] + x2r[l] : xr[l]) - mean;
             v += d * d;
         }
         const double var = oc_block_sum(v, sh) / (double)L;
         const double inv = 1.0 / sqrt(var + eps);
         for (int64_t l = threadIdx.x; l < L; l += blockDim.x) {
-            double t = ((double)xr[l] - mean) * inv;
+            double t = ((double)(x2r ? xr[l] + x2r[l] : xr[l]) - mean) * inv;
             if (gamma)
                 t *= gamma[l];
             if (beta)
                 t += beta[l];
             yr[l] = (float)t;
         }
+    }
+}
+
+static void oc_layernorm_rows(cudaStream_t st, float *y, const float *x, const float *x2, const float *gamma,
+                              const float *beta, int64_t rows, int64_t L, double eps) {
+    if (L > OC_ROW_MAX) {
+        const int threads = L >= 1024 ? 512 : L >= 256 ? 256 : 128;
+        oc_layernorm_kernel<<<oc_blocks(rows, 1), threads, 0, st>>>(y, x, x2, gamma, beta, rows, L, eps);
+        return;
+    }
+    const void *ptrs[5] = {y, x, x2, gamma, beta};
+    const int vec = oc_rows_vec(L, ptrs, 5);
+    const unsigned blocks = oc_blocks(rows, OC_ROW_THREADS / 32);
+    switch ((L + 127) / 128) {
+#define OC_LAYERNORM_NV(nv) \
+    case nv: \
+        if (vec) \
+            oc_layernorm_reg_kernel<nv, 1> \
+                <<<blocks, OC_ROW_THREADS, 0, st>>>(y, x, x2, gamma, beta, rows, (int)L, eps); \
+        else \
+            oc_layernorm_reg_kernel<nv, 0> \
+                <<<blocks, OC_ROW_THREADS, 0, st>>>(y, x, x2, gamma, beta, rows, (int)L, eps); \
+        break;
+        OC_NV_CASES(OC_LAYERNORM_NV)
+#undef OC_LAYERNORM_NV
     }
 }
 
@@ -194,7 +407,8 @@ __global__ void oc_layernorm_cols_kernel(float *__restrict__ y, const float *__r
     }
 }
 
-/* normalised dims [axis, axis_end) (axis_end 0: the rank): outer positions before them, inner after */
+/* normalised dims [axis, axis_end) (axis_end 0: the rank): outer positions before them, inner after;
+ * env->fuse_in2 (the runtime's fused ewadd, rows only): layernorm(x + fuse_in2) */
 OPS_CUDA_FN(layernorm) {
     const ops_shape *xs = &s->in[0];
     const int64_t axis = s->p->v[PM_AXIS];
@@ -208,14 +422,14 @@ OPS_CUDA_FN(layernorm) {
         else
             inner *= xs->dims[i];
     }
+    if (env->fuse_in2 && inner != 1)
+        return oc_fail(env, "internal error: a fused add on a layernorm over middle dims");
     if (outer * L * inner <= 0)
         return 0;
     const double eps = (double)ops_p2f(s->p->v[PM_EPS]);
     const float *gamma = s->n_in > 1 ? in[1] : NULL, *beta = s->n_in > 2 ? in[2] : NULL;
     if (inner == 1) {
-        const int threads = L >= 1024 ? 512 : L >= 256 ? 256 : 128;
-        oc_layernorm_kernel<<<oc_blocks(outer, 1), threads, 0, oc_stream(env)>>>(out[0], in[0], gamma, beta, outer,
-                                                                               L, eps);
+        oc_layernorm_rows(oc_stream(env), out[0], in[0], env->fuse_in2, gamma, beta, outer, L, eps);
     } else {
         /* narrower position tiles (down to 8: a 32-byte sector) until the tiles cover the SMs, then
          * more threads per position while the grid is under 64K threads */

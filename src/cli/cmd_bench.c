@@ -59,9 +59,10 @@ static const cmd_opt bench_opts[] = {
              "transposes that move no element too (default: the matmul's store writes their results and the "
              "latter are aliases; for A/B measurement); also TASC_NO_SCATTER=1"),
     CMD_FLAG("--no-fuse", offsetof(bench_args, no_fuse),
-             "run every add and relu after a convolution as a kernel of its own (default: a convolution whose "
-             "output only an add reads, the add's other operand made earlier, adds it and applies the relu that "
-             "alone reads the sum in its epilogue; for A/B measurement); also TASC_NO_FUSE=1"),
+             "run every node the runtime fuses as a kernel of its own (default: a convolution whose output only "
+             "an add reads, the add's other operand made earlier, adds it and applies the relu that alone reads "
+             "the sum in its epilogue; a softmax computes the smul by a constant before it and a layernorm the "
+             "add before it, where nothing else reads those; for A/B measurement); also TASC_NO_FUSE=1"),
     CMD_F64("--check-nodes", "T", offsetof(bench_args, check), 1e-30, HUGE_VAL,
             "during setup, compare every node with its CPU reference and name those over relative L2 error T "
             "(slow: a debugging aid)"),
@@ -481,9 +482,9 @@ static void bench_table(const bench_run *r) {
     BENCH_ROW("latency p90 (ms)", "%16.4f", b[0].p90, b[1].p90);
     BENCH_ROW("nodes per run", "%16d", (int)b[0].info.nodes_run, (int)b[1].info.nodes_run);
     BENCH_ROW("nodes folded at setup", "%16d", (int)b[0].info.nodes_folded, (int)b[1].info.nodes_folded);
-    BENCH_ROW("reshapes, splits made aliases", "%16d", (int)b[0].info.nodes_aliased, (int)b[1].info.nodes_aliased);
+    BENCH_ROW("reshapes, splits, concats as views", "%16d", (int)b[0].info.nodes_aliased, (int)b[1].info.nodes_aliased);
     BENCH_ROW("moves in matmul stores", "%16d", (int)b[0].info.nodes_scattered, (int)b[1].info.nodes_scattered);
-    BENCH_ROW("adds, relus in conv epilogues", "%16d", (int)b[0].info.nodes_fused, (int)b[1].info.nodes_fused);
+    BENCH_ROW("nodes fused into others", "%16d", (int)b[0].info.nodes_fused, (int)b[1].info.nodes_fused);
     BENCH_ROW("CUDA graph", "%16s", b[0].info.graph ? "yes" : "no", b[1].info.graph ? "yes" : "no");
     BENCH_ROW("device memory (MiB)", "%16.2f", bench_mib(b[0].info.device_bytes), bench_mib(b[1].info.device_bytes));
     BENCH_ROW("  activations, planned (MiB)", "%16.2f", bench_mib(b[0].info.arena_bytes),

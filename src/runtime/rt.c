@@ -486,12 +486,53 @@ static int rt_fuse_conv(rt_ctx *c, int32_t id, const int32_t *pos, const int32_t
     return 1;
 }
 
+/* --- producer fusions ------------------------------------------------------------------------ */
+
+/* Running node id computes its input's producer itself where rt_prefuse_find (rt_fuse.c) finds
+ * the pattern, an smul by a constant before a softmax or an add before a layernorm, over rows:
+ * one pass where the pair made two and wrote the product or sum between them. The producer is
+ * marked in skip (it launches nothing; its output is never made) and recorded in c->fuse_pre. */
+static void rt_plan_prefuse(rt_ctx *c, int32_t id, const int32_t *nread, const uint8_t *isout,
+                            const uint8_t *isconst, uint8_t *skip) {
+    const graph *g = c->g;
+    const int32_t pre = rt_prefuse_find(g, id, nread, isout, isconst, skip);
+    if (pre < 0)
+        return;
+    c->fuse_pre[id] = pre;
+    skip[pre] = 1;
+    c->n_fused++;
+    if (c->opts.verbose)
+        fprintf(stderr, "tasc: node '%s': computes its input, %s '%s', itself\n", g->nodes[id].name,
+                ops_table[g->nodes[pre].op].name, g->nodes[pre].name);
+}
+
+/* The tensors running node id reads besides its inputs, into t (at most 3): add, the operand a
+ * fused convolution adds in its epilogue (-1 none), and the inputs of the producer it computes
+ * (c->fuse_pre); their count. */
+static int32_t rt_fused_reads(const rt_ctx *c, int32_t id, int32_t add, int32_t *t) {
+    int32_t n = 0;
+    if (add >= 0)
+        t[n++] = add;
+    const int32_t pre = c->fuse_pre ? c->fuse_pre[id] : -1;
+    for (int32_t i = 0; pre >= 0 && i < c->g->nodes[pre].n_in && n < 3; i++)
+        t[n++] = c->g->nodes[pre].in[i];
+    return n;
+}
+
+/* mark[root] = 1 for what running node id's fusions read (rt_fused_reads). */
+static void rt_fused_mark(const rt_ctx *c, int32_t id, int32_t add, uint8_t *mark) {
+    int32_t t[3];
+    for (int32_t e = rt_fused_reads(c, id, add, t) - 1; e >= 0; e--)
+        mark[rt_root(c, t[e])] = 1;
+}
+
 /* Residual fusion (opts.no_fuse off): a running convolution without activation whose output only
  * an add reads (same shapes: no broadcast), the add's other operand made before the convolution
  * runs, takes the add, and the relu that alone reads the sum, into its epilogue (ops.h:
  * ops_cuda_env.fuse_add): one pass over the output where there were three (the bias pass of the
  * GEMM path, the add, the relu), none on the 3xtf32 path. fadd (nodes, -1 none) and fact receive
- * the operand and activation per fused convolution. */
+ * the operand and activation per fused convolution. The same walk plans the producer fusions
+ * (rt_plan_prefuse). */
 static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, int32_t *fadd,
                         uint8_t *fact, char *err, size_t errlen) {
     graph *g = c->g;
@@ -501,13 +542,16 @@ static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, ui
     int32_t *pos = malloc(((size_t)nn + 1) * sizeof *pos), *nread = calloc((size_t)nt + 1, sizeof *nread);
     int32_t *reader = malloc(((size_t)nt + 1) * sizeof *reader);
     uint8_t *isout = calloc((size_t)nt + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
+    c->fuse_pre = malloc(((size_t)nn + 1) * sizeof *c->fuse_pre);
     int rc = 0;
-    if (!pos || !nread || !reader || !isout || !isconst) {
+    if (!pos || !nread || !reader || !isout || !isconst || !c->fuse_pre) {
         rc = base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
-    for (int32_t k = 0; k < nn; k++)
+    for (int32_t k = 0; k < nn; k++) {
         pos[order[k]] = k;
+        c->fuse_pre[k] = -1;
+    }
     rt_fuse_readers(g, live, skip, nread, reader);
     for (int32_t j = 0; j < g->n_outputs; j++)
         isout[g->outputs[j]] = 1;
@@ -520,6 +564,8 @@ static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, ui
         if (live[id] && !skip[id] && !all && nd->op == OP_CONV2D && nd->n_out == 1 &&
             nd->p.v[PM_ACT] == OPS_ACT_NONE)
             rt_fuse_conv(c, id, pos, nread, reader, isout, skip, fadd, fact);
+        else if (live[id] && !skip[id] && !all) /* its producer ran earlier in this walk */
+            rt_plan_prefuse(c, id, nread, isout, isconst, skip);
     }
 done:
     free(pos);
@@ -530,7 +576,60 @@ done:
     return rc;
 }
 
-static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
+/* Concat views (rt_view.c): which nodes will launch a kernel and which tensors nothing has placed
+ * yet, as rt_plan's walk will find them, then rt_concat_views fills vof, voff and cview. */
+static int rt_plan_views(rt_ctx *c, const int32_t *order, const uint8_t *live, const uint8_t *skip, int32_t *vof,
+                         int64_t *voff, uint8_t *cview, char *err, size_t errlen) {
+    const graph *g = c->g;
+    const int32_t nn = g->n_nodes, nt = g->n_tensors;
+    uint8_t *runs = calloc((size_t)nn + 1, 1), *freet = calloc((size_t)nt + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
+    if (!runs || !freet || !isconst) {
+        free(runs), free(freet), free(isconst);
+        return base_fail(err, errlen, "out of memory planning the graph");
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+        vof[t] = -1;
+    }
+    for (int32_t k = 0; k < nn; k++) {
+        const int32_t id = order[k];
+        const graph_node *nd = &g->nodes[id];
+        runs[id] = live[id] && !skip[id] && !rt_folded(c, nd, isconst) && !rt_node_aliases(g, nd, c->opts.no_scatter);
+    }
+    for (int32_t t = 0; t < nt; t++)
+        freet[t] = g->tensors[t].kind == GRAPH_T_INTER && c->tclass[t] == RT_T_NONE && !isconst[t];
+    for (int32_t i = 0; i < c->n_sc; i++) /* a scatter store's buffer holds its tree's leaves */
+        freet[c->sc[i].root] = 0;
+    rt_concat_views(g, order, runs, freet, vof, voff, cview);
+    free(runs), free(freet), free(isconst);
+    return 0;
+}
+
+/* A running node's output t: its own arena buffer, or its slice of a concat's (rt_plan_views). */
+static void rt_place(rt_ctx *c, int32_t t, const int32_t *vof, const int64_t *voff) {
+    c->tclass[t] = vof[t] >= 0 ? RT_T_ALIAS : RT_T_ARENA;
+    if (vof[t] >= 0) {
+        c->alias_of[t] = vof[t];
+        c->alias_off[t] = voff[t];
+    }
+}
+
+/* 1 if a view node's outputs start on whole RT_VIEW_ALIGN elements (a split's parts: the kernels'
+ * vector paths need 16 bytes; else the split runs its kernel). */
+static int rt_view_aligned(const rt_ctx *c, const graph_node *nd) {
+    if (nd->op != OP_SPLIT)
+        return 1;
+    int64_t off = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
+    for (int32_t o = 0; o < nd->n_out; o++) {
+        if (off % RT_VIEW_ALIGN != 0)
+            return 0;
+        off += ops_shape_numel(&c->g->tensors[nd->out[o]].shape);
+    }
+    return 1;
+}
+
+static void rt_node_init(rt_node *rn, const rt_ctx *c, int32_t id) {
+    const graph *g = c->g;
     const graph_node *nd = &g->nodes[id];
     memset(rn, 0, sizeof *rn);
     rn->id = id;
@@ -545,6 +644,7 @@ static void rt_node_init(rt_node *rn, const graph *g, int32_t id) {
     rn->sig.in = rn->in_sh;
     rn->sig.out = rn->out_sh;
     rn->fuse_add = -1;
+    rn->fuse_pre = c->fuse_pre ? c->fuse_pre[id] : -1; /* a running node's (rt_plan_prefuse) */
 }
 
 /* Classify tensors, list the folded and the running nodes, and place the arena. */
@@ -561,13 +661,15 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
     int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
     uint8_t *skip = calloc((size_t)nn + 1, 1), *fact = calloc((size_t)nn + 1, 1);
-    int32_t *fadd = malloc(((size_t)nn + 1) * sizeof *fadd);
+    int32_t *fadd = malloc(((size_t)nn + 1) * sizeof *fadd), *vof = malloc(((size_t)nt + 1) * sizeof *vof);
+    int64_t *voff = calloc((size_t)nt + 1, sizeof *voff);
+    uint8_t *cview = calloc((size_t)nn + 1, 1);
     c->tclass = calloc((size_t)nt + 1, 1);
     c->alias_of = malloc(((size_t)nt + 1) * sizeof *c->alias_of);
     c->alias_off = calloc((size_t)nt + 1, sizeof *c->alias_off);
     c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
     if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
-        !skip || !fact || !fadd || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
+        !skip || !fact || !fadd || !vof || !voff || !cview || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
         base_fail(err, errlen, "out of memory planning the graph");
         goto done;
     }
@@ -586,7 +688,9 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     }
     for (int32_t k = 0; k < nn; k++)
         fadd[k] = -1;
-    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0 || rt_plan_fuse(c, order, live, skip, fadd, fact, err, errlen) < 0)
+    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0 ||
+        rt_plan_fuse(c, order, live, skip, fadd, fact, err, errlen) < 0 ||
+        rt_plan_views(c, order, live, skip, vof, voff, cview, err, errlen) < 0)
         goto done;
     int32_t n_fold = 0, n_run = 0, n_steps = 0;
     for (int32_t k = 0; k < nn; k++) {
@@ -613,9 +717,13 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         }
         for (int32_t i = 0; i < nd->n_in; i++)
             needed[rt_root(c, nd->in[i])] = 1;
-        if (fadd[id] >= 0) /* read by the fused epilogue */
-            needed[rt_root(c, fadd[id])] = 1;
-        if (rt_node_aliases(g, nd, c->opts.no_scatter)) { /* the same bytes under other shapes: no kernel */
+        rt_fused_mark(c, id, fadd[id], needed); /* read by a fused epilogue or for a fused producer */
+        if (cview[id]) { /* its producers wrote its inputs in place (rt_plan_views): no kernel */
+            c->tclass[nd->out[0]] = RT_T_ARENA;
+            c->n_alias++;
+            continue;
+        }
+        if (rt_node_aliases(g, nd, c->opts.no_scatter) && rt_view_aligned(c, nd)) { /* other shapes: no kernel */
             int64_t off = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
             for (int32_t o = 0; o < nd->n_out; o++) { /* a split's parts follow each other */
                 c->tclass[nd->out[o]] = RT_T_ALIAS;
@@ -629,7 +737,7 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         step[id] = n_steps++;
         n_run++;
         for (int32_t o = 0; o < nd->n_out; o++)
-            c->tclass[nd->out[o]] = RT_T_ARENA;
+            rt_place(c, nd->out[o], vof, voff);
     }
     for (int32_t i = 0; i < g->n_inputs; i++)
         c->tclass[g->inputs[i]] = RT_T_PERSIST;
@@ -652,12 +760,15 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
         if (step[id] < 0)
             continue;
         const graph_node *nd = &g->nodes[id];
-        for (int32_t o = 0; o < nd->n_out; o++)
-            first[nd->out[o]] = last[nd->out[o]] = step[id];
-        for (int32_t i = 0; i <= nd->n_in; i++) { /* and the fused epilogue's operand */
-            if (i == nd->n_in && fadd[id] < 0)
-                break;
-            int32_t r = rt_root(c, i < nd->n_in ? nd->in[i] : fadd[id]);
+        for (int32_t o = 0; o < nd->n_out; o++) { /* a slice of a concat view: from its first writer on */
+            const int32_t r = rt_root(c, nd->out[o]);
+            first[r] = first[r] < 0 ? step[id] : first[r];
+            last[r] = step[id] > last[r] ? step[id] : last[r];
+        }
+        int32_t ext[3];
+        const int32_t ne = rt_fused_reads(c, id, fadd[id], ext);
+        for (int32_t i = 0; i < nd->n_in + ne; i++) { /* and what its fusions read */
+            int32_t r = rt_root(c, i < nd->n_in ? nd->in[i] : ext[i - nd->n_in]);
             if (c->tclass[r] == RT_T_ARENA && step[id] > last[r])
                 last[r] = step[id];
         }
@@ -689,9 +800,9 @@ static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
     for (int32_t k = 0; k < nn; k++) {
         int32_t id = order[k];
         if (live[id] && nconst[id])
-            rt_node_init(&c->fold[c->n_fold++], g, id);
+            rt_node_init(&c->fold[c->n_fold++], c, id);
         else if (step[id] >= 0) {
-            rt_node_init(&c->run[c->n_run], g, id);
+            rt_node_init(&c->run[c->n_run], c, id);
             c->run[c->n_run].fuse_add = fadd[id];
             c->run[c->n_run].fuse_act = fact[id];
             c->run[c->n_run++].sc = rt_sc_of_node(c, id);
@@ -702,6 +813,9 @@ done:
     free(skip);
     free(fact);
     free(fadd);
+    free(vof);
+    free(voff);
+    free(cview);
     free(order);
     free(live);
     free(isconst);
@@ -741,6 +855,8 @@ static void rt_resolve(rt_ctx *c, rt_node *rn) {
     const graph_node *nd = &c->g->nodes[rn->id];
     for (int32_t k = 0; k < nd->n_in; k++)
         rn->in[k] = rt_dev(c, nd->in[k]);
+    if (rn->fuse_pre >= 0) /* input 0 is never made: the producer's input 0 instead */
+        rn->in[0] = rt_dev(c, c->g->nodes[rn->fuse_pre].in[0]);
     for (int32_t k = 0; k < nd->n_out; k++)
         rn->out[k] = rt_dev(c, nd->out[k]);
 }
@@ -884,6 +1000,33 @@ static int rt_check_fused(rt_ctx *c, const rt_node *rn, float *ref) {
     return 0;
 }
 
+/* A node computing its producer (rt_plan_prefuse): *x, the producer's input 0 as downloaded,
+ * becomes the producer's CPU result over it and its other input, the value the unfused pair
+ * gives the node. -1 when out of memory. */
+static int rt_check_prefused(rt_ctx *c, const rt_node *rn, const float **x) {
+    const graph *g = c->g;
+    const graph_node *pn = &g->nodes[rn->fuse_pre];
+    ops_shape sh[2] = {g->tensors[pn->in[0]].shape, g->tensors[pn->in[1]].shape};
+    const ops_shape *os = &g->tensors[pn->out[0]].shape;
+    const int64_t nb = ops_shape_numel(&sh[1]), ny = ops_shape_numel(os);
+    float *b = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(float));
+    float *y = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+    if (!b || !y) {
+        free(b);
+        free(y);
+        return -1;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(b, rt_dev(c, pn->in[1]), (size_t)nb * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    const ops_sig sig = {.op = pn->op, .p = &pn->p, .n_in = 2, .n_out = 1, .in = sh, .out = os};
+    const float *pin[2] = {*x, b};
+    ops_table[pn->op].cpu(&sig, pin, &y);
+    free(b);
+    free((void *)*x);
+    *x = y;
+    return 0;
+}
+
 /* Setup-phase check of one node against its CPU reference on the same (downloaded) inputs. */
 static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen) {
     const graph_node *nd = &c->g->nodes[rn->id];
@@ -911,6 +1054,8 @@ static int rt_check_node(rt_ctx *c, const rt_node *rn, char *err, size_t errlen)
     if (rn->sc && rt_check_gather(c, &c->sc[rn->sc - 1], rn->out[0], hgpu[0]) < 0)
         goto oom;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    if (rn->fuse_pre >= 0 && rt_check_prefused(c, rn, &hin[0]) < 0)
+        goto oom;
     ops_table[nd->op].cpu(&rn->sig, hin, href);
     if (rn->fuse_add >= 0 && rt_check_fused(c, rn, href[0]) < 0)
         goto oom;
@@ -952,6 +1097,13 @@ static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
                         .workspace_search = rt_env_workspace_search, .owner = c, .err = c->err,
                         .errlen = sizeof c->err, .fuse_add = rn->fuse_add >= 0 ? rt_dev(c, rn->fuse_add) : NULL,
                         .fuse_act = rn->fuse_act};
+    if (rn->fuse_pre >= 0) { /* the producer's other operand: smul's scale, or the add's other term */
+        const graph_node *pn = &c->g->nodes[rn->fuse_pre];
+        if (pn->op == OP_SMUL)
+            env.fuse_scale = rt_dev(c, pn->in[1]);
+        else
+            env.fuse_in2 = rt_dev(c, pn->in[1]);
+    }
     mm_scatter_node_set(rn->sc ? &c->scn[rn->sc - 1] : NULL); /* read by the matmul node, as the precision */
     rt_presplit_node(c, rn); /* 3xtf32: its weights' TF32 parts, split once (rt_presplit.c) */
     int r = ops_cuda[nd->op](&env, &rn->sig, rn->in, rn->out);
@@ -986,6 +1138,7 @@ static void rt_drop_folded_inputs(rt_ctx *c) {
         const graph_node *nd = &g->nodes[c->run[k].id];
         for (int32_t i = 0; i < nd->n_in; i++)
             keep[rt_root(c, nd->in[i])] = 1;
+        rt_fused_mark(c, c->run[k].id, c->run[k].fuse_add, keep); /* and what its fusions read: a scale */
     }
     for (int32_t j = 0; j < g->n_outputs; j++)
         keep[rt_root(c, g->outputs[j])] = 1;
@@ -1197,6 +1350,7 @@ void rt_ctx_free(rt_ctx *c) {
         CUDNN_CHECK(cudnnDestroy(c->cudnn));
     if (c->stream)
         CUDA_CHECK(cudaStreamDestroy(c->stream));
+    free(c->fuse_pre);
     free(c->tclass);
     free(c->alias_of);
     free(c->alias_off);

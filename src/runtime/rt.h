@@ -61,10 +61,14 @@ typedef struct {
                                  0: a matmul's store executes them (rt_scatter_find; at 3xtf32
                                  only where the product's kernel is the FP32 one: rt.c) */
     int no_fuse;              /* 1 (or TASC_NO_FUSE=1 in the environment): every add and relu after
-                                 a convolution runs as its own kernel (A/B measurement); 0: a
+                                 a convolution, and every smul or add before a softmax or a
+                                 layernorm, runs as its own kernel (A/B measurement); 0: a
                                  convolution whose output only an add reads, the add's other operand
                                  made earlier, adds it (and a relu that alone reads the sum) in its
-                                 epilogue (rt.c rt_plan_fuse) */
+                                 epilogue (rt.c rt_plan_fuse); a softmax reading an smul by a
+                                 constant, and a layernorm reading an add of two tensors of its
+                                 shape, each over contiguous rows, compute the smul or add
+                                 themselves (rt_plan_prefuse) */
 } rt_opts;
 
 enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };
@@ -79,10 +83,12 @@ typedef struct {
     int64_t device_bytes;     /* the sum: what this context holds on the device */
     int32_t nodes_run;        /* nodes launched per run */
     int32_t nodes_folded;     /* weight-only nodes computed once at setup */
-    int32_t nodes_aliased;    /* reshapes, splits into consecutive runs, transposes moving nothing: aliases (no kernel) */
+    int32_t nodes_aliased;    /* views, no kernel: reshapes, splits into consecutive runs, transposes moving nothing,
+                                 concats their producers write in place (rt_view.c) */
     int32_t nodes_scattered;  /* movement nodes executed by a matmul's store (no kernel) */
     int32_t scatter_stores;   /* matmuls with such a store */
-    int32_t nodes_fused;      /* adds and relus run in a convolution's epilogue (no kernel) */
+    int32_t nodes_fused;      /* adds and relus run in a convolution's epilogue, smuls and adds
+                                 run by the softmax or layernorm reading them (no kernel) */
     int32_t nodes_dead;       /* nodes whose results reach no output (not run) */
     int graph;                /* 1: runs replay one CUDA graph; 0: node-by-node launches */
     char graph_note[160];     /* why graph is 0 ("off by option", or the capture error) */
@@ -184,6 +190,33 @@ int rt_scatter_tables(const int64_t *dst, int64_t nb, int64_t m, int64_t n, int6
 /* 1 if transpose parameters p on input shape in move no element (only axes of size 1 move): the
  * runtime runs it as a reshape. */
 int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
+
+/* --- the producer fusions' pattern (rt_fuse.c; host only; exposed for tests) ----------------- */
+
+/* For running node id (live, not folded, not skipped): the node whose output is id's input 0 and
+ * that id computes itself, or -1: a softmax over contiguous rows (the dims after its axis of size
+ * 1) whose input is an smul of a tensor of its shape by a constant (isconst), or a layernorm over
+ * contiguous rows whose input is an ewadd of two tensors of its shape (no broadcast); that input
+ * read once (nread: input slots of live nodes reading each tensor), no graph output (isout), not
+ * constant, its producer not skipped (skip: nodes another fusion or a scatter store runs).
+ * isconst: weights and the values folded at setup. */
+int32_t rt_prefuse_find(const graph *g, int32_t id, const int32_t *nread, const uint8_t *isout,
+                        const uint8_t *isconst, const uint8_t *skip);
+
+/* --- concatenations that move nothing (rt_view.c; host only; exposed for tests) ------------- */
+
+/* Offsets of in-place views, in elements: 16 bytes, what the kernels' vector paths need. */
+#define RT_VIEW_ALIGN 4
+
+/* Over the nodes in topological order: each concat that runs (runs: per node, a kernel will run
+ * it) whose output has size 1 on every axis before the concat axis, its output free (freet: per
+ * tensor, an activation nothing has placed yet: not an input, weight, folded value or alias) and
+ * every input free, made by a running single-output node that is neither a split nor a concat so
+ * placed, read by this concat in one slot, at an offset of whole RT_VIEW_ALIGN elements: cview[id]
+ * = 1 and each input's vof = the concat's output, voff = its offset there. vof must start at -1,
+ * cview at 0. Returns the number of such concats. */
+int32_t rt_concat_views(const graph *g, const int32_t *order, const uint8_t *runs, const uint8_t *freet,
+                        int32_t *vof, int64_t *voff, uint8_t *cview);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,9 @@ typedef struct {
     int32_t ps, n_ps;        /* 3xtf32: its pre-split operands c->ps[ps .. ps + n_ps) (rt_presplit.c) */
     int32_t fuse_add;        /* >= 0: a convolution adding this tensor, then fuse_act, in its epilogue */
     int32_t fuse_act;        /* ops_act (rt.c rt_plan_fuse) */
+    int32_t fuse_pre;        /* >= 0: the skipped smul or ewadd node whose output is input 0, which
+                                this softmax or layernorm computes from that node's inputs (in[0]
+                                is its input 0; rt.c rt_plan_prefuse); -1 none */
 } rt_node;
 
 typedef enum {
@@ -53,7 +56,9 @@ typedef enum {
     RT_T_PERSIST,   /* its own allocation for the context's life: inputs, weights, folded values */
     RT_T_ARENA,     /* a planned slice of the arena */
     RT_T_ALIAS      /* bytes of tensor alias_of from element alias_off on: a reshape or a transpose
-                       that moves nothing, or a leaf of a scatter store's tree (rt_scatter) */
+                       that moves nothing, a part of a split into consecutive runs, an input of a
+                       concat its producer writes in place (rt_view.c), or a leaf of a scatter
+                       store's tree (rt_scatter) */
 } rt_tensor_class;
 
 struct rt_ctx {
@@ -64,12 +69,13 @@ struct rt_ctx {
     /* tensors, indexed by tensor id */
     uint8_t *tclass;           /* rt_tensor_class */
     int32_t *alias_of;         /* RT_T_ALIAS: the tensor whose bytes it shares (never itself an alias) */
-    int64_t *alias_off;        /* RT_T_ALIAS: from this element of alias_of on (0 but for tree leaves) */
+    int64_t *alias_off;        /* RT_T_ALIAS: from this element of alias_of on (split, concat views, tree leaves) */
     float **dev;               /* device pointer of every needed tensor */
     /* nodes */
     rt_node *fold; int32_t n_fold;  /* weight-only nodes, run once at setup */
     rt_node *run;  int32_t n_run;   /* nodes of every run, in order */
     int32_t n_dead, n_alias, n_fused;
+    int32_t *fuse_pre;         /* per node: rt_node.fuse_pre as planned (NULL: fusion off) */
     /* scatter stores (rt_scatter.h in rt.h): matmuls whose store executes the movement nodes
      * reading their output (those nodes launch nothing); tables on the device in sc_dev */
     rt_scatter *sc; int32_t n_sc, n_scattered; /* n_scattered: movement nodes so executed */
