@@ -238,7 +238,7 @@ extern "C" void cv3_plan_free(cv3_plan *p) {
 
 extern "C" int cv3_split_candidates(const cv3_plan *p, int cfg, int *splits, int max) {
     const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
-    const long long tiles = ((p->s.F + e->bm - 1) / e->bm) * ((p->s.N * p->s.OH * p->s.OW + e->bn - 1) / e->bn);
+    const long long tiles = cv_tile_count(&p->s, e->bm, e->bn);
     return cv_split_list(p->t.K, tiles, CV_BK, CV_MAX_SPLIT, splits, max);
 }
 
@@ -251,6 +251,6 @@ extern "C" void cv3_run(const cv3_plan *p, int cfg, int split, const float *x, c
     const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
     const cv_args a = cv_args_make(&p->s, &p->t, split, CV_BK, CV_MAX_SPLIT, x, w, bias, add, y, act, ws);
     const bool one = p->t.one && ((uintptr_t)x & 15) == 0;
-    const long long blocks = (long long)((a.F + e->bm - 1) / e->bm) * ((a.cols + e->bn - 1) / e->bn);
+    const long long blocks = cv_tile_count(&p->s, e->bm, e->bn);
     e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
 }

@@ -315,7 +315,7 @@ extern "C" void cf_plan_free(cf_plan *p) {
 
 extern "C" int cf_split_candidates(const cf_plan *p, int cfg, int *splits, int max) {
     const cf_entry *e = &cf_table[cfg >= 0 && cfg < cf_count ? cfg : 0];
-    const long long tiles = ((p->s.F + e->bm - 1) / e->bm) * ((p->s.N * p->s.OH * p->s.OW + e->bn - 1) / e->bn);
+    const long long tiles = cv_tile_count(&p->s, e->bm, e->bn);
     return cv_split_list(p->t.K, tiles, CF_BK, CF_MAX_SPLIT, splits, max);
 }
 
@@ -328,6 +328,6 @@ extern "C" void cf_run(const cf_plan *p, int cfg, int split, const float *x, con
     const cf_entry *e = &cf_table[cfg >= 0 && cfg < cf_count ? cfg : 0];
     const cv_args a = cv_args_make(&p->s, &p->t, split, CF_BK, CF_MAX_SPLIT, x, w, bias, add, y, act, ws);
     const bool one = p->t.one && ((uintptr_t)x & 15) == 0;
-    const long long blocks = (long long)((a.F + e->bm - 1) / e->bm) * ((a.cols + e->bn - 1) / e->bn);
+    const long long blocks = cv_tile_count(&p->s, e->bm, e->bn);
     e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
 }

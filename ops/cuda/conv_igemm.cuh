@@ -289,6 +289,11 @@ static inline int cv_split_list(int K, long long tiles, int bk, int maxs, int *s
     return n;
 }
 
+/* Output tiles of bm x bn over a convolution's (F, N*OH*OW) output: the grid of an implicit GEMM. */
+static inline long long cv_tile_count(const cv3_shape *s, int bm, int bn) {
+    return (long long)((s->F + bm - 1) / bm) * ((s->N * s->OH * s->OW + bn - 1) / bn);
+}
+
 /* The workspace of split (raw partials of every slice that is not empty; 0 unsplit). */
 static inline size_t cv_ws_bytes(const cv3_shape *s, int K, int split, int bk, int maxs) {
     int slices = 1;

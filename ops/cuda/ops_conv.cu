@@ -361,32 +361,20 @@ static int oc_conv_run_gemm(ops_cuda_env *env, oc_conv_state *st, const float *x
     return 0;
 }
 
-/* The 3xtf32 implicit GEMM with bias and act (an ops_act the matmul epilogue has) in its epilogue. */
-static int oc_conv_run_tc(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
-                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
-    const int mact = oc_mm_act(act);
-    cv3_run(st->tc, st->tc_cfg, st->tc_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws, oc_stream(env));
-    OC_LAUNCH_TRY(env);
-    return 0;
-}
-
-/* The FP32 implicit GEMM with bias, add and act (an ops_act the matmul epilogue has) in its epilogue. */
-static int oc_conv_run_ig(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
-                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
-    const int mact = oc_mm_act(act);
-    cf_run(st->ig, st->ig_cfg, st->ig_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws, oc_stream(env));
-    OC_LAUNCH_TRY(env);
-    return 0;
-}
-
-/* The wgmma path (conv_wgmma.h) with bias, add and act (an ops_act the matmul epilogue has) in the
- * matmul's epilogue. */
-static int oc_conv_run_wg(ops_cuda_env *env, const oc_conv_state *st, const float *x, const float *w,
-                          const float *bias, const float *add, float *y, ops_act act, float *ws) {
-    const int mact = oc_mm_act(act);
+/* An implicit GEMM -- path OC_CONV_TC (3xtf32, conv_3xtf32.cu), OC_CONV_IG (FP32, conv_fp32.cu) or
+ * OC_CONV_WG (wgmma, conv_wgmma.h) -- at the node's chosen configuration and split, with bias, add
+ * and act (an ops_act the matmul epilogue has) in its epilogue. */
+static int oc_conv_run_implicit(ops_cuda_env *env, const oc_conv_state *st, oc_conv_path path, const float *x,
+                                const float *w, const float *bias, const float *add, float *y, ops_act act,
+                                float *ws) {
+    const int mact = oc_mm_act(act), ea = mact < 0 ? MM_ACT_NONE : mact;
+    const cudaStream_t str = oc_stream(env);
     char msg[256];
-    if (cw_run(st->wg, st->wg_cfg, st->wg_split, x, w, bias, add, y, mact < 0 ? MM_ACT_NONE : mact, ws,
-               oc_stream(env), msg, sizeof msg) < 0)
+    if (path == OC_CONV_TC)
+        cv3_run(st->tc, st->tc_cfg, st->tc_split, x, w, bias, add, y, ea, ws, str);
+    else if (path == OC_CONV_IG)
+        cf_run(st->ig, st->ig_cfg, st->ig_split, x, w, bias, add, y, ea, ws, str);
+    else if (cw_run(st->wg, st->wg_cfg, st->wg_split, x, w, bias, add, y, ea, ws, str, msg, sizeof msg) < 0)
         return oc_fail(env, "%s", msg);
     OC_LAUNCH_TRY(env);
     return 0;
@@ -481,13 +469,9 @@ static int oc_conv_run_path(ops_cuda_env *env, oc_conv_state *st, oc_conv_path p
     int bad;
     switch (path) {
     case OC_CONV_TC:
-        bad = oc_conv_run_tc(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
-        break;
     case OC_CONV_IG:
-        bad = oc_conv_run_ig(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
-        break;
     case OC_CONV_WG:
-        bad = oc_conv_run_wg(env, st, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
+        bad = oc_conv_run_implicit(env, st, path, in[0], in[1], bias, add, out[0], q.kact, (float *)ws) < 0;
         break;
     case OC_CONV_DIRECT:
         bad = oc_conv_run_direct(env, st, in[0], in[1], bias, out[0], q.kact) < 0;
