@@ -6,6 +6,9 @@
 # rules/verified-4.json). For each: the predicted speedup and the
 # search time printed by `tasc optimize`, and `tasc bench ORIGINAL OPTIMIZED` (median of 200 CUDA
 # graph replays, alternating the two graphs). Binary: .device/new/bin/tasc, libraries .device/lib.
+# Then the same for every ONNX model in TASC_ONNX_DIR (default ../shared/models/onnx; on the GPU
+# machine, which has no ../shared, a carried copy such as .device/onnx), imported with
+# `tasc import --random-weights` (seeded weights where a .graph.onnx ships none).
 # Writes OUT/env.txt, OUT/optimize.log, OUT/bench.log and OUT/modes.md (one row per model).
 set -u
 OUT=${1:?usage: bench/optimize/run_modes_device.sh OUT}
@@ -22,8 +25,14 @@ RULES=$ROOT/rules/verified-4.json
     echo "| model | mode | predicted | search s | original ms | optimized ms | measured |"
     echo "|---|---|---:|---:|---:|---:|---:|"
 } >"$OUT/modes.md"
-for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet; do
-    "$GPU" model "$m" --out "$TMP/$m.json" || continue
+ONNX_DIR=${TASC_ONNX_DIR:-$ROOT/../shared/models/onnx}
+MODELS="resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet"
+[ -d "$ONNX_DIR" ] && MODELS="$MODELS $(cd "$ONNX_DIR" && ls *.onnx)"
+for m in $MODELS; do
+    case $m in
+    *.onnx) "$GPU" import "$ONNX_DIR/$m" --random-weights --out "$TMP/$m.json" >>"$OUT/optimize.log" 2>&1 || continue ;;
+    *) "$GPU" model "$m" --out "$TMP/$m.json" || continue ;;
+    esac
     for mode in ${TASC_MODES:-none minimal default eqsat}; do
         case $mode in
         none) args=(--rules none) ;;

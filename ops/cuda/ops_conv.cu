@@ -519,38 +519,82 @@ static int oc_conv_exec(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, 
     return oc_conv_run_path(env, st, st->path, st->fused, s, in, out, ws);
 }
 
-/* Device time of one run of path on the node's buffers as the node runs it, with the pass it
- * leaves over and the fused add (ms, median of 5 after one warm-up); INFINITY if it fails. ws:
- * the whole search workspace. cuDNN is timed unfused (its fused bias/relu is tried once the path
- * is chosen). */
-static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
-                          const float *const *in, float *const *out, char *ws) {
+/* Runs of path timed (ms each, median of n <= 5 after one warm-up); INFINITY if a run fails.
+ * graph: reps back-to-back runs captured into one CUDA graph and replayed, as the model's graph
+ * replays them; else each run launched between two events (the host's launch cost inside). */
+static float oc_conv_time_runs(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
+                               const float *const *in, float *const *out, char *ws, int graph, int reps, int n) {
+    cudaStream_t sm = oc_stream(env);
+    cudaGraphExec_t ge = NULL;
+    if (graph) {
+        cudaGraph_t gr = NULL;
+        int bad = cudaStreamBeginCapture(sm, cudaStreamCaptureModeRelaxed) != cudaSuccess;
+        for (int r = 0; r < reps && !bad; r++)
+            bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
+        bad = cudaStreamEndCapture(sm, &gr) != cudaSuccess || bad;
+        if (bad || cudaGraphInstantiate(&ge, gr, 0) != cudaSuccess)
+            ge = NULL;
+        if (gr)
+            CUDA_CHECK(cudaGraphDestroy(gr));
+        if (!ge) {
+            (void)cudaGetLastError();
+            return INFINITY;
+        }
+    }
     cudaEvent_t e0, e1;
     float ms[5];
+    n = n < 1 ? 1 : n > 5 ? 5 : n;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
     int bad = 0;
-    for (int r = -1; r < 5 && !bad; r++) {
-        CUDA_CHECK(cudaEventRecord(e0, oc_stream(env)));
-        bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
-        CUDA_CHECK(cudaEventRecord(e1, oc_stream(env)));
+    for (int r = -1; r < n && !bad; r++) {
+        CUDA_CHECK(cudaEventRecord(e0, sm));
+        if (ge)
+            CUDA_CHECK(cudaGraphLaunch(ge, sm));
+        else
+            bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
+        CUDA_CHECK(cudaEventRecord(e1, sm));
         CUDA_CHECK(cudaEventSynchronize(e1));
         if (r >= 0)
             CUDA_CHECK(cudaEventElapsedTime(&ms[r], e0, e1));
     }
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
+    if (ge)
+        CUDA_CHECK(cudaGraphExecDestroy(ge));
     if (bad) {
         (void)cudaGetLastError();
         return INFINITY;
     }
-    for (int i = 1; i < 5; i++) /* insertion sort */
+    for (int i = 1; i < n; i++) /* insertion sort */
         for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
             float t = ms[j];
             ms[j] = ms[j - 1];
             ms[j - 1] = t;
         }
-    return ms[2];
+    return ms[n / 2] / (float)reps;
+}
+
+/* Device time of one run of path on the node's buffers as the node runs it, with the pass it
+ * leaves over and the fused add (ms); INFINITY if it fails. ws: the whole search workspace. cuDNN
+ * is timed unfused (its fused bias/relu is tried once the path is chosen). Timed as the model
+ * runs: inside a CUDA graph, back to back (10 runs per replay when a run is short, so the graph's
+ * own launch is spread). Timing each run between events on the stream instead counts the host's
+ * launch of every kernel: at batch 1, where a run takes 2-15 us, that overhead decided between
+ * paths (a two-kernel path paid it twice) and the path chosen was up to 2 us slower in the graph.
+ * The runs launched one by one first (warm-up: workspaces grown, kernel attributes set, outside
+ * any capture) also stand in where a path cannot be captured. */
+static float oc_conv_time(ops_cuda_env *env, oc_conv_state *st, oc_conv_path path, const ops_sig *s,
+                          const float *const *in, float *const *out, char *ws) {
+    const float launched = oc_conv_time_runs(env, st, path, s, in, out, ws, 0, 1, 1);
+    if (!isfinite(launched))
+        return INFINITY;
+    const char *how = getenv("TASC_RT_CONV_TIMING"); /* experiments: "launch", the timing before graphs */
+    if (how && !strcmp(how, "launch"))
+        return oc_conv_time_runs(env, st, path, s, in, out, ws, 0, 1, 5);
+    const int reps = launched < 0.05f ? 10 : 1;
+    const float graphed = oc_conv_time_runs(env, st, path, s, in, out, ws, 1, reps, 5);
+    return isfinite(graphed) ? graphed : oc_conv_time_runs(env, st, path, s, in, out, ws, 0, 1, 5);
 }
 
 /* The implicit GEMMs' plan (st->tc for 3xtf32, st->ig for igemm; st->wg for wgmma) for the node's
