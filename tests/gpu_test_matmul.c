@@ -459,6 +459,78 @@ static void test_ring_same_bits(void) {
     printf("pipeline x gives pipeline h's bits: %s\n", test_failed == before ? "ok" : "FAILED");
 }
 
+
+/* Device operands of p: A and B random (seed), C uninitialised; the caller frees all three. */
+static void hold_operands(const mm_problem *p, uint64_t seed, float **A, float **B, float **C) {
+    CUDA_CHECK(cudaMalloc((void **)A, (size_t)(p->m * p->k) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)B, (size_t)(p->k * p->n) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)C, (size_t)(p->m * p->n) * sizeof(float)));
+    mm_fill_normal(*A, p->m * p->k, seed, 0);
+    mm_fill_normal(*B, p->k * p->n, seed + 1, 0);
+}
+
+/* A graph captured with the split-K workspace at one address keeps running right after a later,
+ * larger problem grows the workspace (as a second runtime context's setup does in `tasc bench A
+ * B`): while held (mm_workspace_hold), the old memory is not freed, so a buffer allocated after
+ * the growth cannot be it, and the graph's partial sums do not land in that buffer. */
+static void test_workspace_hold(void) {
+    const int32_t ws = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4");
+    CHECK(ws >= 0 && mm_config_get(ws)->cluster == 0);
+    if (ws < 0)
+        return;
+    mm_problem p1, p2;
+    mm_problem_init(&p1, 1024, 1024, 2048, 1); /* 8 slices: 32 MiB of partial sums */
+    mm_problem_init(&p2, 1024, 2048, 2048, 1); /* 64 MiB: the workspace grows */
+    const mm_choice ch = {ws, 8, 8};
+    char err[256] = "";
+    float *A1, *B1, *C1, *A2, *B2, *C2;
+    mm_workspace_release(); /* earlier tests grew it: the first run below sets its size */
+    hold_operands(&p1, 810, &A1, &B1, &C1);
+    hold_operands(&p2, 812, &A2, &B2, &C2);
+    const size_t nc = (size_t)(p1.m * p1.n), xbytes = nc * 8 * sizeof(float);
+    float *h1 = malloc(nc * sizeof(float)), *h2 = malloc(nc * sizeof(float));
+    unsigned char *hx = malloc(xbytes);
+    CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, 0, err, sizeof err), 0); /* grows to 32 MiB */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(h1, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaStream_t st;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CUDA_CHECK(cudaStreamCreate(&st));
+    mm_workspace_hold();
+    CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, st, err, sizeof err), 0);
+    CUDA_CHECK(cudaStreamEndCapture(st, &g));
+    CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    CHECK_EQ_INT(mm_run_choice(&p2, &ch, A2, B2, NULL, C2, 0, err, sizeof err), 0); /* grows to 64 MiB */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    void *x;
+    CUDA_CHECK(cudaMalloc(&x, xbytes)); /* without the hold: often the 32 MiB just freed */
+    CUDA_CHECK(cudaMemset(x, 0x3c, xbytes));
+    CUDA_CHECK(cudaMemsetAsync(C1, 0xff, nc * sizeof(float), st)); /* NaN */
+    CUDA_CHECK(cudaGraphLaunch(ge, st));
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    CUDA_CHECK(cudaMemcpy(h2, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hx, x, xbytes, cudaMemcpyDeviceToHost));
+    size_t changed = 0;
+    for (size_t i = 0; i < xbytes; i++)
+        changed += hx[i] != 0x3c;
+    CHECK(memcmp(h1, h2, nc * sizeof(float)) == 0);
+    CHECK(changed == 0);
+    printf("split-K workspace held across a graph: %s (%zu bytes of a later buffer changed)\n",
+           changed == 0 && memcmp(h1, h2, nc * sizeof(float)) == 0 ? "ok" : "FAILED", changed);
+    CUDA_CHECK(cudaGraphExecDestroy(ge));
+    CUDA_CHECK(cudaGraphDestroy(g));
+    mm_workspace_unhold(); /* frees the 32 MiB */
+    CUDA_CHECK(cudaStreamDestroy(st));
+    float *bufs[] = {A1, B1, C1, A2, B2, C2};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        CUDA_CHECK(cudaFree(bufs[i]));
+    CUDA_CHECK(cudaFree(x));
+    free(h1);
+    free(h2);
+    free(hx);
+}
 /* the co-resident kind (a cooperative launch) inside a captured CUDA graph, as the model runtime
  * captures its runs: the graph gives the direct launch's bits, replayed twice (counters reset) */
 static void test_coresident_graph(void) {
@@ -1510,6 +1582,7 @@ int main(void) {
     test_split_deterministic();
     test_ring_same_bits();
     test_coresident_graph();
+    test_workspace_hold();
     test_run_api(dir);
     test_first_use(dir);
     test_3xtf32();

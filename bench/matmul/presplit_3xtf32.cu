@@ -214,10 +214,10 @@ static void ps_shape_run(const ps_shape &sh, cublasHandle_t h, int reps, std::st
     const long long ia = p.stride_a ? p.batch : 1, ib = p.stride_b ? p.batch : 1;
     const double flops = 2.0 * p.m * p.n * p.k * p.batch;
     /* the split kernels alone (into the library's workspace) */
-    wgt_workspace(2 * (size_t)(ia * p.m * kp + ib * p.n * kp));
-    const double us_sa = ps_time_us([&] { wgt_split_a(&p, x.A, (int)kp, ia, wgt_ws, wgt_ws + ia * p.m * kp, 0); }, reps);
-    const double us_sb = ps_time_us(
-        [&] { wgt_split_b(&p, x.B, (int)kp, ib, wgt_ws, wgt_ws + ib * p.n * kp, 0); }, reps);
+    CUDA_CHECK(mm_dbuf_grow(&wgt_ws, 2 * (size_t)(ia * p.m * kp + ib * p.n * kp) * sizeof(float), false, 0));
+    float *ws = (float *)wgt_ws.p;
+    const double us_sa = ps_time_us([&] { wgt_split_a(&p, x.A, (int)kp, ia, ws, ws + ia * p.m * kp, 0); }, reps);
+    const double us_sb = ps_time_us([&] { wgt_split_b(&p, x.B, (int)kp, ib, ws, ws + ib * p.n * kp, 0); }, reps);
     /* cuBLAS strict FP32 (row-major C = A B as C^T = B^T A^T) */
     const float one = 1.0f, zero = 0.0f;
     auto blas = [&] {

@@ -290,37 +290,41 @@ void mm_set_carveout(int percent) {
 
 /* ---- split-K workspace ----------------------------------------------------------------------- */
 
-static float *mm_ws;          /* partial sums */
-static size_t mm_ws_floats;
-static int *mm_counters;      /* per (batch, tile) arrival counters, zero between launches */
-static size_t mm_counters_n;
+/* Workspaces are process-wide and captured graphs hold their addresses: a second runtime context
+ * whose setup grows one (or first-use tuning, which releases them) must not free memory the first
+ * context's graph still writes. While any context holds a captured graph, dropped memory waits
+ * here and is freed when the last hold ends. */
+static int mm_holds;
+static void **mm_retired;
+static int32_t mm_n_retired, mm_cap_retired;
 
-static void mm_workspace_ensure(size_t floats, size_t counters, cudaStream_t s) {
-    if (floats > mm_ws_floats) {
-        if (mm_ws)
-            CUDA_CHECK(cudaFree(mm_ws)); /* synchronizes: no launch still uses it */
-        CUDA_CHECK(cudaMalloc((void **)&mm_ws, floats * sizeof(float)));
-        mm_ws_floats = floats;
+void mm_dbuf_drop(void *p) {
+    if (!mm_holds) {
+        CUDA_CHECK(cudaFree(p)); /* synchronizes: no launch still uses it */
+        return;
     }
-    if (counters > mm_counters_n) {
-        if (mm_counters)
-            CUDA_CHECK(cudaFree(mm_counters));
-        CUDA_CHECK(cudaMalloc((void **)&mm_counters, counters * sizeof(int)));
-        CUDA_CHECK(cudaMemsetAsync(mm_counters, 0, counters * sizeof(int), s));
-        mm_counters_n = counters;
+    mm_retired = (void **)base_grow(mm_retired, &mm_cap_retired, mm_n_retired + 1, sizeof *mm_retired);
+    mm_retired[mm_n_retired++] = p;
+}
+
+void mm_workspace_hold(void) { mm_holds++; }
+
+void mm_workspace_unhold(void) {
+    if (mm_holds > 0 && --mm_holds == 0) {
+        for (int32_t i = 0; i < mm_n_retired; i++)
+            CUDA_CHECK(cudaFree(mm_retired[i])); /* synchronizes: the graphs that used them are gone */
+        mm_n_retired = 0;
     }
 }
 
+static mm_dbuf mm_ws;       /* partial sums (floats) */
+static mm_dbuf mm_counters; /* per (batch, tile) arrival counters (ints), zero between launches */
+
 void mm_workspace_release(void) {
-    if (mm_ws || mm_counters)
+    if (mm_ws.p || mm_counters.p)
         CUDA_CHECK(cudaDeviceSynchronize()); /* nothing may still use them */
-    if (mm_ws)
-        CUDA_CHECK(cudaFree(mm_ws));
-    if (mm_counters)
-        CUDA_CHECK(cudaFree(mm_counters));
-    mm_ws = NULL;
-    mm_counters = NULL;
-    mm_ws_floats = mm_counters_n = 0;
+    mm_dbuf_release(&mm_ws);
+    mm_dbuf_release(&mm_counters);
 }
 
 /* ---- running --------------------------------------------------------------------------------- */
@@ -365,9 +369,11 @@ static void mm_launch_choice(const mm_problem *p, const mm_choice *c, const mm_s
             if (e->cfg.cluster != 1) { /* the last-block and co-resident kinds use the workspace */
                 long long tiles =
                     (long long)((p->m + e->cfg.bm - 1) / e->cfg.bm) * ((p->n + e->cfg.bn - 1) / e->cfg.bn);
-                mm_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);
-                a.ws = mm_ws;
-                a.counters = mm_counters;
+                /* a launcher cannot fail (matmul_impl.h): out of memory here aborts */
+                CUDA_CHECK(mm_dbuf_grow(&mm_ws, (size_t)(p->batch * splits * p->m * p->n) * sizeof(float), false, s));
+                CUDA_CHECK(mm_dbuf_grow(&mm_counters, (size_t)(p->batch * tiles) * sizeof(int), true, s));
+                a.ws = (float *)mm_ws.p;
+                a.counters = (int *)mm_counters.p;
             }
         }
     }

@@ -400,6 +400,21 @@ int mm_bench(const mm_bench_opts *o, char *err, size_t errlen);
  * shared-memory carveout; a table on stdout. 0, or -1 with a message for a bad size. */
 int mm_bench_probe(const mm_problem *sizes, int32_t n_sizes, int32_t reps, char *err, size_t errlen);
 
+/* ---- captured graphs ---------------------------------------------------------------------- */
+
+/* The kernels' workspaces (split-K partials and counters, the wgmma split operands) are one per
+ * process and move when they grow. A caller that captures launches into a CUDA graph holds them
+ * (mm_workspace_hold) for as long as the graph may run: memory a workspace lets go of meanwhile
+ * is freed only when the last hold ends (mm_workspace_unhold), so a second graph's setup cannot
+ * free memory the first graph writes. Launches of different graphs must still be ordered (one
+ * stream, or synchronized): they share the workspaces. */
+void mm_workspace_hold(void);
+void mm_workspace_unhold(void);
+/* Lets go of the FP32 kernel's split-K workspace (the next split-K launch allocates what it
+ * needs; freed now unless held): after tuning, which grows it to the largest candidate's need.
+ * Synchronizes the device. */
+void mm_workspace_release(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -279,26 +279,8 @@ int mm_3xtf32_config_find(const char *name) {
 
 /* The split-K workspace of this kernel (partial sums, per-tile arrival counters that are zero
  * between launches): launches that share it are ordered (one stream), as the FP32 kernel's. */
-static float *tf_ws;
-static size_t tf_ws_floats;
-static int *tf_counters;
-static size_t tf_counters_n;
-
-static void tf_workspace_ensure(size_t floats, size_t counters, cudaStream_t s) {
-    if (floats > tf_ws_floats) {
-        if (tf_ws)
-            CUDA_CHECK(cudaFree(tf_ws)); /* synchronizes: no launch still uses it */
-        CUDA_CHECK(cudaMalloc((void **)&tf_ws, floats * sizeof(float)));
-        tf_ws_floats = floats;
-    }
-    if (counters > tf_counters_n) {
-        if (tf_counters)
-            CUDA_CHECK(cudaFree(tf_counters));
-        CUDA_CHECK(cudaMalloc((void **)&tf_counters, counters * sizeof(int)));
-        CUDA_CHECK(cudaMemsetAsync(tf_counters, 0, counters * sizeof(int), s));
-        tf_counters_n = counters;
-    }
-}
+static mm_dbuf tf_ws;       /* floats */
+static mm_dbuf tf_counters; /* ints */
 
 /* Measured on an H100 (bench/matmul/3xtf32.md): 128x128 tiles when they fill 1.5 waves of the SMs
  * (2048^3: 53 TF against 49 for 64x64); else 64x64 tiles while they fill the SMs (1024x3072x768:
@@ -341,11 +323,13 @@ void mm_3xtf32_run_at(const mm_problem *p, int cfg, int split, int group, const 
         const int splits = (int)((p->k + chunk - 1) / chunk); /* slices that are not empty */
         if (splits > 1) {
             const long long tiles = ((p->m + e->bm - 1) / e->bm) * ((p->n + e->bn - 1) / e->bn);
-            tf_workspace_ensure((size_t)(p->batch * splits * p->m * p->n), (size_t)(p->batch * tiles), s);
+            /* a launcher cannot fail (matmul_impl.h): out of memory here aborts */
+            CUDA_CHECK(mm_dbuf_grow(&tf_ws, (size_t)(p->batch * splits * p->m * p->n) * sizeof(float), false, s));
+            CUDA_CHECK(mm_dbuf_grow(&tf_counters, (size_t)(p->batch * tiles) * sizeof(int), true, s));
             a.split_k = splits;
             a.k_chunk = (int)chunk;
-            a.ws = tf_ws;
-            a.counters = tf_counters;
+            a.ws = (float *)tf_ws.p;
+            a.counters = (int *)tf_counters.p;
         }
     }
     e->launch(a, p->batch, s);

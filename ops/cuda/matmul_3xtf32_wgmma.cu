@@ -448,61 +448,12 @@ static bool wgt_map(CUtensorMap *m, const float *p, long long rows, int kp, long
                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The split operands (A_hi, A_lo, B_hi^T, B_lo^T back to back), grown on demand; launches that share
- * it are ordered (one stream), as the other kernels' workspaces. false if it cannot be had. */
-static float *wgt_ws;
-static size_t wgt_ws_floats;
-
-static bool wgt_workspace(size_t floats) {
-    if (floats <= wgt_ws_floats)
-        return true;
-    if (wgt_ws)
-        CUDA_CHECK(cudaFree(wgt_ws)); /* synchronizes: no launch still uses it */
-    wgt_ws = NULL;
-    wgt_ws_floats = 0;
-    if (cudaMalloc((void **)&wgt_ws, floats * sizeof(float)) != cudaSuccess) {
-        (void)cudaGetLastError(); /* out of memory: the mma.sync path needs no workspace */
-        wgt_ws = NULL;
-        return false;
-    }
-    wgt_ws_floats = floats;
-    return true;
-}
-
-/* The split-K partials and the per-tile arrival counters (zero between launches: the last block
- * of a tile resets its counter), grown on demand like the operands' workspace; false if they
- * cannot be had. */
-static float *wgt_pws;
-static size_t wgt_pws_floats;
-static int *wgt_cnt;
-static size_t wgt_cnt_n;
-
-static bool wgt_split_workspace(size_t floats, size_t counters, cudaStream_t s) {
-    if (floats > wgt_pws_floats) {
-        if (wgt_pws)
-            CUDA_CHECK(cudaFree(wgt_pws)); /* synchronizes: no launch still uses it */
-        wgt_pws_floats = 0;
-        if (cudaMalloc((void **)&wgt_pws, floats * sizeof(float)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            wgt_pws = NULL;
-            return false;
-        }
-        wgt_pws_floats = floats;
-    }
-    if (counters > wgt_cnt_n) {
-        if (wgt_cnt)
-            CUDA_CHECK(cudaFree(wgt_cnt));
-        wgt_cnt_n = 0;
-        if (cudaMalloc((void **)&wgt_cnt, counters * sizeof(int)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            wgt_cnt = NULL;
-            return false;
-        }
-        CUDA_CHECK(cudaMemsetAsync(wgt_cnt, 0, counters * sizeof(int), s));
-        wgt_cnt_n = counters;
-    }
-    return true;
-}
+/* The workspaces (mm_dbuf, matmul_impl.h), launches that share them ordered (one stream) as the
+ * other kernels' are: the split operands (A_hi, A_lo, B_hi^T, B_lo^T back to back, floats), and
+ * split-K's partials (floats) and per-tile arrival counters (ints, zero between launches: the last
+ * block of a tile resets its counter). Out of memory is no error here: the product is left to the
+ * mma.sync path, which needs no workspace. */
+static mm_dbuf wgt_ws, wgt_pws, wgt_cnt;
 
 /* The k-tiles a slice of a split into `split` takes (*chunk) and the slices that are not empty. */
 static int wgt_slices(long long kp, int split, int *chunk) {
@@ -749,12 +700,13 @@ static bool wgt_prepare(const mm_problem *p, const float *ah, const float *al, c
     const int slices = wgt_slices(kp, split < 1 ? 1 : split, &chunk);
     if (slices > 1) {
         const long long tiles = ((p->m + 127) / 128) * ((p->n + bn - 1) / bn) * p->batch;
-        if (!wgt_split_workspace((size_t)(tiles * slices * 128 * bn), (size_t)tiles, s))
+        if (mm_dbuf_grow(&wgt_pws, (size_t)(tiles * slices * 128 * bn) * sizeof(float), false, s) != cudaSuccess ||
+            mm_dbuf_grow(&wgt_cnt, (size_t)tiles * sizeof(int), true, s) != cudaSuccess)
             return false;
         pl->w.a.split_k = slices;
         pl->w.a.k_chunk = chunk;
-        pl->w.a.ws = wgt_pws;
-        pl->w.a.counters = wgt_cnt;
+        pl->w.a.ws = (float *)wgt_pws.p;
+        pl->w.a.counters = (int *)wgt_cnt.p;
     }
     return true;
 }
@@ -777,10 +729,11 @@ static int wgt_run_sk(const mm_problem *p, const float *A, const float *B, const
     if ((!pa && ia * p->m >= (1ll << 31)) || kp > 32 * 65535) /* the split's grids */
         return 0;
     const size_t na = pa ? 0 : (size_t)(ia * p->m * kp), nb = pb ? 0 : (size_t)(ib * p->n * kp);
-    if (na + nb > 0 && !wgt_workspace(2 * (na + nb)))
+    if (na + nb > 0 && mm_dbuf_grow(&wgt_ws, 2 * (na + nb) * sizeof(float), false, s) != cudaSuccess)
         return 0;
-    float *ah = pa ? pa->hi + ja * p->m * kp : wgt_ws, *al = pa ? pa->lo + ja * p->m * kp : ah + na;
-    float *bh = pb ? pb->hi + jb * p->n * kp : wgt_ws + 2 * na, *bl = pb ? pb->lo + jb * p->n * kp : bh + nb;
+    float *ws = (float *)wgt_ws.p;
+    float *ah = pa ? pa->hi + ja * p->m * kp : ws, *al = pa ? pa->lo + ja * p->m * kp : ah + na;
+    float *bh = pb ? pb->hi + jb * p->n * kp : ws + 2 * na, *bl = pb ? pb->lo + jb * p->n * kp : bh + nb;
     wgt_plan pl;
     if (!wgt_prepare(p, ah, al, bh, bl, bias, C, cfg, split, &pl, s))
         return 0;

@@ -1,6 +1,7 @@
 /* matmul_impl.h: internals shared by the files of the matmul module (CUDA C++ only): the kernel
- * argument block, the launchers of each rung of the ladder, and the tuned kernel's list of
- * compiled tile configurations. The public, C-callable API is matmul.h.
+ * argument block, the launchers of each rung of the ladder, the tuned kernel's list of compiled
+ * tile configurations, and the device buffer the kernels' workspaces grow in (mm_dbuf). The
+ * public, C-callable API is matmul.h.
  *
  * Launchers take a checked problem (mm_problem_check passed) and never fail: a bad launch is a
  * bug here and aborts through CUDA_LAUNCH_CHECK.
@@ -125,9 +126,51 @@ struct mm_device_info {
 };
 const mm_device_info *mm_device(void);
 
-/* Frees the split-K workspace (the next split-K launch allocates what it needs): after tuning,
- * which grows it to the largest candidate's need. Synchronizes the device. */
-void mm_workspace_release(void);
+
+/* A device buffer grown on demand: the kernels' split-K workspaces (partial sums, per-tile arrival
+ * counters) and the wgmma path's split operands, each a process-wide static of its file (not
+ * thread-safe; launches that share one are ordered: one stream). {NULL, 0} until first grown.
+ * Inline here, not in a .cu of its own: bench programs include the kernel files whole. */
+struct mm_dbuf {
+    void *p;      /* device memory of `bytes` bytes, or NULL */
+    size_t bytes;
+};
+
+/* Device memory a workspace no longer uses: freed now, or, while a captured CUDA graph may still
+ * launch kernels that point into it (mm_workspace_hold), kept until the last hold ends
+ * (matmul.cu). */
+void mm_dbuf_drop(void *p);
+
+/* Lets go of b's memory (mm_dbuf_drop); b is then {NULL, 0}. */
+static inline void mm_dbuf_release(mm_dbuf *b) {
+    if (b->p)
+        mm_dbuf_drop(b->p);
+    b->p = NULL;
+    b->bytes = 0;
+}
+
+/* Makes b at least `bytes` large: a smaller one is freed and allocated anew at exactly `bytes` (the
+ * largest need so far), zeroed on s when `zero` (arrival counters start at zero; the kernels reset
+ * them after each launch). A grown buffer has a new address, so growing is for runs outside CUDA
+ * graph capture: the runtime's setup run grows every workspace its graph needs before capturing;
+ * the old memory outlives every graph captured with it (mm_dbuf_drop).
+ * Returns cudaSuccess, or cudaMalloc's error (cleared; b is then {NULL, 0}) for the caller to report,
+ * or to abort on with CUDA_CHECK where it has no error path; a failed free or memset aborts. */
+static inline cudaError_t mm_dbuf_grow(mm_dbuf *b, size_t bytes, bool zero, cudaStream_t s) {
+    if (bytes <= b->bytes)
+        return cudaSuccess;
+    mm_dbuf_release(b);
+    const cudaError_t e = cudaMalloc(&b->p, bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        b->p = NULL;
+        return e;
+    }
+    if (zero)
+        CUDA_CHECK(cudaMemsetAsync(b->p, 0, bytes, s));
+    b->bytes = bytes;
+    return cudaSuccess;
+}
 
 /* The heuristic's predicted microseconds for (c->cfg, c->split_k) on p, or -1 when the rule does
  * not weigh that pair (matmul_heuristic.cu); the tuner orders its candidates by it. */
