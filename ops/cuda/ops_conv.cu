@@ -530,7 +530,7 @@ static float oc_conv_time_runs(ops_cuda_env *env, oc_conv_state *st, oc_conv_pat
         cudaGraph_t gr = NULL;
         int bad = cudaStreamBeginCapture(sm, cudaStreamCaptureModeRelaxed) != cudaSuccess;
         for (int r = 0; r < reps && !bad; r++)
-            bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
+            bad = oc_conv_run_path(env, st, path, st->fused, s, in, out, ws) < 0;
         bad = cudaStreamEndCapture(sm, &gr) != cudaSuccess || bad;
         if (bad || cudaGraphInstantiate(&ge, gr, 0) != cudaSuccess)
             ge = NULL;
@@ -552,7 +552,7 @@ static float oc_conv_time_runs(ops_cuda_env *env, oc_conv_state *st, oc_conv_pat
         if (ge)
             CUDA_CHECK(cudaGraphLaunch(ge, sm));
         else
-            bad = oc_conv_run_path(env, st, path, 0, s, in, out, ws) < 0;
+            bad = oc_conv_run_path(env, st, path, st->fused, s, in, out, ws) < 0;
         CUDA_CHECK(cudaEventRecord(e1, sm));
         CUDA_CHECK(cudaEventSynchronize(e1));
         if (r >= 0)
@@ -577,7 +577,8 @@ static float oc_conv_time_runs(ops_cuda_env *env, oc_conv_state *st, oc_conv_pat
 
 /* Device time of one run of path on the node's buffers as the node runs it, with the pass it
  * leaves over and the fused add (ms); INFINITY if it fails. ws: the whole search workspace. cuDNN
- * is timed unfused (its fused bias/relu is tried once the path is chosen). Timed as the model
+ * is timed as st->fused says: unfused while paths are chosen (its fused bias/relu is tried, and
+ * timed, once the path is chosen: oc_conv_try_fused). Timed as the model
  * runs: inside a CUDA graph, back to back (10 runs per replay when a run is short, so the graph's
  * own launch is spread). Timing each run between events on the stream instead counts the host's
  * launch of every kernel: at batch 1, where a run takes 2-15 us, that overhead decided between
@@ -944,6 +945,58 @@ static double oc_dev_diff(ops_cuda_env *env, const float *a, const float *b, int
     return bad ? INFINITY : sqrt(num) / fmax(sqrt(den), 1e-30);
 }
 
+/* cuDNN's path: bias (and relu) inside cuDNN's call (cudnnConvolutionBiasActivationForward),
+ * kept only if it gives the unfused result (out[0] on entry) and is not slower than the call plus
+ * our bias/activation pass, both timed as oc_conv_time times paths. The fused call was kept on
+ * its result alone until session 12: for resnext50's grouped 3x3 convolutions (1x128x56x56,
+ * groups 32) it ran 22.6 us where the call + pass run 12.8 us. */
+static int oc_conv_try_fused(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                             float *const *out) {
+    const ops_act act = (ops_act)s->p->v[PM_ACT];
+    const int has_bias = s->n_in > 2;
+    if (st->path != OC_CONV_CUDNN || env->fuse_add || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
+        return 0;
+    void *sws = NULL;
+    size_t sbytes = 0;
+    if (oc_workspace_search(env, &sws, &sbytes) < 0)
+        return -1;
+    const int64_t n = ops_shape_numel(&s->out[0]);
+    const size_t bytes = (size_t)n * sizeof(float);
+    float *ref = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&ref, bytes));
+    CUDA_CHECK(cudaMemcpyAsync(ref, out[0], bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
+    const float unfused_ms = oc_conv_time(env, st, st->path, s, in, out, (char *)sws);
+    CUDNN_CHECK(cudnnSetActivationDescriptor(st->act, act == OPS_ACT_RELU ? CUDNN_ACTIVATION_RELU
+                                                                          : CUDNN_ACTIVATION_IDENTITY,
+                                             CUDNN_PROPAGATE_NAN, 0.0));
+    if (!has_bias) {
+        const size_t b = (size_t)st->F * sizeof(float);
+        CUDA_CHECK(cudaMalloc((void **)&st->zero_bias, b));
+        CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, oc_stream(env)));
+    }
+    st->fused = 1;
+    const int ok = oc_conv_exec(env, st, s, in, out) == 0;
+    const double rel = ok ? oc_dev_diff(env, out[0], ref, n) : 0.0;
+    const float fused_ms = ok && rel <= 1e-5 ? oc_conv_time(env, st, st->path, s, in, out, (char *)sws) : INFINITY;
+    if (!ok && oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': bias/relu not fused (cuDNN: %s)\n", oc_node_name(env), env->err);
+    if (ok && !(rel <= 1e-5))
+        fprintf(stderr, "tasc: node '%s': cuDNN's fused bias/relu differs from conv + epilogue (rel L2 %.3g); "
+                        "not fused\n", oc_node_name(env), rel);
+    else if (ok && oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': bias/relu in cuDNN's call %.4f ms, call + pass %.4f ms: %s\n",
+                oc_node_name(env), (double)fused_ms, (double)unfused_ms, fused_ms <= unfused_ms ? "fused" : "not fused");
+    if (!(fused_ms <= unfused_ms)) {
+        (void)cudaGetLastError();
+        st->fused = 0;
+    }
+    /* the node's value: the reference (the fused result is within 1e-5 of it) */
+    CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
+    CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));
+    CUDA_CHECK(cudaFree(ref));
+    return 0;
+}
+
 OPS_CUDA_FN(conv2d) {
     oc_conv_state *st = (oc_conv_state *)oc_node_state(env);
     if (st)
@@ -956,42 +1009,9 @@ OPS_CUDA_FN(conv2d) {
     oc_node_state_set(env, st, oc_conv_free);
     if (oc_conv_setup(env, st, s, in, out) < 0)
         return -1;
-    const ops_act act = (ops_act)s->p->v[PM_ACT];
-    const int has_bias = s->n_in > 2;
     if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
-    if (st->path != OC_CONV_CUDNN || env->fuse_add || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
-        return 0;
-    /* try bias (and relu) inside cuDNN's call; keep it only if it gives the same result */
-    const int64_t n = ops_shape_numel(&s->out[0]);
-    const size_t bytes = (size_t)n * sizeof(float);
-    float *ref = NULL;
-    CUDA_CHECK(cudaMalloc((void **)&ref, bytes));
-    CUDA_CHECK(cudaMemcpyAsync(ref, out[0], bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
-    CUDNN_CHECK(cudnnSetActivationDescriptor(st->act, act == OPS_ACT_RELU ? CUDNN_ACTIVATION_RELU
-                                                                          : CUDNN_ACTIVATION_IDENTITY,
-                                             CUDNN_PROPAGATE_NAN, 0.0));
-    if (!has_bias) {
-        const size_t b = (size_t)st->F * sizeof(float);
-        CUDA_CHECK(cudaMalloc((void **)&st->zero_bias, b));
-        CUDA_CHECK(cudaMemsetAsync(st->zero_bias, 0, b, oc_stream(env)));
-    }
-    st->fused = 1;
-    int ok = oc_conv_exec(env, st, s, in, out) == 0;
-    double rel = ok ? oc_dev_diff(env, out[0], ref, n) : 0.0;
-    if (!ok || !(rel <= 1e-5)) {
-        if (!ok && oc_verbose(env))
-            fprintf(stderr, "tasc: node '%s': bias/relu not fused (cuDNN: %s)\n", oc_node_name(env), env->err);
-        if (ok)
-            fprintf(stderr, "tasc: node '%s': cuDNN's fused bias/relu differs from conv + epilogue (rel L2 %.3g); "
-                            "not fused\n", oc_node_name(env), rel);
-        (void)cudaGetLastError();
-        st->fused = 0;
-        CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(oc_stream(env)));
-    CUDA_CHECK(cudaFree(ref));
-    return 0;
+    return oc_conv_try_fused(env, st, s, in, out);
 }
 
 /* --- pools ---------------------------------------------------------------------------------- */
