@@ -726,6 +726,57 @@ SHAPE_FN(pad) {
     return 0;
 }
 
+/* --- views (ops_view_fn) --------------------------------------------------------------------- */
+
+/* 1 if every axis of s before axis has size 1: the parts along axis are then consecutive runs. */
+static int view_leading_ones(const ops_shape *s, int64_t axis) {
+    for (int64_t i = 0; i < axis && i < s->rank; i++)
+        if (s->dims[i] != 1)
+            return 0;
+    return 1;
+}
+
+/* Parts back to back along an axis with only axes of size 1 before it (split, concat). */
+static int view_runs(const ops_params *p, const ops_shape *whole, int32_t n, const ops_shape *const *parts,
+                     int64_t *off) {
+    if (!view_leading_ones(whole, p->v[PM_AXIS]))
+        return 0;
+    int64_t at = 0;
+    for (int32_t k = 0; k < n; k++) {
+        off[k] = at;
+        at += ops_shape_numel(parts[k]);
+    }
+    return 1;
+}
+
+static int view_reshape(const ops_params *p, const ops_shape *whole, int32_t n, const ops_shape *const *parts,
+                        int64_t *off) {
+    (void)p, (void)whole, (void)parts;
+    for (int32_t k = 0; k < n; k++)
+        off[k] = 0;
+    return 1;
+}
+
+int ops_transpose_moves_nothing(const ops_shape *in, const ops_params *p) {
+    int64_t last = -1;
+    for (int32_t i = 0; i < p->n_list && i < in->rank; i++) {
+        int64_t a = p->list[i];
+        if (a < 0 || a >= in->rank)
+            return 0;
+        if (in->dims[a] == 1)
+            continue; /* an axis of size 1 moves no element wherever it goes */
+        if (a < last)
+            return 0;
+        last = a;
+    }
+    return 1;
+}
+
+static int view_transpose(const ops_params *p, const ops_shape *whole, int32_t n, const ops_shape *const *parts,
+                          int64_t *off) {
+    return ops_transpose_moves_nothing(whole, p) && view_reshape(p, whole, n, parts, off);
+}
+
 /* --- FLOPs ---------------------------------------------------------------------------------
  * A multiply-add counts 2; an elementwise op, a fused bias or a fused activation 1 per output
  * element; pools 1 per window cell; data movement and constants 0. */
@@ -829,7 +880,7 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     .weight_input_mask = 0x6, ONNX("MatMul")
 #define OPS_ENTRY_EWADD \
     ROLES("x", "y"), .shape = shape_ewadd, .flops = flops_elementwise, .fp = ops_fp_ewadd, .gen = 1, \
-    Z3_FN("ewadd", 2), ONNX_INTS("Add")
+    Z3_FN("ewadd", 2), ONNX_INTS("Add"), .epi = OPS_EPI_ADD
 #define OPS_ENTRY_EWMUL \
     ROLES("x", "y"), .shape = shape_ewmul, .flops = flops_elementwise, .fp = ops_fp_ewmul, .gen = 1, \
     Z3_FN("ewmul", 2), ONNX_INTS("Mul")
@@ -837,7 +888,7 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
 #define OPS_ENTRY_EWDIV ROLES("x", "y"), .shape = shape_ewdiv, .flops = flops_elementwise, ONNX("Div")
 #define OPS_ENTRY_SMUL \
     ROLES("x", "scalar"), .shape = shape_smul, .flops = flops_elementwise, .fp = ops_fp_smul, .gen = 1, \
-    Z3_FN("smul", 2), ONNX("Mul")
+    Z3_FN("smul", 2), ONNX("Mul"), .epi = OPS_EPI_SCALE
 #define OPS_ENTRY_RELU \
     ROLES("x"), .shape = shape_same, .flops = flops_elementwise, .fp = ops_fp_relu, .gen = 1, Z3_FN("relu", 1), \
     ONNX("Relu"), .act = OPS_ACT_RELU
@@ -855,16 +906,16 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
 #define OPS_ENTRY_TRANSPOSE \
     PARAMS(P_LIST_G("perm", 0, OPS_MAX_DIMS - 1, 1, 1, 0)), ROLES("x"), .shape = shape_transpose, \
     .flops = flops_zero, .fp = ops_fp_transpose, .gen = 1, Z3_FN_ARGS("transpose", 1, ZA(PERM, LIST)), \
-    ONNX_ATTRS("Transpose", 1, OA(LIST, "perm"))
+    ONNX_ATTRS("Transpose", 1, OA(LIST, "perm")), .view = view_transpose
 #define OPS_ENTRY_CONCAT \
     PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3)), .shape = shape_concat, \
     .flops = flops_zero, .fp = ops_fp_concat, .gen = 1, Z3_FN_ARGS("concat", 2, ZA(KEY, AXIS)), \
-    ONNX_ATTRS("Concat", 1, OA(AXIS, "axis"))
+    ONNX_ATTRS("Concat", 1, OA(AXIS, "axis")), .view_in = view_runs
 #define OPS_ENTRY_SPLIT \
     PARAMS(P_REQ_G(AXIS, 0, OPS_MAX_DIMS - 1, 0, 1, 2, 3), P_REQ_G(PARTS, 1, OPS_MAX_OUTPUTS, 2), \
            P_LIST("sizes", 1, MAX_DIM, 0)), \
     ROLES("x"), .shape = shape_split, .flops = flops_zero, .fp = ops_fp_split, .gen = 1, \
-    Z3_PER_OUTPUT("split", 1, 2, ZA(KEY, AXIS), ZA(SIZE0, LIST)), ONNX("Split")
+    Z3_PER_OUTPUT("split", 1, 2, ZA(KEY, AXIS), ZA(SIZE0, LIST)), ONNX("Split"), .view = view_runs
 #define OPS_ENTRY_AVGPOOL2D \
     PARAMS(POOL_PARAMS, P_INT(COUNT_PAD, 0, 1, 1)), ROLES("x"), .shape = shape_avgpool2d, \
     .flops = flops_pool, .fp = ops_fp_avgpool2d, .gen = 1, Z3_FN_ARGS("avgpool2d", 1, Z3_POOL_ARGS), \
@@ -898,7 +949,7 @@ FLOPS_FN(layernorm) { return (5.0 + (double)(s->n_in - 1)) * numel_d(&s->out[0])
     .flops = flops_batchnorm, .weight_input_mask = 0x1e, ONNX_ATTRS("BatchNormalization", 0, OA(EPS, "epsilon"))
 #define OPS_ENTRY_RESHAPE \
     PARAMS(P_LIST("shape", 1, MAX_DIM, 1)), ROLES("x"), .shape = shape_reshape, .flops = flops_zero, \
-    ONNX("Reshape")
+    ONNX("Reshape"), .view = view_reshape
 #define OPS_ENTRY_SOFTMAX \
     PARAMS(P_REQ(AXIS, 0, OPS_MAX_DIMS - 1)), ROLES("x"), .shape = shape_softmax, .flops = flops_softmax, \
     ONNX_ATTRS("Softmax", 0, OA(AXIS, "axis"))
@@ -1215,6 +1266,13 @@ int ops_table_check(int verbose) {
             (d->act != OPS_ACT_NONE && (d->min_in != 1 || d->max_in != 1 || d->n_out != 1 || d->n_params ||
                                         !d->name || strcmp(d->name, ops_act_names[d->act]))))
             OPS_PROBLEM("activation %d does not fit the op", (int)d->act);
+        /* a view has one whole: input 0 of a one-input op, or the one output */
+        if ((d->view && (d->min_in != 1 || d->max_in != 1)) || (d->view_in && d->n_out != 1))
+            OPS_PROBLEM("a view that does not fit the op's inputs and outputs");
+        /* an epilogue operation combines input 0 with input 1 into the one output */
+        if ((int)d->epi < 0 || d->epi >= OPS_EPI_COUNT ||
+            (d->epi != OPS_EPI_NONE && (d->min_in != 2 || d->max_in != 2 || d->n_out != 1)))
+            OPS_PROBLEM("epilogue operation %d does not fit the op", (int)d->epi);
         if (verbose) {
             if (!ops_cuda[op])
                 fprintf(stderr, "ops: %s: no CUDA kernel registered (optional)\n", nm);

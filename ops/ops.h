@@ -108,11 +108,11 @@ struct ops_cuda_env {
     int (*workspace)(ops_cuda_env *e, size_t bytes, void **ws);
     /* Setup phase: the whole scratch up to ws_limit, for algorithm searches. */
     int (*workspace_search)(ops_cuda_env *e, void **ws, size_t *bytes);
-    /* The runtime's residual fusion (src/runtime/rt.c, conv2d only, whose own activation is then
-     * none): y = fuse_act(op(...) + fuse_add), fuse_add of the output's shape; NULL: no fusion. */
+    /* The runtime's residual fusion (src/runtime/rt_fuse.c, conv2d only, whose own activation is
+     * then none): y = fuse_act(op(...) + fuse_add), fuse_add of the output's shape; NULL: no fusion. */
     const float *fuse_add;
     int fuse_act;               /* ops_act */
-    /* The runtime's producer fusions (rt.c rt_plan_prefuse, rows only: the normalised dims last):
+    /* The runtime's producer fusions (rt_fuse.c, rows only: the normalised dims last):
      * the node computes its input 0 itself from the producer's operands, rounded to float as the
      * producer node would round it. fuse_scale (softmax): y = softmax(x * fuse_scale[0]), a
      * one-element device tensor (the smul's). fuse_in2 (layernorm): y = layernorm(x + fuse_in2),
@@ -146,6 +146,26 @@ typedef int (*ops_cuda_fn)(ops_cuda_env *env, const ops_sig *s, const float *con
  * parameters (strides, pads, pad mode, dilations) describe the same node in several ways, so the
  * rule matcher (rules/match.c) compares windowed nodes by their resolved window. */
 typedef enum { OPS_WIN_NONE, OPS_WIN_KERNEL, OPS_WIN_PARAMS } ops_window_kind;
+
+/* The op as a view of bytes (the GPU runtime then launches nothing for the node: src/runtime/
+ * rt_view.c): 1 when, for these parameters and shapes, each of the n parts is a run of the whole's
+ * elements in row-major order from element off[k] on, else 0. As ops_desc.view the whole is input
+ * 0 and the parts are the outputs (a reshape; a split whose axes before the split axis have size
+ * 1; a transpose moving only axes of size 1); as ops_desc.view_in the whole is output 0 and the
+ * parts are the inputs, which their producers can then write in place (a concat whose axes before
+ * the concat axis have size 1). */
+typedef int (*ops_view_fn)(const ops_params *p, const ops_shape *whole, int32_t n, const ops_shape *const *parts,
+                           int64_t *off);
+
+/* The op as an operation that a kernel can apply to its own values with the op's second input, in
+ * an epilogue or a prologue (the GPU runtime's fusions, src/runtime/rt_fuse.c; which kernel takes
+ * which is the kernel's, ops_cuda_env.fuse_add, fuse_scale and fuse_in2). */
+typedef enum {
+    OPS_EPI_NONE,
+    OPS_EPI_ADD,   /* x + y elementwise (ewadd) */
+    OPS_EPI_SCALE, /* x * s for a one-element s (smul) */
+    OPS_EPI_COUNT
+} ops_epi;
 
 /* The op's function in the verifier's axioms (verifier/axioms.smt2, symbol ops_desc.z3): its tensor
  * arguments are the node's first n_t inputs, its integer arguments the parameters in args, each
@@ -211,6 +231,9 @@ typedef struct {
     ops_window_kind window;   /* a 2-D sliding-window op, and where its window size comes from */
     ops_onnx onnx;
     ops_act act;              /* the activation the op is, as a conv2d or matmul epilogue (ops_act_of) */
+    ops_view_fn view;         /* its outputs as views of input 0 (ops_view_fn); NULL: never */
+    ops_view_fn view_in;      /* its inputs as views of output 0 (ops_view_fn); NULL: never */
+    ops_epi epi;              /* the operation it is with its second input, for a kernel to apply */
 } ops_desc;
 
 extern const ops_desc ops_table[OP_COUNT];
@@ -274,13 +297,17 @@ ops_act ops_act_of(ops_type op, const ops_params *p);
  * broadcasting; the table's elementwise FLOP count marks them): ewadd .. ewdiv, pow, smul and the
  * one-tensor functions (activations, erf, sqrt, clip). */
 int ops_is_elementwise(ops_type op);
+/* 1 if transpose parameters p on input shape in move no element (only axes of size 1 move): the
+ * transpose is then a view (ops_desc.view). */
+int ops_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
 /* 1 / E[act(x)^2] for x ~ N(0,1): the gain that keeps the second moment of a layer's output
  * through the activation after it (variance-preserving random weights); He's 2 for relu and for
  * none. */
 double ops_act_gain(ops_act act);
 
 /* Start-up self-check of the table: every op has a name, shape, cpu and flops, and its facts agree
- * (window, Z3 signature, ONNX attributes name declared parameters); returns the number of
+ * (window, Z3 signature, ONNX attributes name declared parameters, views and epilogue operations
+ * fit the op's inputs and outputs); returns the number of
  * problems, one line each on stderr (with verbose, also each empty optional slot: cuda, z3). */
 int ops_table_check(int verbose);
 

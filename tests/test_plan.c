@@ -7,7 +7,10 @@
  * inside the arena), the edge cases (no buffers, align < 1), and a chain of 100,000 buffers
  * (two slots, planned in well under a second, where the old scan took about 7 s). And the
  * pattern of the runtime's producer fusions (rt_prefuse_find, rt_fuse.c): which softmax and
- * layernorm nodes compute the smul or add before them, and the cases that must not.
+ * layernorm nodes compute the smul or add before them, and the cases that must not. And the
+ * classification of nodes (rt_classify, rt_plan.c) on a graph with a node of every class, each
+ * planner option on and off, and its invariants over the zoo, and the op table's facts it reads
+ * (views, epilogue operations).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -270,13 +273,13 @@ static int32_t pf_layernorm(graph *g, int32_t x, int64_t axis, int64_t end) {
     return graph_add(g, NULL, OP_LAYERNORM, &p, 1, &x, out) == 1 ? out[0] : -1;
 }
 
-/* rt_prefuse_find over every node of g (all live, none skipped but skip_node), the reads, outputs
- * and constants as the runtime counts them (weights, and what only they feed: folded); the
- * producer found for the node making tensor t, or -1. */
+/* rt_prefuse_find over every node of g (all live, none run by another node but skip_node), the
+ * reads, outputs and constants as the runtime counts them (weights, and what only they feed:
+ * folded); the producer found for the node making tensor t, or -1. */
 static int32_t pf_find(const graph *g, int32_t t, int32_t skip_node) {
     const int32_t nt = g->n_tensors, nn = g->n_nodes;
     int32_t *nread = calloc((size_t)nt, sizeof *nread), *order = malloc((size_t)nn * sizeof *order);
-    uint8_t *isout = calloc((size_t)nt, 1), *isconst = calloc((size_t)nt, 1), *skip = calloc((size_t)nn, 1);
+    uint8_t *isout = calloc((size_t)nt, 1), *isconst = calloc((size_t)nt, 1), *ncls = malloc((size_t)nn);
     char err[256];
     CHECK_EQ_INT(graph_topo_order(g, order, err, sizeof err), 0);
     for (int32_t id = 0; id < nn; id++)
@@ -294,14 +297,15 @@ static int32_t pf_find(const graph *g, int32_t t, int32_t skip_node) {
         for (int32_t o = 0; o < nd->n_out; o++)
             isconst[nd->out[o]] = (uint8_t)all;
     }
+    memset(ncls, RT_N_RUN, (size_t)nn);
     if (skip_node >= 0)
-        skip[skip_node] = 1;
-    const int32_t r = rt_prefuse_find(g, g->tensors[t].producer, nread, isout, isconst, skip);
+        ncls[skip_node] = RT_N_FUSED;
+    const int32_t r = rt_prefuse_find(g, g->tensors[t].producer, nread, isout, isconst, ncls);
     free(nread);
     free(order);
     free(isout);
     free(isconst);
-    free(skip);
+    free(ncls);
     return r;
 }
 
@@ -393,7 +397,7 @@ static void test_concat_views(void) {
     const int32_t nt = g->n_tensors, nn = g->n_nodes;
     int32_t *order = malloc((size_t)nn * sizeof *order), *vof = malloc((size_t)nt * sizeof *vof);
     int64_t *voff = calloc((size_t)nt, sizeof *voff);
-    uint8_t *runs = calloc((size_t)nn, 1), *freet = calloc((size_t)nt, 1), *cview = calloc((size_t)nn, 1);
+    uint8_t *ncls = calloc((size_t)nn, 1), *freet = calloc((size_t)nt, 1);
     char err[256];
     CHECK_EQ_INT(graph_topo_order(g, order, err, sizeof err), 0);
     for (int32_t t = 0; t < nt; t++) {
@@ -406,12 +410,13 @@ static void test_concat_views(void) {
         for (int32_t q = 0; q < nd->n_in; q++)
             all = all && (g->tensors[nd->in[q]].kind == GRAPH_T_WEIGHT || !freet[nd->in[q]]) &&
                   g->tensors[nd->in[q]].kind != GRAPH_T_INPUT;
-        runs[order[k]] = (uint8_t)!all;
+        ncls[order[k]] = all ? RT_N_FOLD : RT_N_RUN;
         for (int32_t o = 0; o < nd->n_out; o++)
             freet[nd->out[o]] = (uint8_t)!all;
     }
-    CHECK_EQ_INT(rt_concat_views(g, order, runs, freet, vof, voff, cview), 3);
-    CHECK(cview[g->tensors[v1].producer] && cview[g->tensors[v6].producer] && cview[g->tensors[v11].producer]);
+    CHECK_EQ_INT(rt_concat_views(g, order, ncls, freet, vof, voff), 3);
+    CHECK(ncls[g->tensors[v1].producer] == RT_N_CVIEW && ncls[g->tensors[v6].producer] == RT_N_CVIEW &&
+          ncls[g->tensors[v11].producer] == RT_N_CVIEW);
     CHECK_EQ_INT(vof[a], v1);
     CHECK_EQ_INT(vof[b], v1);
     CHECK_EQ_INT(voff[a], 0);
@@ -422,13 +427,208 @@ static void test_concat_views(void) {
     const int32_t nots[] = {n2, n3, n4, n5, n7, n8, n9, n10};
     for (size_t k = 0; k < sizeof nots / sizeof nots[0]; k++) {
         const graph_node *nd = &g->nodes[g->tensors[nots[k]].producer];
-        CHECK(!cview[g->tensors[nots[k]].producer]);
+        CHECK(ncls[g->tensors[nots[k]].producer] != RT_N_CVIEW);
         for (int32_t q = 0; q < nd->n_in; q++)
             CHECK(vof[nd->in[q]] < 0 || nd->in[q] == a); /* a: placed by v1 only */
     }
     printf("  concat views: %s\n", test_failed ? "FAILED" : "ok");
-    free(order), free(vof), free(voff), free(runs), free(freet), free(cview);
+    free(order), free(vof), free(voff), free(ncls), free(freet);
     graph_free(g);
+}
+
+/* --- the classification of nodes (rt_classify, src/runtime/rt_plan.c) ----------------------- */
+
+/* The scatter step as the runtime takes it at FP32: a store for each running matmul whose tree
+ * rt_scatter_find finds (the runtime also records the store; at 3xtf32 it asks the device). */
+static int cl_scatter(void *user, rt_classes *cl, char *err, size_t errlen) {
+    (void)user;
+    const graph *g = cl->g;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const int32_t id = cl->order[k];
+        if (cl->ncls[id] != RT_N_RUN || g->nodes[id].op != OP_MATMUL)
+            continue;
+        rt_scatter sc;
+        char why[256];
+        const int r = rt_scatter_find(g, id, cl->live, &sc, why, sizeof why, err, errlen);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            rt_classes_scatter(cl, &sc);
+            rt_scatter_free(&sc);
+        }
+    }
+    return 0;
+}
+
+/* Classifies g with the options in flags (1 no_fold, 2 no_scatter, 4 no_fuse); order and live
+ * (nodes reaching an output) are the caller's arrays of g's size, filled here. */
+static int cl_run(const graph *g, int flags, int32_t *order, uint8_t *live, rt_classes *cl) {
+    char err[256];
+    CHECK_EQ_INT(graph_topo_order(g, order, err, sizeof err), 0);
+    CHECK_EQ_INT(rt_live_nodes(g, order, live), 0);
+    CHECK_EQ_INT(rt_classes_init(cl, g, order, live), 0);
+    cl->no_fold = flags & 1;
+    cl->no_scatter = (flags >> 1) & 1;
+    cl->no_fuse = (flags >> 2) & 1;
+    const int rc = rt_classify(cl, cl_scatter, NULL, err, sizeof err);
+    CHECK_EQ_INT(rc, 0);
+    return rc;
+}
+
+/* The class of the node making tensor t. */
+static int cl_of(const rt_classes *cl, int32_t t) { return cl->ncls[cl->g->tensors[t].producer]; }
+
+/* The op table's views and epilogue operations (ops_desc.view, view_in, epi), which the
+ * classification reads. */
+static void test_table_views(void) {
+    ops_params p;
+    int64_t off[3] = {-1, -1, -1};
+    const ops_shape x1 = {4, {1, 8, 6, 6}}, x2 = {4, {2, 8, 6, 6}}, half1 = {4, {1, 4, 6, 6}};
+    const ops_shape half2 = {4, {2, 4, 6, 6}}, flat = {2, {1, 288}}, col = {4, {1, 3, 1, 1}};
+    const ops_shape *parts1[2] = {&half1, &half1}, *parts2[2] = {&half2, &half2}, *flat1[1] = {&flat};
+    ops_params_default(OP_RESHAPE, &p);
+    CHECK(ops_table[OP_RESHAPE].view(&p, &x2, 1, flat1, off) && off[0] == 0);
+    ops_params_default(OP_SPLIT, &p);
+    p.v[PM_AXIS] = 1;
+    CHECK(ops_table[OP_SPLIT].view(&p, &x1, 2, parts1, off) && off[0] == 0 && off[1] == 144);
+    CHECK(!ops_table[OP_SPLIT].view(&p, &x2, 2, parts2, off)); /* batch 2: strided parts */
+    ops_params_default(OP_CONCAT, &p);
+    p.v[PM_AXIS] = 1;
+    CHECK(ops_table[OP_CONCAT].view_in(&p, &x1, 2, parts1, off) && off[1] == 144);
+    CHECK(!ops_table[OP_CONCAT].view_in(&p, &x2, 2, parts2, off));
+    ops_params_default(OP_TRANSPOSE, &p);
+    p.n_list = 4;
+    memcpy(p.list, (int64_t[]){0, 2, 1, 3}, 4 * sizeof *p.list); /* moves the axes of size 1 only */
+    const ops_shape *colp[1] = {&col};
+    CHECK(ops_table[OP_TRANSPOSE].view(&p, &col, 1, colp, off) && off[0] == 0);
+    CHECK(!ops_table[OP_TRANSPOSE].view(&p, &x1, 1, parts1, off)); /* moves 8 x 6 x 6 elements */
+    int32_t views = 0, epis = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        views += (ops_table[op].view != NULL) + (ops_table[op].view_in != NULL);
+        epis += ops_table[op].epi != OPS_EPI_NONE;
+    }
+    CHECK_EQ_INT(views, 4); /* reshape, split, transpose; concat */
+    CHECK_EQ_INT(epis, 2);
+    CHECK(ops_table[OP_EWADD].epi == OPS_EPI_ADD && ops_table[OP_SMUL].epi == OPS_EPI_SCALE);
+    printf("  table views and epilogue operations: %s\n", test_failed ? "FAILED" : "ok");
+}
+
+/* A graph with a node of every class, classified with each option off and on. */
+static void test_classify(void) {
+    graph *g = graph_new("classes");
+    const int64_t xd[4] = {1, 8, 6, 6}, yd[4] = {1, 6, 1, 1}, md[2] = {4, 16}, wmd[2] = {16, 32};
+    const int64_t cd[4] = {8, 8, 3, 3}, one[1] = {1}, flat[2] = {1, 288};
+    int32_t x = graph_input(g, "x", 4, xd), y = graph_input(g, "y", 4, yd), m = graph_input(g, "m", 2, md);
+    int32_t w = graph_weight_const(g, "w", 4, xd, 0.5f), wc = graph_weight_const(g, "wc", 4, cd, 0.1f);
+    int32_t wm = graph_weight_const(g, "wm", 2, wmd, 0.2f), s = graph_weight_const(g, "s", 1, one, 0.25f);
+    int32_t dead = graph_unary(g, OP_RELU, x);                                    /* no output reads it */
+    int32_t f = graph_unary(g, OP_RELU, w), f2 = graph_ewadd(g, x, f);            /* folded, then run */
+    int32_t a = graph_unary(g, OP_RELU, x), rs = graph_reshape(g, a, 2, flat);    /* a view */
+    int32_t b = graph_unary(g, OP_SIGMOID, x), bp[2], c = graph_unary(g, OP_RELU, y), cp[2];
+    graph_split(g, b, 1, 2, NULL, bp);  /* parts of 144 elements: views */
+    graph_split(g, c, 1, 2, NULL, cp);  /* parts of 3 elements: the second misaligned, so it runs */
+    int32_t d1 = graph_unary(g, OP_TANH, x), d2 = graph_unary(g, OP_GELU, x);
+    int32_t cc = graph_concat(g, 1, 2, (int32_t[]){d1, d2});                     /* a concat view */
+    int32_t cv = graph_conv2d(g, x, wc, 1, 1, OPS_PAD_SAME, OPS_ACT_NONE);
+    int32_t e = graph_ewadd(g, cv, x), er = graph_unary(g, OP_RELU, e);           /* in cv's epilogue */
+    int32_t sm = pf_smul(g, x, s), so = graph_softmax(g, sm, 3);                 /* computed by so */
+    int32_t mm = graph_matmul(g, m, wm, OPS_ACT_NONE), tr = graph_transpose(g, mm, 2, (int32_t[]){1, 0});
+    int32_t c2 = graph_unary(g, OP_RELU, y), tn = graph_transpose(g, c2, 4, (int32_t[]){0, 2, 1, 3});
+    const int32_t outs[] = {f2, rs, bp[0], bp[1], cp[0], cp[1], cc, er, so, tr, tn};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+        graph_mark_output(g, outs[k]);
+    CHECK(graph_ok(g));
+    int32_t *order = malloc((size_t)g->n_nodes * sizeof *order);
+    uint8_t *live = malloc((size_t)g->n_nodes);
+    for (int flags = 0; flags < 8; flags++) {
+        const int nofold = flags & 1, nosc = (flags >> 1) & 1, nofuse = (flags >> 2) & 1;
+        rt_classes cl;
+        if (cl_run(g, flags, order, live, &cl) < 0)
+            continue;
+        CHECK_EQ_INT(cl_of(&cl, dead), RT_N_DEAD);
+        CHECK_EQ_INT(cl_of(&cl, f), nofold ? RT_N_RUN : RT_N_FOLD);
+        CHECK_EQ_INT(cl.tclass[f], nofold ? RT_T_ARENA : RT_T_PERSIST);
+        CHECK_EQ_INT(cl_of(&cl, f2), RT_N_RUN);
+        CHECK_EQ_INT(cl_of(&cl, rs), RT_N_VIEW);
+        CHECK(cl.tclass[rs] == RT_T_ALIAS && cl.alias_of[rs] == a);
+        CHECK_EQ_INT(cl_of(&cl, bp[0]), RT_N_VIEW);
+        CHECK(cl.alias_of[bp[0]] == b && cl.alias_off[bp[0]] == 0 && cl.alias_off[bp[1]] == 144);
+        CHECK_EQ_INT(cl_of(&cl, cp[0]), RT_N_RUN);
+        CHECK(cl.tclass[cp[0]] == RT_T_ARENA && cl.tclass[cp[1]] == RT_T_ARENA);
+        CHECK_EQ_INT(cl_of(&cl, cc), RT_N_CVIEW);
+        CHECK(cl.tclass[cc] == RT_T_ARENA && cl.alias_of[d2] == cc && cl.alias_off[d2] == 288);
+        CHECK_EQ_INT(cl_of(&cl, cv), RT_N_RUN);
+        CHECK_EQ_INT(cl_of(&cl, e), nofuse ? RT_N_RUN : RT_N_FUSED);
+        CHECK_EQ_INT(cl_of(&cl, er), nofuse ? RT_N_RUN : RT_N_FUSED);
+        CHECK_EQ_INT(cl.fuse_add[g->tensors[cv].producer], nofuse ? -1 : x);
+        CHECK_EQ_INT(cl.fuse_act[g->tensors[cv].producer], nofuse ? OPS_ACT_NONE : OPS_ACT_RELU);
+        CHECK(nofuse || (cl.tclass[er] == RT_T_ALIAS && cl.alias_of[er] == cv));
+        CHECK_EQ_INT(cl_of(&cl, sm), nofuse ? RT_N_RUN : RT_N_FUSED);
+        CHECK_EQ_INT(cl.fuse_pre[g->tensors[so].producer], nofuse ? -1 : g->tensors[sm].producer);
+        CHECK_EQ_INT(cl_of(&cl, mm), RT_N_RUN);
+        CHECK_EQ_INT(cl_of(&cl, tr), nosc ? RT_N_RUN : RT_N_SCATTER);
+        CHECK_EQ_INT(cl.tclass[tr], nosc ? RT_T_ARENA : RT_T_ALIAS);
+        CHECK_EQ_INT(cl_of(&cl, tn), nosc ? RT_N_RUN : RT_N_VIEW);
+        CHECK_EQ_INT(cl.n_dead, 1);
+        CHECK_EQ_INT(cl.n_fold, !nofold);
+        CHECK_EQ_INT(cl.n_alias, 4 - nosc);
+        CHECK_EQ_INT(cl.n_fused, nofuse ? 0 : 3);
+        rt_classes_free(&cl);
+    }
+    printf("  node classes: %s\n", test_failed ? "FAILED" : "ok");
+    free(order);
+    free(live);
+    graph_free(g);
+}
+
+/* Every zoo model at batch 1, each option on and off: a node's class is one the graph allows
+ * (a view only of a view op, a fusion only of an add, relu or smul), every live node that launches
+ * makes its outputs in the arena or as a slice of a concat view's, every alias points at a tensor
+ * that is none, and the counts add up. */
+static void test_classify_zoo(void) {
+    const char *const *names = zoo_names();
+    int64_t bad = 0;
+    for (int32_t mi = 0; names[mi]; mi++) {
+        char err[256];
+        graph *g = zoo_build(names[mi], 1, err, sizeof err);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        int32_t *order = malloc((size_t)g->n_nodes * sizeof *order);
+        uint8_t *live = malloc((size_t)g->n_nodes);
+        for (int flags = 0; flags < 8; flags++) {
+            rt_classes cl;
+            if (cl_run(g, flags, order, live, &cl) < 0)
+                continue;
+            int32_t count[RT_N_COUNT] = {0};
+            for (int32_t id = 0; id < g->n_nodes; id++) {
+                const graph_node *nd = &g->nodes[id];
+                const int k = cl.ncls[id];
+                count[k]++;
+                bad += k == RT_N_VIEW && !rt_node_is_view(g, nd, cl.no_scatter);
+                bad += k == RT_N_CVIEW && nd->op != OP_CONCAT;
+                bad += k == RT_N_FUSED && nd->op != OP_EWADD && nd->op != OP_RELU && nd->op != OP_SMUL;
+                bad += k == RT_N_SCATTER && nd->op != OP_RESHAPE && nd->op != OP_TRANSPOSE && nd->op != OP_SPLIT &&
+                       nd->op != OP_GATHER;
+                for (int32_t o = 0; o < nd->n_out && k == RT_N_RUN; o++)
+                    bad += cl.tclass[nd->out[o]] != RT_T_ARENA &&
+                           !(cl.tclass[nd->out[o]] == RT_T_ALIAS && cl_of(&cl, cl.alias_of[nd->out[o]]) == RT_N_CVIEW);
+            }
+            for (int32_t t = 0; t < g->n_tensors; t++)
+                bad += cl.tclass[t] == RT_T_ALIAS && cl.tclass[cl.alias_of[t]] == RT_T_ALIAS;
+            bad += count[RT_N_DEAD] != cl.n_dead || count[RT_N_FOLD] != cl.n_fold ||
+                   count[RT_N_VIEW] + count[RT_N_CVIEW] != cl.n_alias || count[RT_N_FUSED] != cl.n_fused;
+            if (flags == 0)
+                printf("  %-13s classes: %d run, %d folded, %d views, %d scattered, %d fused, %d dead\n", names[mi],
+                       (int)count[RT_N_RUN], (int)count[RT_N_FOLD], (int)(count[RT_N_VIEW] + count[RT_N_CVIEW]),
+                       (int)count[RT_N_SCATTER], (int)count[RT_N_FUSED], (int)count[RT_N_DEAD]);
+            rt_classes_free(&cl);
+        }
+        free(order);
+        free(live);
+        graph_free(g);
+    }
+    CHECK_EQ_INT(bad, 0);
 }
 
 int main(void) {
@@ -438,5 +638,8 @@ int main(void) {
     test_long_chain();
     test_prefuse();
     test_concat_views();
+    test_table_views();
+    test_classify();
+    test_classify_zoo();
     return TEST_REPORT();
 }

@@ -9,6 +9,7 @@
 # Then the same for every ONNX model in TASC_ONNX_DIR (default ../shared/models/onnx; on the GPU
 # machine, which has no ../shared, a carried copy such as .device/onnx), imported with
 # `tasc import --random-weights` (seeded weights where a .graph.onnx ships none).
+# TASC_ZOO_MODELS: the zoo models to run (default all seven; empty: none, the ONNX models only).
 # Writes OUT/env.txt, OUT/optimize.log, OUT/bench.log and OUT/modes.md (one row per model).
 set -u
 OUT=${1:?usage: bench/optimize/run_modes_device.sh OUT}
@@ -26,7 +27,7 @@ RULES=$ROOT/rules/verified-4.json
     echo "|---|---|---:|---:|---:|---:|---:|"
 } >"$OUT/modes.md"
 ONNX_DIR=${TASC_ONNX_DIR:-$ROOT/../shared/models/onnx}
-MODELS="resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet"
+MODELS=${TASC_ZOO_MODELS-resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet}
 [ -d "$ONNX_DIR" ] && MODELS="$MODELS $(cd "$ONNX_DIR" && ls *.onnx)"
 for m in $MODELS; do
     case $m in

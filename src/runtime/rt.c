@@ -1,13 +1,14 @@
 /* rt.c: the GPU runtime's context -- planning a graph's memory, uploading its weights, folding
  * weight-only nodes, the eager setup run, CUDA graph capture and replay, timing, outputs.
  *
- * Tensor classes (rt_impl.h): graph inputs, the weights a run reads and folded values are
- * persistent allocations; outputs of the nodes of every run are slices of one arena placed by
- * rt_plan_arena from their lifetimes (step of the producer to the step of the last reader, or the
- * end for graph outputs); a reshape that runs is an alias of its input's bytes. Graph inputs are
- * never in the arena, so repeated runs read the same inputs. Nothing is allocated after setup
- * except by a failed capture's fallback (which allocates nothing either). The context owns every
- * allocation it makes and frees them in rt_ctx_free.
+ * Planning reads each node's class as rt_classify (rt_plan.c) decides it once: dead, folded, run
+ * by a scatter store or a fusion, a view, or a launch. Tensor classes (rt.h): graph inputs, the
+ * weights a run reads and folded values are persistent allocations; outputs of the nodes of every
+ * run are slices of one arena placed by rt_plan_arena from their lifetimes (step of the producer to
+ * the step of the last reader, or the end for graph outputs); a view's outputs are aliases of its
+ * input's bytes. Graph inputs are never in the arena, so repeated runs read the same inputs.
+ * Nothing is allocated after setup except by a failed capture's fallback (which allocates nothing
+ * either). The context owns every allocation it makes and frees them in rt_ctx_free.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -153,27 +154,6 @@ static uint64_t rt_mix(uint64_t x) { /* splitmix64 finaliser, as exec.c */
     return x ^ (x >> 31);
 }
 
-/* live[n] = 1 for nodes whose results reach a graph output. */
-static int rt_live_nodes(const graph *g, const int32_t *order, uint8_t *live) {
-    uint8_t *need = calloc((size_t)g->n_tensors + 1, 1);
-    if (!need)
-        return -1;
-    for (int32_t j = 0; j < g->n_outputs; j++)
-        need[g->outputs[j]] = 1;
-    for (int32_t k = g->n_nodes - 1; k >= 0; k--) {
-        const graph_node *nd = &g->nodes[order[k]];
-        live[order[k]] = 0;
-        for (int32_t o = 0; o < nd->n_out; o++)
-            if (need[nd->out[o]])
-                live[order[k]] = 1;
-        if (live[order[k]])
-            for (int32_t i = 0; i < nd->n_in; i++)
-                need[nd->in[i]] = 1;
-    }
-    free(need);
-    return 0;
-}
-
 int rt_make_inputs(const graph *g, uint64_t seed, float **in, char *err, size_t errlen) {
     for (int32_t i = 0; i < g->n_inputs; i++)
         in[i] = NULL;
@@ -247,34 +227,16 @@ static int32_t rt_sc_of_node(const rt_ctx *c, int32_t id) {
     return 0;
 }
 
-/* 1 if a split's parts are consecutive runs of its input's bytes: every axis before the split axis
- * has size 1 (batch 1, split on channels: a merged convolution's output cut back into branches). */
-static int rt_split_is_view(const graph *g, const graph_node *nd) {
-    const ops_shape *x = &g->tensors[nd->in[0]].shape;
-    for (int64_t i = 0; i < nd->p.v[PM_AXIS]; i++)
-        if (x->dims[i] != 1)
-            return 0;
-    return 1;
-}
-
-/* 1 if node nd's outputs are bytes of its input under other shapes: a reshape, a split into
- * consecutive runs (rt_split_is_view), or (with the scatter store on) a transpose of axes of size
- * 1. The planner makes each output an alias, no kernel. */
-static int rt_node_aliases(const graph *g, const graph_node *nd, int no_scatter) {
-    return nd->op == OP_RESHAPE || (nd->op == OP_SPLIT && rt_split_is_view(g, nd)) ||
-           (nd->op == OP_TRANSPOSE && !no_scatter && rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
-}
-
 /* 1 if t keeps its value for the context's life as rt_presplit.c counts it: a weight or a folded
- * value (isconst), or a reshape or a transpose moving nothing of one (aliases). The walk up takes
- * each tensor's producer from the graph (tensor.producer, which graph_validate in rt_ctx_new has
- * checked against every node's out[]): one step each, where a scan of every node per step made
- * planning quadratic in the graph's size. */
+ * value (isconst), or a view (rt_node_is_view) of one. The walk up takes each tensor's producer
+ * from the graph (tensor.producer, which graph_validate in rt_ctx_new has checked against every
+ * node's out[]): one step each, where a scan of every node per step made planning quadratic in
+ * the graph's size. */
 static int rt_sc_const(const graph *g, const uint8_t *isconst, int32_t t) {
     for (int32_t guard = 0; guard < g->n_nodes && !isconst[t]; guard++) {
         const int32_t k = g->tensors[t].producer; /* -1: an input or a weight */
         const graph_node *up = k >= 0 && g->nodes[k].n_out == 1 ? &g->nodes[k] : NULL;
-        if (!up || !rt_node_aliases(g, up, 0)) /* called only with the scatter store on */
+        if (!up || !rt_node_is_view(g, up, 0)) /* called only with the scatter store on */
             return 0;
         t = up->in[0];
     }
@@ -342,9 +304,9 @@ static int rt_sc_decide(rt_ctx *c, const uint8_t *isconst, rt_scatter *sc, mm_sc
     return rc;
 }
 
-/* Records store sc of node nd (with its mm_scatter_node scn): its tree's nodes are marked in skip,
- * its leaves become views of the matmul's output at their offsets. */
-static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_scatter_node *scn, uint8_t *skip,
+/* Records store sc of node nd (with its mm_scatter_node scn) in the context and its tree in cl
+ * (rt_classes_scatter: the tree's nodes run by the store, its leaves views of the matmul's output). */
+static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_scatter_node *scn, rt_classes *cl,
                      char *err, size_t errlen) {
     rt_scatter *grown = realloc(c->sc, ((size_t)c->n_sc + 1) * sizeof *c->sc);
     if (grown)
@@ -361,13 +323,7 @@ static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_s
     }
     c->scn[c->n_sc] = *scn;
     c->sc[c->n_sc++] = *sc;
-    for (int32_t q = 0; q < sc->n_nodes; q++)
-        skip[sc->nodes[q]] = 1;
-    for (int32_t q = 0; q < sc->n_leaves; q++) {
-        c->tclass[sc->leaves[q]] = RT_T_ALIAS;
-        c->alias_of[sc->leaves[q]] = sc->root;
-        c->alias_off[sc->leaves[q]] = sc->leaf_off[q];
-    }
+    rt_classes_scatter(cl, sc);
     c->n_scattered += sc->n_nodes;
     if (c->opts.verbose)
         fprintf(stderr, "tasc: node '%s': its store runs %d movement node%s (%d leaves)\n", nd->name,
@@ -375,49 +331,32 @@ static int rt_sc_add(rt_ctx *c, const graph_node *nd, rt_scatter *sc, const mm_s
     return 0;
 }
 
-/* 1 if node nd is folded at setup as rt_plan decides (folding on, every input a weight or a folded
- * value), its outputs then marked in isconst: the walk in topological order that the scatter and
- * fusion planners make before rt_plan lists the running nodes. */
-static int rt_folded(const rt_ctx *c, const graph_node *nd, uint8_t *isconst) {
-    int all = !c->opts.no_fold;
-    for (int32_t i = 0; i < nd->n_in && all; i++)
-        all = isconst[nd->in[i]];
-    for (int32_t o = 0; o < nd->n_out && all; o++)
-        isconst[nd->out[o]] = 1;
-    return all;
-}
-
-/* Scatter stores (rt_scatter.c): each running matmul whose output only movement nodes read
- * (reshape, transpose, split, gather by constant ids) gets a store that writes the tree's leaves
- * itself; the tree's nodes are marked in skip (they launch nothing), its leaves become views of
- * the matmul's output at their offsets, and its other tensors are never made. Off by
- * opts.no_scatter; at 3xtf32 only where the product's 3xtf32 decision is the FP32 kernel (the
- * tensor-core kernels have no scatter store): rt_sc_decide. */
-static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, char *err,
-                           size_t errlen) {
-    graph *g = c->g;
-    if (c->opts.no_scatter)
-        return 0;
-    uint8_t *isconst = calloc((size_t)g->n_tensors + 1, 1);
-    if (!isconst)
-        return base_fail(err, errlen, "out of memory planning the graph");
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+/* Scatter stores (rt_scatter.c), rt_classify's scatter step (rt_scatter_planner; user: the
+ * context): each running matmul whose output only movement nodes read (reshape, transpose, split,
+ * gather by constant ids) gets a store that writes the tree's leaves itself; the tree's nodes
+ * become RT_N_SCATTER (they launch nothing), its leaves views of the matmul's output at their
+ * offsets, and its other tensors are never made. At 3xtf32 only where the product's 3xtf32
+ * decision is the FP32 kernel (the tensor-core kernels have no scatter store): rt_sc_decide, which
+ * is why this step lives here and not with the host-only steps of rt_classify. */
+static int rt_plan_scatter(void *user, rt_classes *cl, char *err, size_t errlen) {
+    rt_ctx *c = user;
+    const graph *g = c->g;
     int rc = 0;
     for (int32_t k = 0; k < g->n_nodes && rc == 0; k++) {
-        const int32_t id = order[k];
+        const int32_t id = cl->order[k];
         const graph_node *nd = &g->nodes[id];
-        const int all = rt_folded(c, nd, isconst); /* run once at setup: none of ours */
         const ops_act act = (ops_act)nd->p.v[PM_ACT];
-        if (!live[id] || all || skip[id] || nd->op != OP_MATMUL || act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH)
-            continue; /* sigmoid and tanh run as a pass over the packed output after the product */
+        /* the store is the matmul kernel's (mm_scatter), whose sigmoid and tanh epilogues run as a
+         * pass over the packed output after the product: properties of that kernel, not of ops */
+        if (cl->ncls[id] != RT_N_RUN || nd->op != OP_MATMUL || act == OPS_ACT_SIGMOID || act == OPS_ACT_TANH)
+            continue;
         rt_scatter sc;
         mm_scatter_node scn;
         memset(&scn, 0, sizeof scn);
         char why[256] = "";
-        int r = rt_scatter_find(g, id, live, &sc, why, sizeof why, err, errlen);
+        int r = rt_scatter_find(g, id, cl->live, &sc, why, sizeof why, err, errlen);
         if (r > 0 && c->opts.precision == RT_PRECISION_3XTF32) {
-            r = rt_sc_decide(c, isconst, &sc, &scn, why, sizeof why, err, errlen);
+            r = rt_sc_decide(c, cl->isconst, &sc, &scn, why, sizeof why, err, errlen);
             if (r <= 0)
                 rt_scatter_free(&sc);
             if (r == 0 && c->opts.verbose)
@@ -426,84 +365,9 @@ static int rt_plan_scatter(rt_ctx *c, const int32_t *order, const uint8_t *live,
         if (r < 0)
             rc = -1;
         else if (r > 0)
-            rc = rt_sc_add(c, nd, &sc, &scn, skip, err, errlen);
+            rc = rt_sc_add(c, nd, &sc, &scn, cl, err, errlen);
     }
-    free(isconst);
     return rc;
-}
-
-/* --- residual fusion ------------------------------------------------------------------------- */
-
-/* Per tensor: how many input slots of live, running nodes read it, and the last such node. */
-static void rt_fuse_readers(const graph *g, const uint8_t *live, const uint8_t *skip, int32_t *nread,
-                            int32_t *reader) {
-    for (int32_t id = 0; id < g->n_nodes; id++) {
-        if (!live[id] || skip[id])
-            continue;
-        for (int32_t i = 0; i < g->nodes[id].n_in; i++) {
-            nread[g->nodes[id].in[i]]++;
-            reader[g->nodes[id].in[i]] = id;
-        }
-    }
-}
-
-/* Node id (a running conv2d without activation, at position pos[id]) fused with the add reading its
- * output, and the relu reading the sum: 1 and fadd[id], fact[id] set, the add (and relu) marked in
- * skip and their outputs made views of the convolution's; 0 if the pattern is not there. */
-static int rt_fuse_conv(rt_ctx *c, int32_t id, const int32_t *pos, const int32_t *nread, const int32_t *reader,
-                        const uint8_t *isout, uint8_t *skip, int32_t *fadd, uint8_t *fact) {
-    const graph *g = c->g;
-    const int32_t t = g->nodes[id].out[0];
-    if (isout[t] || nread[t] != 1)
-        return 0;
-    const int32_t ea = reader[t];
-    const graph_node *e = &g->nodes[ea];
-    if (skip[ea] || e->op != OP_EWADD || e->n_in != 2 || e->in[0] == e->in[1])
-        return 0;
-    const int32_t u = e->in[0] == t ? e->in[1] : e->in[0], pu = g->tensors[u].producer;
-    if (!ops_shape_eq(&g->tensors[u].shape, &g->tensors[t].shape) ||
-        !ops_shape_eq(&g->tensors[e->out[0]].shape, &g->tensors[t].shape) || (pu >= 0 && pos[pu] > pos[id]))
-        return 0; /* a broadcast, or the operand is made after the convolution */
-    fadd[id] = u;
-    fact[id] = OPS_ACT_NONE;
-    skip[ea] = 1;
-    int32_t last = e->out[0];
-    const int32_t ra = isout[last] || nread[last] != 1 ? -1 : reader[last];
-    if (ra >= 0 && !skip[ra] && g->nodes[ra].op == OP_RELU) {
-        fact[id] = OPS_ACT_RELU;
-        skip[ra] = 1;
-        c->tclass[last] = RT_T_ALIAS; /* the sum itself is never made */
-        c->alias_of[last] = t;
-        last = g->nodes[ra].out[0];
-    }
-    c->tclass[last] = RT_T_ALIAS;
-    c->alias_of[last] = t;
-    c->n_fused += 1 + (fact[id] == OPS_ACT_RELU);
-    if (c->opts.verbose)
-        fprintf(stderr, "tasc: node '%s': add '%s'%s%s%s in its epilogue\n", g->nodes[id].name, e->name,
-                fact[id] == OPS_ACT_RELU ? " and relu '" : "", fact[id] == OPS_ACT_RELU ? g->nodes[ra].name : "",
-                fact[id] == OPS_ACT_RELU ? "'" : "");
-    return 1;
-}
-
-/* --- producer fusions ------------------------------------------------------------------------ */
-
-/* Running node id computes its input's producer itself where rt_prefuse_find (rt_fuse.c) finds
- * the pattern, an smul by a constant before a softmax or an add before a layernorm, over rows:
- * one pass where the pair made two and wrote the product or sum between them. The producer is
- * marked in skip (it launches nothing; its output is never made) and recorded in c->fuse_pre. */
-static void rt_plan_prefuse(rt_ctx *c, int32_t id, const int32_t *nread, const uint8_t *isout,
-                            const uint8_t *isconst, uint8_t *skip) {
-    const graph *g = c->g;
-    const int32_t pre = rt_prefuse_find(g, id, nread, isout, isconst, skip);
-    if (pre < 0)
-        return;
-    c->fuse_pre[id] = pre;
-    skip[pre] = 1;
-    c->n_fused++;
-    if (c->opts.verbose)
-        fprintf(stderr, "tasc: node '%s': computes its input, %s '%s', itself\n", g->nodes[id].name,
-                ops_table[g->nodes[pre].op].name, g->nodes[pre].name);
 }
 
 /* The tensors running node id reads besides its inputs, into t (at most 3): add, the operand a
@@ -526,108 +390,6 @@ static void rt_fused_mark(const rt_ctx *c, int32_t id, int32_t add, uint8_t *mar
         mark[rt_root(c, t[e])] = 1;
 }
 
-/* Residual fusion (opts.no_fuse off): a running convolution without activation whose output only
- * an add reads (same shapes: no broadcast), the add's other operand made before the convolution
- * runs, takes the add, and the relu that alone reads the sum, into its epilogue (ops.h:
- * ops_cuda_env.fuse_add): one pass over the output where there were three (the bias pass of the
- * GEMM path, the add, the relu), none on the 3xtf32 path. fadd (nodes, -1 none) and fact receive
- * the operand and activation per fused convolution. The same walk plans the producer fusions
- * (rt_plan_prefuse). */
-static int rt_plan_fuse(rt_ctx *c, const int32_t *order, const uint8_t *live, uint8_t *skip, int32_t *fadd,
-                        uint8_t *fact, char *err, size_t errlen) {
-    graph *g = c->g;
-    const int32_t nn = g->n_nodes, nt = g->n_tensors;
-    if (c->opts.no_fuse)
-        return 0;
-    int32_t *pos = malloc(((size_t)nn + 1) * sizeof *pos), *nread = calloc((size_t)nt + 1, sizeof *nread);
-    int32_t *reader = malloc(((size_t)nt + 1) * sizeof *reader);
-    uint8_t *isout = calloc((size_t)nt + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
-    c->fuse_pre = malloc(((size_t)nn + 1) * sizeof *c->fuse_pre);
-    int rc = 0;
-    if (!pos || !nread || !reader || !isout || !isconst || !c->fuse_pre) {
-        rc = base_fail(err, errlen, "out of memory planning the graph");
-        goto done;
-    }
-    for (int32_t k = 0; k < nn; k++) {
-        pos[order[k]] = k;
-        c->fuse_pre[k] = -1;
-    }
-    rt_fuse_readers(g, live, skip, nread, reader);
-    for (int32_t j = 0; j < g->n_outputs; j++)
-        isout[g->outputs[j]] = 1;
-    for (int32_t t = 0; t < nt; t++)
-        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
-    for (int32_t k = 0; k < nn; k++) {
-        const int32_t id = order[k];
-        const graph_node *nd = &g->nodes[id];
-        const int all = rt_folded(c, nd, isconst); /* not a running node */
-        if (live[id] && !skip[id] && !all && nd->op == OP_CONV2D && nd->n_out == 1 &&
-            nd->p.v[PM_ACT] == OPS_ACT_NONE)
-            rt_fuse_conv(c, id, pos, nread, reader, isout, skip, fadd, fact);
-        else if (live[id] && !skip[id] && !all) /* its producer ran earlier in this walk */
-            rt_plan_prefuse(c, id, nread, isout, isconst, skip);
-    }
-done:
-    free(pos);
-    free(nread);
-    free(reader);
-    free(isout);
-    free(isconst);
-    return rc;
-}
-
-/* Concat views (rt_view.c): which nodes will launch a kernel and which tensors nothing has placed
- * yet, as rt_plan's walk will find them, then rt_concat_views fills vof, voff and cview. */
-static int rt_plan_views(rt_ctx *c, const int32_t *order, const uint8_t *live, const uint8_t *skip, int32_t *vof,
-                         int64_t *voff, uint8_t *cview, char *err, size_t errlen) {
-    const graph *g = c->g;
-    const int32_t nn = g->n_nodes, nt = g->n_tensors;
-    uint8_t *runs = calloc((size_t)nn + 1, 1), *freet = calloc((size_t)nt + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
-    if (!runs || !freet || !isconst) {
-        free(runs), free(freet), free(isconst);
-        return base_fail(err, errlen, "out of memory planning the graph");
-    }
-    for (int32_t t = 0; t < nt; t++) {
-        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
-        vof[t] = -1;
-    }
-    for (int32_t k = 0; k < nn; k++) {
-        const int32_t id = order[k];
-        const graph_node *nd = &g->nodes[id];
-        runs[id] = live[id] && !skip[id] && !rt_folded(c, nd, isconst) && !rt_node_aliases(g, nd, c->opts.no_scatter);
-    }
-    for (int32_t t = 0; t < nt; t++)
-        freet[t] = g->tensors[t].kind == GRAPH_T_INTER && c->tclass[t] == RT_T_NONE && !isconst[t];
-    for (int32_t i = 0; i < c->n_sc; i++) /* a scatter store's buffer holds its tree's leaves */
-        freet[c->sc[i].root] = 0;
-    rt_concat_views(g, order, runs, freet, vof, voff, cview);
-    free(runs), free(freet), free(isconst);
-    return 0;
-}
-
-/* A running node's output t: its own arena buffer, or its slice of a concat's (rt_plan_views). */
-static void rt_place(rt_ctx *c, int32_t t, const int32_t *vof, const int64_t *voff) {
-    c->tclass[t] = vof[t] >= 0 ? RT_T_ALIAS : RT_T_ARENA;
-    if (vof[t] >= 0) {
-        c->alias_of[t] = vof[t];
-        c->alias_off[t] = voff[t];
-    }
-}
-
-/* 1 if a view node's outputs start on whole RT_VIEW_ALIGN elements (a split's parts: the kernels'
- * vector paths need 16 bytes; else the split runs its kernel). */
-static int rt_view_aligned(const rt_ctx *c, const graph_node *nd) {
-    if (nd->op != OP_SPLIT)
-        return 1;
-    int64_t off = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
-    for (int32_t o = 0; o < nd->n_out; o++) {
-        if (off % RT_VIEW_ALIGN != 0)
-            return 0;
-        off += ops_shape_numel(&c->g->tensors[nd->out[o]].shape);
-    }
-    return 1;
-}
-
 static void rt_node_init(rt_node *rn, const rt_ctx *c, int32_t id) {
     const graph *g = c->g;
     const graph_node *nd = &g->nodes[id];
@@ -644,189 +406,207 @@ static void rt_node_init(rt_node *rn, const rt_ctx *c, int32_t id) {
     rn->sig.in = rn->in_sh;
     rn->sig.out = rn->out_sh;
     rn->fuse_add = -1;
-    rn->fuse_pre = c->fuse_pre ? c->fuse_pre[id] : -1; /* a running node's (rt_plan_prefuse) */
+    rn->fuse_pre = c->fuse_pre ? c->fuse_pre[id] : -1; /* a running node's (rt_fuse.c) */
 }
 
-/* Classify tensors, list the folded and the running nodes, and place the arena. */
-static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
-    graph *g = c->g;
-    const int32_t nt = g->n_tensors, nn = g->n_nodes;
-    int rc = -1;
-    int32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
-    uint8_t *live = calloc((size_t)nn + 1, 1), *isconst = calloc((size_t)nt + 1, 1);
-    uint8_t *nconst = calloc((size_t)nn + 1, 1), *needed = calloc((size_t)nt + 1, 1);
-    int32_t *step = malloc(((size_t)nn + 1) * sizeof *step);
-    int32_t *first = malloc(((size_t)nt + 1) * sizeof *first), *last = malloc(((size_t)nt + 1) * sizeof *last);
-    rt_span *spans = malloc(((size_t)nt + 1) * sizeof *spans);
-    int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
-    int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
-    uint8_t *skip = calloc((size_t)nn + 1, 1), *fact = calloc((size_t)nn + 1, 1);
-    int32_t *fadd = malloc(((size_t)nn + 1) * sizeof *fadd), *vof = malloc(((size_t)nt + 1) * sizeof *vof);
-    int64_t *voff = calloc((size_t)nt + 1, sizeof *voff);
-    uint8_t *cview = calloc((size_t)nn + 1, 1);
-    c->tclass = calloc((size_t)nt + 1, 1);
-    c->alias_of = malloc(((size_t)nt + 1) * sizeof *c->alias_of);
-    c->alias_off = calloc((size_t)nt + 1, sizeof *c->alias_off);
-    c->dev = calloc((size_t)nt + 1, sizeof *c->dev);
-    if (!order || !live || !isconst || !nconst || !needed || !step || !first || !last || !spans || !offs || !which ||
-        !skip || !fact || !fadd || !vof || !voff || !cview || !c->tclass || !c->alias_of || !c->alias_off || !c->dev) {
-        base_fail(err, errlen, "out of memory planning the graph");
-        goto done;
-    }
-    if (graph_topo_order(g, order, err, errlen) < 0 || rt_live_nodes(g, order, live) < 0)
-        goto done;
+/* What rt_plan's phases hand each other. */
+typedef struct {
+    int32_t *order; /* nodes in topological order */
+    uint8_t *live;  /* per node: its results reach a graph output */
+    rt_classes cl;  /* per node: its class (rt_classify), and its outputs' storage */
+    int32_t *step;  /* per node: its launch's place in a run, -1 none */
+    int32_t n_steps;
+} rt_planning;
+
+/* The nodes in order and which of them matter; a graph with a live node the device cannot run is
+ * refused here, before any planning work. */
+static int rt_plan_begin(rt_ctx *c, rt_planning *P, char *err, size_t errlen) {
+    const graph *g = c->g;
+    const int32_t nn = g->n_nodes;
+    P->order = malloc(((size_t)nn + 1) * sizeof *P->order);
+    P->live = calloc((size_t)nn + 1, 1);
+    P->step = malloc(((size_t)nn + 1) * sizeof *P->step);
+    c->dev = calloc((size_t)g->n_tensors + 1, sizeof *c->dev);
+    if (!P->order || !P->live || !P->step || !c->dev)
+        return base_fail(err, errlen, "out of memory planning the graph");
+    if (graph_topo_order(g, P->order, err, errlen) < 0 || rt_live_nodes(g, P->order, P->live) < 0)
+        return -1;
     for (int32_t k = 0; k < nn; k++) {
-        const graph_node *nd = &g->nodes[order[k]];
-        if (live[order[k]] && !ops_cuda[nd->op]) {
-            base_fail(err, errlen, "node '%s': op %s has no CUDA implementation", nd->name, ops_table[nd->op].name);
-            goto done;
-        }
+        const graph_node *nd = &g->nodes[P->order[k]];
+        if (P->live[P->order[k]] && !ops_cuda[nd->op])
+            return base_fail(err, errlen, "node '%s': op %s has no CUDA implementation", nd->name,
+                             ops_table[nd->op].name);
     }
-    for (int32_t t = 0; t < nt; t++) {
-        isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
-        c->alias_of[t] = t;
-    }
-    for (int32_t k = 0; k < nn; k++)
-        fadd[k] = -1;
-    if (rt_plan_scatter(c, order, live, skip, err, errlen) < 0 ||
-        rt_plan_fuse(c, order, live, skip, fadd, fact, err, errlen) < 0 ||
-        rt_plan_views(c, order, live, skip, vof, voff, cview, err, errlen) < 0)
-        goto done;
-    int32_t n_fold = 0, n_run = 0, n_steps = 0;
-    for (int32_t k = 0; k < nn; k++) {
-        int32_t id = order[k];
+    if (rt_classes_init(&P->cl, g, P->order, P->live) < 0)
+        return base_fail(err, errlen, "out of memory planning the graph");
+    P->cl.no_fold = c->opts.no_fold;
+    P->cl.no_scatter = c->opts.no_scatter;
+    P->cl.no_fuse = c->opts.no_fuse;
+    P->cl.verbose = c->opts.verbose;
+    return 0;
+}
+
+/* The classification's results the context keeps for its life: every tensor's storage as far as
+ * nodes decide it, the producer fusions (rt_node.fuse_pre, node checks), the counts rt_info gives. */
+static void rt_plan_keep_classes(rt_ctx *c, rt_classes *cl) {
+    c->tclass = cl->tclass;
+    c->alias_of = cl->alias_of;
+    c->alias_off = cl->alias_off;
+    c->fuse_pre = cl->fuse_pre;
+    cl->tclass = NULL;
+    cl->alias_of = NULL;
+    cl->alias_off = NULL;
+    cl->fuse_pre = NULL;
+    c->n_dead = cl->n_dead;
+    c->n_alias = cl->n_alias;
+    c->n_fused = cl->n_fused;
+}
+
+/* Each running node's step (its launch's place in a run), and the storage of the tensors no node
+ * makes: graph inputs persist (repeated runs read them); a weight persists where a folded node, or
+ * a node of a run (its inputs, through views, and what its fusions read), reads it, or it is a
+ * graph output; the other weights are never uploaded. */
+static int rt_plan_steps(rt_ctx *c, rt_planning *P, char *err, size_t errlen) {
+    const graph *g = c->g;
+    const uint8_t *ncls = P->cl.ncls;
+    uint8_t *needed = calloc((size_t)g->n_tensors + 1, 1);
+    if (!needed)
+        return base_fail(err, errlen, "out of memory planning the graph");
+    P->n_steps = 0;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const int32_t id = P->order[k];
         const graph_node *nd = &g->nodes[id];
-        step[id] = -1;
-        if (!live[id]) {
-            c->n_dead++;
-            continue;
-        }
-        if (skip[id]) /* run by a matmul's scatter store */
-            continue;
-        int all = !c->opts.no_fold;
-        for (int32_t i = 0; i < nd->n_in && all; i++)
-            all = isconst[nd->in[i]];
-        if (all) {
-            nconst[id] = 1;
-            for (int32_t o = 0; o < nd->n_out; o++) {
-                isconst[nd->out[o]] = 1;
-                c->tclass[nd->out[o]] = RT_T_PERSIST;
-            }
-            n_fold++;
-            continue;
-        }
+        P->step[id] = -1;
+        if (ncls[id] == RT_N_FOLD)
+            for (int32_t i = 0; i < nd->n_in; i++)
+                needed[nd->in[i]] = 1;
+        if (ncls[id] != RT_N_RUN && ncls[id] != RT_N_VIEW && ncls[id] != RT_N_CVIEW)
+            continue; /* folded, dead, or run by another node */
         for (int32_t i = 0; i < nd->n_in; i++)
             needed[rt_root(c, nd->in[i])] = 1;
-        rt_fused_mark(c, id, fadd[id], needed); /* read by a fused epilogue or for a fused producer */
-        if (cview[id]) { /* its producers wrote its inputs in place (rt_plan_views): no kernel */
-            c->tclass[nd->out[0]] = RT_T_ARENA;
-            c->n_alias++;
-            continue;
-        }
-        if (rt_node_aliases(g, nd, c->opts.no_scatter) && rt_view_aligned(c, nd)) { /* other shapes: no kernel */
-            int64_t off = c->tclass[nd->in[0]] == RT_T_ALIAS ? c->alias_off[nd->in[0]] : 0;
-            for (int32_t o = 0; o < nd->n_out; o++) { /* a split's parts follow each other */
-                c->tclass[nd->out[o]] = RT_T_ALIAS;
-                c->alias_of[nd->out[o]] = rt_root(c, nd->in[0]);
-                c->alias_off[nd->out[o]] = off;
-                off += ops_shape_numel(&g->tensors[nd->out[o]].shape);
-            }
-            c->n_alias++;
-            continue;
-        }
-        step[id] = n_steps++;
-        n_run++;
-        for (int32_t o = 0; o < nd->n_out; o++)
-            rt_place(c, nd->out[o], vof, voff);
+        rt_fused_mark(c, id, P->cl.fuse_add[id], needed); /* read by a fused epilogue or for a fused producer */
+        if (ncls[id] == RT_N_RUN)
+            P->step[id] = P->n_steps++;
     }
     for (int32_t i = 0; i < g->n_inputs; i++)
         c->tclass[g->inputs[i]] = RT_T_PERSIST;
     for (int32_t j = 0; j < g->n_outputs; j++)
         needed[rt_root(c, g->outputs[j])] = 1;
-    /* weights: kept if a folded or a running node reads them, or they are outputs */
-    for (int32_t k = 0; k < nn; k++)
-        if (live[k] && nconst[k])
-            for (int32_t i = 0; i < g->nodes[k].n_in; i++)
-                needed[g->nodes[k].in[i]] = 1;
-    for (int32_t t = 0; t < nt; t++)
+    for (int32_t t = 0; t < g->n_tensors; t++)
         if (g->tensors[t].kind == GRAPH_T_WEIGHT && needed[t])
             c->tclass[t] = RT_T_PERSIST;
+    free(needed);
+    return 0;
+}
 
-    /* lifetimes of arena tensors, in steps */
-    for (int32_t t = 0; t < nt; t++)
+/* Lifetimes of the arena's buffers, in steps: from the first step writing one (a concat view's
+ * buffer: its first writer's) to the last reading it (through its aliases, and what fusions
+ * read); a graph output's lives to the end. */
+static void rt_plan_lifetimes(const rt_ctx *c, const rt_planning *P, int32_t *first, int32_t *last) {
+    const graph *g = c->g;
+    for (int32_t t = 0; t < g->n_tensors; t++)
         first[t] = last[t] = -1;
-    for (int32_t k = 0; k < nn; k++) {
-        int32_t id = order[k];
-        if (step[id] < 0)
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const int32_t id = P->order[k], s = P->step[id];
+        if (s < 0)
             continue;
         const graph_node *nd = &g->nodes[id];
-        for (int32_t o = 0; o < nd->n_out; o++) { /* a slice of a concat view: from its first writer on */
+        for (int32_t o = 0; o < nd->n_out; o++) {
             const int32_t r = rt_root(c, nd->out[o]);
-            first[r] = first[r] < 0 ? step[id] : first[r];
-            last[r] = step[id] > last[r] ? step[id] : last[r];
+            first[r] = first[r] < 0 ? s : first[r];
+            last[r] = s > last[r] ? s : last[r];
         }
         int32_t ext[3];
-        const int32_t ne = rt_fused_reads(c, id, fadd[id], ext);
-        for (int32_t i = 0; i < nd->n_in + ne; i++) { /* and what its fusions read */
-            int32_t r = rt_root(c, i < nd->n_in ? nd->in[i] : ext[i - nd->n_in]);
-            if (c->tclass[r] == RT_T_ARENA && step[id] > last[r])
-                last[r] = step[id];
+        const int32_t ne = rt_fused_reads(c, id, P->cl.fuse_add[id], ext);
+        for (int32_t i = 0; i < nd->n_in + ne; i++) {
+            const int32_t r = rt_root(c, i < nd->n_in ? nd->in[i] : ext[i - nd->n_in]);
+            if (c->tclass[r] == RT_T_ARENA && s > last[r])
+                last[r] = s;
         }
     }
     for (int32_t j = 0; j < g->n_outputs; j++) {
-        int32_t r = rt_root(c, g->outputs[j]);
+        const int32_t r = rt_root(c, g->outputs[j]);
         if (c->tclass[r] == RT_T_ARENA)
-            last[r] = n_steps;
+            last[r] = P->n_steps;
     }
-    int32_t ns = 0;
-    for (int32_t t = 0; t < nt; t++)
-        if (c->tclass[t] == RT_T_ARENA) {
-            spans[ns].bytes = rt_buf_bytes(c, t);
-            spans[ns].first = first[t];
-            spans[ns].last = last[t];
-            c->unplanned_bytes += spans[ns].bytes;
-            which[ns++] = t;
-        }
-    c->arena_bytes = rt_plan_arena(ns, spans, RT_ALIGN, offs);
-    for (int32_t q = 0; q < ns; q++)
-        c->dev[which[q]] = (float *)(uintptr_t)offs[q]; /* an offset until the arena exists */
+}
 
-    c->fold = calloc((size_t)n_fold + 1, sizeof *c->fold);
-    c->run = calloc((size_t)n_run + 1, sizeof *c->run);
-    if (!c->fold || !c->run) {
-        base_fail(err, errlen, "out of memory planning the graph");
-        goto done;
+/* The arena: every RT_T_ARENA buffer placed by rt_plan_arena from its lifetime; c->dev holds
+ * offsets until rt_alloc makes the arena. */
+static int rt_plan_memory(rt_ctx *c, const rt_planning *P, char *err, size_t errlen) {
+    const int32_t nt = c->g->n_tensors;
+    int32_t *first = malloc(((size_t)nt + 1) * sizeof *first), *last = malloc(((size_t)nt + 1) * sizeof *last);
+    rt_span *spans = malloc(((size_t)nt + 1) * sizeof *spans);
+    int64_t *offs = malloc(((size_t)nt + 1) * sizeof *offs);
+    int32_t *which = malloc(((size_t)nt + 1) * sizeof *which);
+    int rc = 0;
+    if (!first || !last || !spans || !offs || !which) {
+        rc = base_fail(err, errlen, "out of memory planning the graph");
+    } else {
+        rt_plan_lifetimes(c, P, first, last);
+        int32_t ns = 0;
+        for (int32_t t = 0; t < nt; t++)
+            if (c->tclass[t] == RT_T_ARENA) {
+                spans[ns].bytes = rt_buf_bytes(c, t);
+                spans[ns].first = first[t];
+                spans[ns].last = last[t];
+                c->unplanned_bytes += spans[ns].bytes;
+                which[ns++] = t;
+            }
+        c->arena_bytes = rt_plan_arena(ns, spans, RT_ALIGN, offs);
+        for (int32_t q = 0; q < ns; q++)
+            c->dev[which[q]] = (float *)(uintptr_t)offs[q]; /* an offset until the arena exists */
     }
-    for (int32_t k = 0; k < nn; k++) {
-        int32_t id = order[k];
-        if (live[id] && nconst[id])
-            rt_node_init(&c->fold[c->n_fold++], c, id);
-        else if (step[id] >= 0) {
-            rt_node_init(&c->run[c->n_run], c, id);
-            c->run[c->n_run].fuse_add = fadd[id];
-            c->run[c->n_run].fuse_act = fact[id];
-            c->run[c->n_run++].sc = rt_sc_of_node(c, id);
-        }
-    }
-    rc = 0;
-done:
-    free(skip);
-    free(fact);
-    free(fadd);
-    free(vof);
-    free(voff);
-    free(cview);
-    free(order);
-    free(live);
-    free(isconst);
-    free(nconst);
-    free(needed);
-    free(step);
     free(first);
     free(last);
     free(spans);
     free(offs);
     free(which);
+    return rc;
+}
+
+/* The launch lists: the folded nodes (run once at setup) and the nodes of every run, each in
+ * topological order, with what the planner decided for each (fusions, scatter store). */
+static int rt_plan_lists(rt_ctx *c, const rt_planning *P, char *err, size_t errlen) {
+    c->fold = calloc((size_t)P->cl.n_fold + 1, sizeof *c->fold);
+    c->run = calloc((size_t)P->n_steps + 1, sizeof *c->run);
+    if (!c->fold || !c->run)
+        return base_fail(err, errlen, "out of memory planning the graph");
+    for (int32_t k = 0; k < c->g->n_nodes; k++) {
+        const int32_t id = P->order[k];
+        if (P->cl.ncls[id] == RT_N_FOLD) {
+            rt_node_init(&c->fold[c->n_fold++], c, id);
+        } else if (P->step[id] >= 0) {
+            rt_node *rn = &c->run[c->n_run++];
+            rt_node_init(rn, c, id);
+            rn->fuse_add = P->cl.fuse_add[id];
+            rn->fuse_act = P->cl.fuse_act[id];
+            rn->sc = rt_sc_of_node(c, id);
+        }
+    }
+    return 0;
+}
+
+/* Plans a graph's runs: each node's class, decided once (rt_classify: dead, folded, run by a
+ * scatter store or a fusion, a view, or a launch), then from the classes the launch steps and
+ * which inputs and weights persist (rt_plan_steps), the arena (rt_plan_memory), and the launch
+ * lists (rt_plan_lists). */
+static int rt_plan(rt_ctx *c, char *err, size_t errlen) {
+    rt_planning P;
+    memset(&P, 0, sizeof P);
+    int rc = -1;
+    if (rt_plan_begin(c, &P, err, errlen) < 0 || rt_classify(&P.cl, rt_plan_scatter, c, err, errlen) < 0)
+        goto done;
+    rt_plan_keep_classes(c, &P.cl);
+    if (rt_plan_steps(c, &P, err, errlen) < 0 || rt_plan_memory(c, &P, err, errlen) < 0 ||
+        rt_plan_lists(c, &P, err, errlen) < 0)
+        goto done;
+    rc = 0;
+done:
+    rt_classes_free(&P.cl);
+    free(P.order);
+    free(P.live);
+    free(P.step);
     return rc;
 }
 
@@ -984,7 +764,7 @@ static int rt_check_gather(rt_ctx *c, const rt_scatter *sc, const float *buf, fl
     return 0;
 }
 
-/* A fused convolution's reference (rt_plan_fuse): ref = act(ref + the added tensor), as the add
+/* A fused convolution's reference (rt_fuse.c): ref = act(ref + the added tensor), as the add
  * and relu nodes compute it. -1 when out of memory. */
 static int rt_check_fused(rt_ctx *c, const rt_node *rn, float *ref) {
     const int64_t n = ops_shape_numel(&rn->out_sh[0]);
@@ -1000,7 +780,7 @@ static int rt_check_fused(rt_ctx *c, const rt_node *rn, float *ref) {
     return 0;
 }
 
-/* A node computing its producer (rt_plan_prefuse): *x, the producer's input 0 as downloaded,
+/* A node computing its producer (rt_fuse.c): *x, the producer's input 0 as downloaded,
  * becomes the producer's CPU result over it and its other input, the value the unfused pair
  * gives the node. -1 when out of memory. */
 static int rt_check_prefused(rt_ctx *c, const rt_node *rn, const float **x) {
@@ -1099,7 +879,7 @@ static int rt_exec_node(rt_ctx *c, rt_node *rn, char *err, size_t errlen) {
                         .fuse_act = rn->fuse_act};
     if (rn->fuse_pre >= 0) { /* the producer's other operand: smul's scale, or the add's other term */
         const graph_node *pn = &c->g->nodes[rn->fuse_pre];
-        if (pn->op == OP_SMUL)
+        if (ops_table[pn->op].epi == OPS_EPI_SCALE)
             env.fuse_scale = rt_dev(c, pn->in[1]);
         else
             env.fuse_in2 = rt_dev(c, pn->in[1]);
@@ -1214,6 +994,7 @@ static void rt_capture(rt_ctx *c) {
     }
     CUDA_CHECK(cudaGraphUpload(c->exec, c->stream));
     c->graph_state = 1;
+    mm_workspace_hold(); /* the graph points into the matmul workspaces: another context must not free them */
     return;
 fail:
     if (gr)
@@ -1326,8 +1107,10 @@ void rt_ctx_free(rt_ctx *c) {
     rt_nodes_free(c->fold, c->n_fold);
     rt_nodes_free(c->run, c->n_run);
     rt_presplit_free(c);
-    if (c->exec)
+    if (c->exec) {
         CUDA_CHECK(cudaGraphExecDestroy(c->exec));
+        mm_workspace_unhold();
+    }
     if (c->dev && c->tclass)
         for (int32_t t = 0; t < c->g->n_tensors; t++)
             if (c->tclass[t] == RT_T_PERSIST && c->dev[t])

@@ -65,10 +65,9 @@ typedef struct {
                                  layernorm, runs as its own kernel (A/B measurement); 0: a
                                  convolution whose output only an add reads, the add's other operand
                                  made earlier, adds it (and a relu that alone reads the sum) in its
-                                 epilogue (rt.c rt_plan_fuse); a softmax reading an smul by a
-                                 constant, and a layernorm reading an add of two tensors of its
-                                 shape, each over contiguous rows, compute the smul or add
-                                 themselves (rt_plan_prefuse) */
+                                 epilogue; a softmax reading an smul by a constant, and a
+                                 layernorm reading an add of two tensors of its shape, each over
+                                 contiguous rows, compute the smul or add themselves (rt_fuse.c) */
 } rt_opts;
 
 enum { RT_PRECISION_FP32 = 0, RT_PRECISION_3XTF32 = 1 };
@@ -187,9 +186,92 @@ void rt_scatter_free(rt_scatter *sc);
  * + off_n[j] for all elements (tables filled, *vec4 as mm_scatter.vec4: 1, 2 or 0), else 0. */
 int rt_scatter_tables(const int64_t *dst, int64_t nb, int64_t m, int64_t n, int64_t *off_b, int64_t *off_m,
                       int64_t *mul, int64_t *off_n, int *vec4);
-/* 1 if transpose parameters p on input shape in move no element (only axes of size 1 move): the
- * runtime runs it as a reshape. */
+/* ops_transpose_moves_nothing (ops.h), under the name tests/test_scatter.c knows. */
 int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
+
+/* --- what the planner makes of each node (rt_plan.c; host only; exposed for tests) ---------- */
+
+/* A node's class, decided once by rt_classify; the runtime's list of launches, its buffers and
+ * its counts (rt_info) are read from it. */
+typedef enum {
+    RT_N_DEAD,    /* its results reach no graph output: never run */
+    RT_N_FOLD,    /* every input a weight or a folded value (folding on): run once at setup */
+    RT_N_SCATTER, /* a movement node that a matmul's scatter store executes: no kernel */
+    RT_N_FUSED,   /* run inside another node (rt_fuse.c): an add or relu in a convolution's
+                     epilogue, an smul or add that a softmax or layernorm computes: no kernel */
+    RT_N_VIEW,    /* its outputs are its input's bytes under other shapes (rt_node_is_view) and
+                     start on whole RT_VIEW_ALIGN elements: no kernel */
+    RT_N_CVIEW,   /* a concat whose producers write its inputs in place (rt_concat_views): no kernel */
+    RT_N_RUN,     /* launches its kernel in every run */
+    RT_N_COUNT
+} rt_node_class;
+
+/* A tensor's storage. */
+typedef enum {
+    RT_T_NONE,      /* not needed by any run */
+    RT_T_PERSIST,   /* its own allocation for the context's life: inputs, weights, folded values */
+    RT_T_ARENA,     /* a planned slice of the arena */
+    RT_T_ALIAS      /* bytes of tensor alias_of from element alias_off on: a reshape or a transpose
+                       that moves nothing, a part of a split into consecutive runs, an input of a
+                       concat its producer writes in place (rt_view.c), a fused add's sum or relu
+                       (rt_fuse.c), or a leaf of a scatter store's tree (rt_scatter) */
+} rt_tensor_class;
+
+/* The classification of one graph's nodes and what it decides of their outputs' storage. The
+ * arrays are rt_classes_init's (rt_classes_free frees those still set: a caller keeping one sets
+ * the pointer to NULL). tclass is final for node outputs: PERSIST for folded values, ARENA or
+ * ALIAS for what running nodes and views make; graph inputs and weights stay RT_T_NONE (the
+ * runtime decides which it keeps). */
+typedef struct {
+    const graph *g;
+    const int32_t *order;     /* [n_nodes] topological order */
+    const uint8_t *live;      /* [n_nodes] 1: the node's results reach a graph output */
+    int no_fold, no_scatter, no_fuse, verbose; /* as in rt_opts */
+    uint8_t *ncls;            /* [n_nodes] rt_node_class */
+    int32_t *fuse_add;        /* [n_nodes] a convolution adding this tensor in its epilogue; -1 none */
+    uint8_t *fuse_act;        /* [n_nodes] and the activation after the add (ops_act) */
+    int32_t *fuse_pre;        /* [n_nodes] the FUSED producer a softmax or layernorm computes; -1 none */
+    uint8_t *isconst;         /* [n_tensors] weights and folded values */
+    uint8_t *tclass;          /* [n_tensors] rt_tensor_class */
+    int32_t *alias_of;        /* [n_tensors] RT_T_ALIAS: the tensor whose bytes it shares (never an alias) */
+    int64_t *alias_off;       /* [n_tensors] RT_T_ALIAS: from this element of alias_of on */
+    int32_t n_dead, n_fold, n_alias, n_fused; /* nodes: dead, folded, views and concat views, fused */
+} rt_classes;
+
+/* live[n] = 1 for the nodes of g (order: a topological order) whose results reach a graph output;
+ * -1 when out of memory. */
+int rt_live_nodes(const graph *g, const int32_t *order, uint8_t *live);
+
+/* Arrays for g's nodes and tensors, nothing classified yet; options off. -1 when out of memory. */
+int rt_classes_init(rt_classes *cl, const graph *g, const int32_t *order, const uint8_t *live);
+void rt_classes_free(rt_classes *cl);
+
+/* The scatter stores' planner: records the stores it plans for RT_N_RUN matmuls with
+ * rt_classes_scatter; 0, or -1 with a message. The runtime's (rt.c) asks the device at 3xtf32. */
+typedef int (*rt_scatter_planner)(void *user, rt_classes *cl, char *err, size_t errlen);
+
+/* Every node's class, each decided once, in the order the decisions depend on each other: dead
+ * and folded nodes; the scatter stores (scatter, unless no_scatter or NULL); the fusions
+ * (rt_fuse_plan, unless no_fuse); the views (rt_view_plan). 0, or -1 with a message. */
+int rt_classify(rt_classes *cl, rt_scatter_planner scatter, void *user, char *err, size_t errlen);
+
+/* Records a scatter store: its tree's nodes RT_N_SCATTER, its leaves views of its root at their
+ * offsets, the root's buffer placed (it holds the leaves). */
+void rt_classes_scatter(rt_classes *cl, const rt_scatter *sc);
+
+/* Steps of rt_classify. Fusions (rt_fuse.c): a running convolution without activation takes the
+ * add that alone reads its output (and a relu alone reading the sum) into its epilogue; a running
+ * softmax or layernorm computes its producer (rt_prefuse_find). Views (rt_view.c): running nodes
+ * that rt_node_is_view become RT_N_VIEW, concats rt_concat_views places RT_N_CVIEW, then the
+ * outputs of running and view nodes are placed in order (a split whose parts would not start on
+ * whole RT_VIEW_ALIGN elements runs its kernel). 0, or -1 when out of memory. */
+int rt_fuse_plan(rt_classes *cl, char *err, size_t errlen);
+int rt_view_plan(rt_classes *cl, char *err, size_t errlen);
+
+/* 1 if node nd's outputs are bytes of its input under other shapes, as its op's entry in the
+ * table says (ops_desc.view: a reshape, a split into consecutive runs, a transpose moving
+ * nothing), except a transpose under no_scatter (rt_opts: the A/B switch runs it as a kernel). */
+int rt_node_is_view(const graph *g, const graph_node *nd, int no_scatter);
 
 /* --- the producer fusions' pattern (rt_fuse.c; host only; exposed for tests) ----------------- */
 
@@ -198,25 +280,26 @@ int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
  * 1) whose input is an smul of a tensor of its shape by a constant (isconst), or a layernorm over
  * contiguous rows whose input is an ewadd of two tensors of its shape (no broadcast); that input
  * read once (nread: input slots of live nodes reading each tensor), no graph output (isout), not
- * constant, its producer not skipped (skip: nodes another fusion or a scatter store runs).
- * isconst: weights and the values folded at setup. */
+ * constant, its producer not run by another node already (ncls, rt_node_class: RT_N_SCATTER or
+ * RT_N_FUSED). isconst: weights and the values folded at setup. */
 int32_t rt_prefuse_find(const graph *g, int32_t id, const int32_t *nread, const uint8_t *isout,
-                        const uint8_t *isconst, const uint8_t *skip);
+                        const uint8_t *isconst, const uint8_t *ncls);
 
 /* --- concatenations that move nothing (rt_view.c; host only; exposed for tests) ------------- */
 
 /* Offsets of in-place views, in elements: 16 bytes, what the kernels' vector paths need. */
 #define RT_VIEW_ALIGN 4
 
-/* Over the nodes in topological order: each concat that runs (runs: per node, a kernel will run
- * it) whose output has size 1 on every axis before the concat axis, its output free (freet: per
- * tensor, an activation nothing has placed yet: not an input, weight, folded value or alias) and
- * every input free, made by a running single-output node that is neither a split nor a concat so
- * placed, read by this concat in one slot, at an offset of whole RT_VIEW_ALIGN elements: cview[id]
- * = 1 and each input's vof = the concat's output, voff = its offset there. vof must start at -1,
- * cview at 0. Returns the number of such concats. */
-int32_t rt_concat_views(const graph *g, const int32_t *order, const uint8_t *runs, const uint8_t *freet,
-                        int32_t *vof, int64_t *voff, uint8_t *cview);
+/* Over the nodes in topological order: each node that runs (ncls, rt_node_class: RT_N_RUN, a
+ * kernel would run it) whose inputs its op's entry makes views of its output (ops_desc.view_in: a
+ * concat whose output has size 1 on every axis before the concat axis), its output free (freet:
+ * per tensor, an activation nothing has placed yet: not an input, weight, folded value or alias)
+ * and every input free, made by a running (RT_N_RUN) node of an op that always has one output (not
+ * a split), read by this node in one slot, at an offset of whole RT_VIEW_ALIGN elements: ncls[id]
+ * = RT_N_CVIEW and each input's vof = the node's output, voff = its offset there. vof must start
+ * at -1. Returns the number of such nodes. */
+int32_t rt_concat_views(const graph *g, const int32_t *order, uint8_t *ncls, const uint8_t *freet, int32_t *vof,
+                        int64_t *voff);
 
 #ifdef __cplusplus
 }

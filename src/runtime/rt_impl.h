@@ -45,21 +45,11 @@ typedef struct {
     int32_t sc;              /* > 0: a matmul whose store runs the movement tree c->sc[sc - 1] */
     int32_t ps, n_ps;        /* 3xtf32: its pre-split operands c->ps[ps .. ps + n_ps) (rt_presplit.c) */
     int32_t fuse_add;        /* >= 0: a convolution adding this tensor, then fuse_act, in its epilogue */
-    int32_t fuse_act;        /* ops_act (rt.c rt_plan_fuse) */
-    int32_t fuse_pre;        /* >= 0: the skipped smul or ewadd node whose output is input 0, which
+    int32_t fuse_act;        /* ops_act (rt_fuse.c) */
+    int32_t fuse_pre;        /* >= 0: the fused smul or ewadd node whose output is input 0, which
                                 this softmax or layernorm computes from that node's inputs (in[0]
-                                is its input 0; rt.c rt_plan_prefuse); -1 none */
+                                is its input 0; rt_fuse.c); -1 none */
 } rt_node;
-
-typedef enum {
-    RT_T_NONE,      /* not needed by any run */
-    RT_T_PERSIST,   /* its own allocation for the context's life: inputs, weights, folded values */
-    RT_T_ARENA,     /* a planned slice of the arena */
-    RT_T_ALIAS      /* bytes of tensor alias_of from element alias_off on: a reshape or a transpose
-                       that moves nothing, a part of a split into consecutive runs, an input of a
-                       concat its producer writes in place (rt_view.c), or a leaf of a scatter
-                       store's tree (rt_scatter) */
-} rt_tensor_class;
 
 struct rt_ctx {
     graph *g;                  /* owned clone */
@@ -67,7 +57,7 @@ struct rt_ctx {
     cudaStream_t stream;
     cudnnHandle_t cudnn;
     /* tensors, indexed by tensor id */
-    uint8_t *tclass;           /* rt_tensor_class */
+    uint8_t *tclass;           /* rt_tensor_class (rt.h), as rt_classify and rt.c's rt_plan decide */
     int32_t *alias_of;         /* RT_T_ALIAS: the tensor whose bytes it shares (never itself an alias) */
     int64_t *alias_off;        /* RT_T_ALIAS: from this element of alias_of on (split, concat views, tree leaves) */
     float **dev;               /* device pointer of every needed tensor */
@@ -75,7 +65,7 @@ struct rt_ctx {
     rt_node *fold; int32_t n_fold;  /* weight-only nodes, run once at setup */
     rt_node *run;  int32_t n_run;   /* nodes of every run, in order */
     int32_t n_dead, n_alias, n_fused;
-    int32_t *fuse_pre;         /* per node: rt_node.fuse_pre as planned (NULL: fusion off) */
+    int32_t *fuse_pre;         /* per node: rt_node.fuse_pre as planned (rt_classes.fuse_pre) */
     /* scatter stores (rt_scatter.h in rt.h): matmuls whose store executes the movement nodes
      * reading their output (those nodes launch nothing); tables on the device in sc_dev */
     rt_scatter *sc; int32_t n_sc, n_scattered; /* n_scattered: movement nodes so executed */

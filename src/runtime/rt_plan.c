@@ -1,7 +1,14 @@
-/* rt_plan.c: the runtime's memory planner -- offsets in one arena for buffers with known
- * lifetimes, so that a buffer's bytes are reused once its last reader has run.
+/* rt_plan.c: the runtime's planner, host code (built without CUDA too, for tests/test_plan.c):
+ * what each node is (rt_classify), and offsets in one arena for buffers with known lifetimes, so
+ * that a buffer's bytes are reused once its last reader has run (rt_plan_arena).
  *
- * Greedy by size (the heuristic of TFLite's arena planner): buffers are placed largest first, each
+ * Classification: each node's class is decided once, by the step that can decide it, and read by
+ * the later steps and by rt.c: dead and folded first (from the graph alone), then the scatter
+ * stores (rt.c: at 3xtf32 they need the device's kernel choice), the fusions (rt_fuse.c), the
+ * views (rt_view.c). A node keeps its class once it is not RT_N_RUN, except a split view whose
+ * parts would be misaligned, which runs after all.
+ *
+ * The arena: greedy by size (the heuristic of TFLite's arena planner): buffers are placed largest first, each
  * at the lowest aligned offset that overlaps no already placed buffer alive at a common step.
  * Invariant: two buffers whose [first, last] step ranges intersect get disjoint byte ranges. The
  * placed buffers alive at a common step with the next one are found through a max-tree over the
@@ -10,9 +17,119 @@
  * arrays passed in belong to the caller.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "base.h"
 #include "rt.h"
+
+int rt_live_nodes(const graph *g, const int32_t *order, uint8_t *live) {
+    uint8_t *need = calloc((size_t)g->n_tensors + 1, 1);
+    if (!need)
+        return -1;
+    for (int32_t j = 0; j < g->n_outputs; j++)
+        need[g->outputs[j]] = 1;
+    for (int32_t k = g->n_nodes - 1; k >= 0; k--) {
+        const graph_node *nd = &g->nodes[order[k]];
+        live[order[k]] = 0;
+        for (int32_t o = 0; o < nd->n_out; o++)
+            if (need[nd->out[o]])
+                live[order[k]] = 1;
+        if (live[order[k]])
+            for (int32_t i = 0; i < nd->n_in; i++)
+                need[nd->in[i]] = 1;
+    }
+    free(need);
+    return 0;
+}
+
+/* --- classification ------------------------------------------------------------------------- */
+
+void rt_classes_free(rt_classes *cl) {
+    free(cl->ncls);
+    free(cl->fuse_add);
+    free(cl->fuse_act);
+    free(cl->fuse_pre);
+    free(cl->isconst);
+    free(cl->tclass);
+    free(cl->alias_of);
+    free(cl->alias_off);
+    memset(cl, 0, sizeof *cl);
+}
+
+int rt_classes_init(rt_classes *cl, const graph *g, const int32_t *order, const uint8_t *live) {
+    const size_t nn = (size_t)g->n_nodes + 1, nt = (size_t)g->n_tensors + 1;
+    memset(cl, 0, sizeof *cl);
+    cl->g = g;
+    cl->order = order;
+    cl->live = live;
+    cl->ncls = calloc(nn, 1);
+    cl->fuse_add = malloc(nn * sizeof *cl->fuse_add);
+    cl->fuse_act = calloc(nn, 1);
+    cl->fuse_pre = malloc(nn * sizeof *cl->fuse_pre);
+    cl->isconst = calloc(nt, 1);
+    cl->tclass = calloc(nt, 1);
+    cl->alias_of = malloc(nt * sizeof *cl->alias_of);
+    cl->alias_off = calloc(nt, sizeof *cl->alias_off);
+    if (!cl->ncls || !cl->fuse_add || !cl->fuse_act || !cl->fuse_pre || !cl->isconst || !cl->tclass ||
+        !cl->alias_of || !cl->alias_off) {
+        rt_classes_free(cl);
+        return -1;
+    }
+    for (int32_t k = 0; k < g->n_nodes; k++)
+        cl->fuse_add[k] = cl->fuse_pre[k] = -1;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        cl->alias_of[t] = t;
+    return 0;
+}
+
+/* Dead nodes, and folded ones: every input a weight or a folded value (a walk in topological
+ * order, so an input's constness is known when its reader is met). Every other live node starts
+ * as RT_N_RUN for the later steps to take from. */
+static void rt_classify_fold(rt_classes *cl) {
+    const graph *g = cl->g;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        cl->isconst[t] = g->tensors[t].kind == GRAPH_T_WEIGHT;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const int32_t id = cl->order[k];
+        const graph_node *nd = &g->nodes[id];
+        if (!cl->live[id]) {
+            cl->ncls[id] = RT_N_DEAD;
+            cl->n_dead++;
+            continue;
+        }
+        int all = !cl->no_fold;
+        for (int32_t i = 0; i < nd->n_in && all; i++)
+            all = cl->isconst[nd->in[i]];
+        cl->ncls[id] = all ? RT_N_FOLD : RT_N_RUN;
+        for (int32_t o = 0; o < nd->n_out && all; o++) {
+            cl->isconst[nd->out[o]] = 1;
+            cl->tclass[nd->out[o]] = RT_T_PERSIST;
+        }
+        cl->n_fold += all;
+    }
+}
+
+void rt_classes_scatter(rt_classes *cl, const rt_scatter *sc) {
+    for (int32_t q = 0; q < sc->n_nodes; q++)
+        cl->ncls[sc->nodes[q]] = RT_N_SCATTER;
+    for (int32_t q = 0; q < sc->n_leaves; q++) {
+        cl->tclass[sc->leaves[q]] = RT_T_ALIAS;
+        cl->alias_of[sc->leaves[q]] = sc->root;
+        cl->alias_off[sc->leaves[q]] = sc->leaf_off[q];
+    }
+    cl->tclass[sc->root] = RT_T_ARENA; /* so that no concat view takes the bytes its leaves hold */
+}
+
+int rt_classify(rt_classes *cl, rt_scatter_planner scatter, void *user, char *err, size_t errlen) {
+    rt_classify_fold(cl);
+    if (!cl->no_scatter && scatter && scatter(user, cl, err, errlen) < 0)
+        return -1;
+    if (!cl->no_fuse && rt_fuse_plan(cl, err, errlen) < 0)
+        return -1;
+    return rt_view_plan(cl, err, errlen);
+}
+
+/* --- the arena ------------------------------------------------------------------------------ */
 
 typedef struct {
     int32_t idx;

@@ -21,20 +21,7 @@
 #define SC_MAX_NUMEL ((int64_t)1 << 24) /* element indices pass through float ops exactly */
 #define SC_ALIGN_ELEMS 64              /* leaf offsets: 256 bytes, the runtime's buffer alignment */
 
-int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p) {
-    int64_t last = -1;
-    for (int32_t i = 0; i < p->n_list && i < in->rank; i++) {
-        int64_t a = p->list[i];
-        if (a < 0 || a >= in->rank)
-            return 0;
-        if (in->dims[a] == 1)
-            continue; /* an axis of size 1 moves no element wherever it goes */
-        if (a < last)
-            return 0;
-        last = a;
-    }
-    return 1;
-}
+int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p) { return ops_transpose_moves_nothing(in, p); }
 
 static int64_t sc_gcd(int64_t a, int64_t b) {
     a = a < 0 ? -a : a;
@@ -107,6 +94,12 @@ int rt_scatter_tables(const int64_t *dst, int64_t nb, int64_t m, int64_t n, int6
 }
 
 /* --- the movement tree --------------------------------------------------------------------------- */
+
+/* Which ops the store executes (reshape, transpose, split, gather by constant ids: sc_movement),
+ * which of them it leaves to kernels to reach a separable placement (transposes that move
+ * elements: sc_frontier) and which make a store worth having (sc_moves) are the store's own, one
+ * kernel's (mm_scatter, ops/cuda/matmul.h), so they are named here; what each op does to the
+ * elements is the op table's (sc_run runs their CPU references). */
 
 typedef struct {
     int32_t nodes[SC_MAX_TREE], n_nodes;
@@ -349,13 +342,25 @@ static void sc_record(const sc_tree *tr, rt_scatter *sc) {
             sc->inner[sc->n_inner++] = tr->tens[q];
 }
 
+/* 1 if a node of the tree moves elements: reshapes and transposes of axes of size 1 alone are
+ * aliases already (rt.c), a store for them would gain nothing. */
+static int sc_moves(const graph *g, const sc_tree *tr) {
+    int moves = 0;
+    for (int32_t q = 0; q < tr->n_nodes; q++) {
+        const graph_node *nd = &g->nodes[tr->nodes[q]];
+        moves |= nd->op == OP_SPLIT || nd->op == OP_GATHER ||
+                 (nd->op == OP_TRANSPOSE && !rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
+    }
+    return moves;
+}
+
 int rt_scatter_find(const graph *g, int32_t node, const uint8_t *live, rt_scatter *sc, char *why, size_t len,
                     char *err, size_t errlen) {
     memset(sc, 0, sizeof *sc);
     const graph_node *mm = &g->nodes[node];
     const ops_shape *os = &g->tensors[mm->out[0]].shape;
     const int64_t numel = ops_shape_numel(os);
-    if (mm->op != OP_MATMUL || os->rank < 2)
+    if (mm->op != OP_MATMUL || os->rank < 2) /* the store is the matmul kernel's */
         return base_fail(why, len, "not a matmul");
     if (numel < 1 || numel > SC_MAX_NUMEL)
         return base_fail(why, len, "output of %lld elements (at most 2^24)", (long long)numel);
@@ -412,13 +417,7 @@ int rt_scatter_find(const graph *g, int32_t node, const uint8_t *live, rt_scatte
             cut[fr[f]] = 1;
     }
     if (rc == 1) {
-        int moves = 0; /* reshapes and transposes of axes of size 1 alone are aliases already */
-        for (int32_t q = 0; q < tr->n_nodes; q++) {
-            const graph_node *nd = &g->nodes[tr->nodes[q]];
-            moves |= nd->op == OP_SPLIT || nd->op == OP_GATHER ||
-                     (nd->op == OP_TRANSPOSE && !rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
-        }
-        if (moves)
+        if (sc_moves(g, tr))
             sc_record(tr, sc);
         else
             rc = base_fail(why, len, "nothing left that moves elements") + 1;
