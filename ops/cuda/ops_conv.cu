@@ -751,9 +751,9 @@ static int oc_conv_descriptors(oc_conv_state *st, const ops_sig *s, int sym) {
 }
 
 /* cuDNN's strict-FP32 algorithms for the node by cudnnFindConvolutionForwardAlgorithmEx in the
- * search workspace (sws, sbytes; the padded input at its start when there is one), its first
- * three timed as the other paths are; the fastest into ch (ms, algo, ws). -1 with env's error if
- * the padding copy fails. */
+ * search workspace (sws, sbytes; the padded input at its start when there is one), each timed as
+ * the other paths are; the fastest into ch (ms, algo, ws). -1 with env's error if the padding
+ * copy fails. */
 static int oc_conv_time_cudnn(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
                               float *const *out, char *sws, size_t sbytes, oc_conv_choice *ch) {
     const float *x = in[0];
@@ -763,7 +763,7 @@ static int oc_conv_time_cudnn(ops_cuda_env *env, oc_conv_state *st, const ops_si
         x = (const float *)sws;
     }
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int got = 0, tried = 0;
+    int got = 0;
     if (cudnnFindConvolutionForwardAlgorithmEx(oc_cudnn(env), st->x, x, st->w, in[1], st->conv, st->y, out[0],
                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf,
                                                sws + st->pad_bytes,
@@ -771,12 +771,13 @@ static int oc_conv_time_cudnn(ops_cuda_env *env, oc_conv_state *st, const ops_si
         got = 0;
     /* Find times each algorithm once: its order between close algorithms changed from one
      * machine to the next (winograd_nonfused 0.19 ms first on one H100, fft at 0.70 ms on
-     * another). Its first three strict-FP32 ones are timed here as the other paths are. */
-    for (int i = 0; i < got && tried < 3; i++) {
+     * another) and from one run to the next (squeezenet's 1x32x27x27 3x3: 15.5 us first in one
+     * run, 12.6 us in the next, when only its first three were timed). Every strict-FP32 one it
+     * returns is timed here as the other paths are. */
+    for (int i = 0; i < got; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
             perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
             continue;
-        tried++;
         st->algo = perf[i].algo;
         st->algo_ws = perf[i].memory;
         const float ms = oc_conv_time(env, st, OC_CONV_CUDNN, s, in, out, sws);
