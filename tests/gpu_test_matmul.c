@@ -469,11 +469,23 @@ static void hold_operands(const mm_problem *p, uint64_t seed, float **A, float *
     mm_fill_normal(*B, p->k * p->n, seed + 1, 0);
 }
 
+/* Device memory in use now (bytes). */
+static size_t used_bytes(void) {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return total_b - free_b;
+}
+
 /* A graph captured with the split-K workspace at one address keeps running right after a later,
  * larger problem grows the workspace (as a second runtime context's setup does in `tasc bench A
- * B`): while held (mm_workspace_hold), the old memory is not freed, so a buffer allocated after
- * the growth cannot be it, and the graph's partial sums do not land in that buffer. */
+ * B`): while held (mm_workspace_hold), the old 32 MiB stay allocated beside the new 64 MiB, and
+ * they are freed when the hold ends; the graph's replay gives its first run's bits. The contract
+ * is checked through the device's memory in use: what freeing memory under a live graph breaks
+ * was not observable here (on the H100 of session 12, with the hold a no-op, no buffer allocated
+ * after the free got the freed address and the replay's writes to it changed nothing visible),
+ * while the memory counts tell the two apart (the growth adds 32 MiB instead of 64). */
 static void test_workspace_hold(void) {
+    const size_t MiB = 1u << 20;
     const int32_t ws = mm_config_find("32x64x16_w16x32_t4x4_h2_u16_b4");
     CHECK(ws >= 0 && mm_config_get(ws)->cluster == 0);
     if (ws < 0)
@@ -484,13 +496,12 @@ static void test_workspace_hold(void) {
     const mm_choice ch = {ws, 8, 8};
     char err[256] = "";
     float *A1, *B1, *C1, *A2, *B2, *C2;
-    mm_workspace_release(); /* earlier tests grew it: the first run below sets its size */
     hold_operands(&p1, 810, &A1, &B1, &C1);
     hold_operands(&p2, 812, &A2, &B2, &C2);
-    const size_t nc = (size_t)(p1.m * p1.n), xbytes = nc * 8 * sizeof(float);
+    const size_t nc = (size_t)(p1.m * p1.n);
     float *h1 = malloc(nc * sizeof(float)), *h2 = malloc(nc * sizeof(float));
-    unsigned char *hx = malloc(xbytes);
-    CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, 0, err, sizeof err), 0); /* grows to 32 MiB */
+    mm_workspace_release(); /* earlier tests grew it: the run below sets its size */
+    CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, 0, err, sizeof err), 0); /* 32 MiB */
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h1, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
     cudaStream_t st;
@@ -502,34 +513,32 @@ static void test_workspace_hold(void) {
     CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, st, err, sizeof err), 0);
     CUDA_CHECK(cudaStreamEndCapture(st, &g));
     CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const size_t u0 = used_bytes();
     CHECK_EQ_INT(mm_run_choice(&p2, &ch, A2, B2, NULL, C2, 0, err, sizeof err), 0); /* grows to 64 MiB */
     CUDA_CHECK(cudaDeviceSynchronize());
-    void *x;
-    CUDA_CHECK(cudaMalloc(&x, xbytes)); /* without the hold: often the 32 MiB just freed */
-    CUDA_CHECK(cudaMemset(x, 0x3c, xbytes));
+    const size_t u1 = used_bytes();
     CUDA_CHECK(cudaMemsetAsync(C1, 0xff, nc * sizeof(float), st)); /* NaN */
     CUDA_CHECK(cudaGraphLaunch(ge, st));
     CUDA_CHECK(cudaStreamSynchronize(st));
     CUDA_CHECK(cudaMemcpy(h2, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(hx, x, xbytes, cudaMemcpyDeviceToHost));
-    size_t changed = 0;
-    for (size_t i = 0; i < xbytes; i++)
-        changed += hx[i] != 0x3c;
-    CHECK(memcmp(h1, h2, nc * sizeof(float)) == 0);
-    CHECK(changed == 0);
-    printf("split-K workspace held across a graph: %s (%zu bytes of a later buffer changed)\n",
-           changed == 0 && memcmp(h1, h2, nc * sizeof(float)) == 0 ? "ok" : "FAILED", changed);
     CUDA_CHECK(cudaGraphExecDestroy(ge));
     CUDA_CHECK(cudaGraphDestroy(g));
     mm_workspace_unhold(); /* frees the 32 MiB */
+    const size_t u2 = used_bytes();
+    const int same = memcmp(h1, h2, nc * sizeof(float)) == 0;
+    const double grew = ((double)u1 - (double)u0) / MiB, freed = ((double)u1 - (double)u2) / MiB;
+    CHECK(same);
+    CHECK(grew >= 62.0); /* 64 MiB new, the old 32 kept */
+    CHECK(freed >= 30.0); /* the old 32 MiB, once no graph holds them */
+    printf("split-K workspace held across a graph: %s (growth took %.0f MiB, the end of the hold freed %.0f MiB)\n",
+           same && grew >= 62.0 && freed >= 30.0 ? "ok" : "FAILED", grew, freed);
     CUDA_CHECK(cudaStreamDestroy(st));
     float *bufs[] = {A1, B1, C1, A2, B2, C2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         CUDA_CHECK(cudaFree(bufs[i]));
-    CUDA_CHECK(cudaFree(x));
     free(h1);
     free(h2);
-    free(hx);
 }
 /* the co-resident kind (a cooperative launch) inside a captured CUDA graph, as the model runtime
  * captures its runs: the graph gives the direct launch's bits, replayed twice (counters reset) */
