@@ -460,6 +460,20 @@ static void test_ring_same_bits(void) {
 }
 
 
+/* p at choice ch captured on st into an instantiated CUDA graph, as the runtime captures a run. */
+static cudaGraphExec_t capture_run(const mm_problem *p, const mm_choice *ch, const float *A, const float *B,
+                                   const float *bias, float *C, cudaStream_t st) {
+    char err[256] = "";
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    CHECK_EQ_INT(mm_run_choice(p, ch, A, B, bias, C, st, err, sizeof err), 0);
+    CUDA_CHECK(cudaStreamEndCapture(st, &g));
+    CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    CUDA_CHECK(cudaGraphDestroy(g));
+    return ge;
+}
+
 /* Device operands of p: A and B random (seed), C uninitialised; the caller frees all three. */
 static void hold_operands(const mm_problem *p, uint64_t seed, float **A, float **B, float **C) {
     CUDA_CHECK(cudaMalloc((void **)A, (size_t)(p->m * p->k) * sizeof(float)));
@@ -505,14 +519,9 @@ static void test_workspace_hold(void) {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h1, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
     cudaStream_t st;
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
     CUDA_CHECK(cudaStreamCreate(&st));
     mm_workspace_hold();
-    CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-    CHECK_EQ_INT(mm_run_choice(&p1, &ch, A1, B1, NULL, C1, st, err, sizeof err), 0);
-    CUDA_CHECK(cudaStreamEndCapture(st, &g));
-    CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    cudaGraphExec_t ge = capture_run(&p1, &ch, A1, B1, NULL, C1, st);
     CUDA_CHECK(cudaDeviceSynchronize());
     const size_t u0 = used_bytes();
     CHECK_EQ_INT(mm_run_choice(&p2, &ch, A2, B2, NULL, C2, 0, err, sizeof err), 0); /* grows to 64 MiB */
@@ -523,7 +532,6 @@ static void test_workspace_hold(void) {
     CUDA_CHECK(cudaStreamSynchronize(st));
     CUDA_CHECK(cudaMemcpy(h2, C1, nc * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaGraphExecDestroy(ge));
-    CUDA_CHECK(cudaGraphDestroy(g));
     mm_workspace_unhold(); /* frees the 32 MiB */
     const size_t u2 = used_bytes();
     const int same = memcmp(h1, h2, nc * sizeof(float)) == 0;
@@ -568,13 +576,8 @@ static void test_coresident_graph(void) {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h1, C, nc * sizeof(float), cudaMemcpyDeviceToHost));
     cudaStream_t st;
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
     CUDA_CHECK(cudaStreamCreate(&st));
-    CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-    CHECK_EQ_INT(mm_run_choice(&p, &ch, A, B, bias, C, st, err, sizeof err), 0);
-    CUDA_CHECK(cudaStreamEndCapture(st, &g));
-    CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    cudaGraphExec_t ge = capture_run(&p, &ch, A, B, bias, C, st);
     for (int r = 0; r < 2; r++) {
         CUDA_CHECK(cudaMemsetAsync(C, 0xff, nc * sizeof(float), st)); /* NaN */
         CUDA_CHECK(cudaGraphLaunch(ge, st));
@@ -584,7 +587,6 @@ static void test_coresident_graph(void) {
     }
     printf("co-resident split-K in a CUDA graph: %s\n", memcmp(h1, h2, nc * sizeof(float)) == 0 ? "ok" : "FAILED");
     CUDA_CHECK(cudaGraphExecDestroy(ge));
-    CUDA_CHECK(cudaGraphDestroy(g));
     CUDA_CHECK(cudaStreamDestroy(st));
     CUDA_CHECK(cudaFree(A));
     CUDA_CHECK(cudaFree(B));
