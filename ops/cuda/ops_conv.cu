@@ -2,12 +2,12 @@
  *
  * conv2d (groups, strides, dilation, any padding, bias, every activation) has six paths; the
  * setup run measures each that can run (once per distinct configuration and workspace limit in
- * the process) and keeps the fastest; TASC_RT_CONV=cudnn|gemm|direct|3xtf32|igemm|wgmma forces one
- * where it can run:
+ * the process; inside a CUDA graph, as the model runs: oc_conv_time) and keeps the fastest;
+ * TASC_RT_CONV=cudnn|gemm|direct|3xtf32|igemm|wgmma forces one where it can run:
  *   cudnn   cuDNN's fastest strict-FP32 algorithm (cudnnFindConvolutionForwardAlgorithmEx on the
  *           node's own buffers within the bounded workspace; FMA math, no tensor-op results);
  *           bias and relu fused into the call (cudnnConvolutionBiasActivationForward) where cuDNN
- *           accepts it and gives the unfused result; cuDNN pads symmetrically only, so an
+ *           accepts it, gives the unfused result and is not slower; cuDNN pads symmetrically only, so an
  *           asymmetric padding ("same" with an odd total, ONNX ceil_mode) copies the input into a
  *           zero-padded buffer at the start of the workspace first;
  *   gemm    im2col into the workspace (nothing for a 1x1, stride-1, unpadded convolution) and the
@@ -998,7 +998,8 @@ static int oc_conv_try_fused(ops_cuda_env *env, oc_conv_state *st, const ops_sig
                         "not fused\n", oc_node_name(env), rel);
     else if (ok && oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': bias/relu in cuDNN's call %.4f ms, call + pass %.4f ms: %s\n",
-                oc_node_name(env), (double)fused_ms, (double)unfused_ms, fused_ms <= unfused_ms ? "fused" : "not fused");
+                oc_node_name(env), (double)fused_ms, (double)unfused_ms,
+                fused_ms <= unfused_ms ? "fused" : "not fused");
     if (!(fused_ms <= unfused_ms)) {
         (void)cudaGetLastError();
         st->fused = 0;
