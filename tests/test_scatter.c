@@ -1,5 +1,5 @@
-/* test_scatter.c: the planner of the GPU runtime's scatter store (rt_scatter_find, rt_scatter_tables,
- * rt_transpose_moves_nothing: src/runtime/rt_scatter.c), host code built without CUDA too.
+/* test_scatter.c: the planner of the GPU runtime's scatter store (rt_scatter_find, rt_scatter_tables:
+ * src/runtime/rt_scatter.c; ops_transpose_moves_nothing: ops/ops.c), host code built without CUDA too.
  * - Random matmul -> reshape -> transpose -> reader graphs (random batch dims, factorisations and
  *   perms): where the planner accepts, every product element (b, m, n) is placed by the tables
  *   exactly where reshape + transpose puts it (index arithmetic written here, not the op table);
@@ -122,7 +122,7 @@ static void random_case(int *accepted, int *refused) {
     char why[256], err[256];
     int found = rt_scatter_find(g, 0, live, &sc, why, sizeof why, err, sizeof err);
     CHECK(found >= 0);
-    int moves = !rt_transpose_moves_nothing(&g->tensors[r].shape, &g->nodes[2].p);
+    int moves = !ops_transpose_moves_nothing(&g->tensors[r].shape, &g->nodes[2].p);
     if (found == 1) {
         (*accepted)++;
         CHECK_EQ_INT(sc.n_leaves, 1);
@@ -209,9 +209,9 @@ static void test_tables_direct(void) {
     p.n_list = 4;
     int64_t p1[4] = {2, 1, 0, 3}, p2[4] = {0, 3, 2, 1};
     memcpy(p.list, p1, sizeof p1);
-    CHECK_EQ_INT(rt_transpose_moves_nothing(&s, &p), 1);
+    CHECK_EQ_INT(ops_transpose_moves_nothing(&s, &p), 1);
     memcpy(p.list, p2, sizeof p2);
-    CHECK_EQ_INT(rt_transpose_moves_nothing(&s, &p), 0);
+    CHECK_EQ_INT(ops_transpose_moves_nothing(&s, &p), 0);
 }
 
 /* Runs g on the CPU with O and the leaves as extra outputs; checks the placement against them. */

@@ -186,8 +186,6 @@ void rt_scatter_free(rt_scatter *sc);
  * + off_n[j] for all elements (tables filled, *vec4 as mm_scatter.vec4: 1, 2 or 0), else 0. */
 int rt_scatter_tables(const int64_t *dst, int64_t nb, int64_t m, int64_t n, int64_t *off_b, int64_t *off_m,
                       int64_t *mul, int64_t *off_n, int *vec4);
-/* ops_transpose_moves_nothing (ops.h), under the name tests/test_scatter.c knows. */
-int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p);
 
 /* --- what the planner makes of each node (rt_plan.c; host only; exposed for tests) ---------- */
 

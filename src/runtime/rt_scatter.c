@@ -21,8 +21,6 @@
 #define SC_MAX_NUMEL ((int64_t)1 << 24) /* element indices pass through float ops exactly */
 #define SC_ALIGN_ELEMS 64              /* leaf offsets: 256 bytes, the runtime's buffer alignment */
 
-int rt_transpose_moves_nothing(const ops_shape *in, const ops_params *p) { return ops_transpose_moves_nothing(in, p); }
-
 static int64_t sc_gcd(int64_t a, int64_t b) {
     a = a < 0 ? -a : a;
     b = b < 0 ? -b : b;
@@ -305,12 +303,12 @@ static int32_t sc_frontier(const graph *g, const sc_tree *tr, int32_t *fr) {
     int32_t nf = 0;
     for (int32_t q = 0; q < tr->n_nodes; q++) {
         const graph_node *nd = &g->nodes[tr->nodes[q]];
-        if (nd->op != OP_TRANSPOSE || rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p))
+        if (nd->op != OP_TRANSPOSE || ops_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p))
             continue;
         int deeper = 0; /* a later real transpose reading (through the tree) this one's output */
         for (int32_t r = q + 1; r < tr->n_nodes && !deeper; r++) {
             const graph_node *nr = &g->nodes[tr->nodes[r]];
-            if (nr->op != OP_TRANSPOSE || rt_transpose_moves_nothing(&g->tensors[nr->in[0]].shape, &nr->p))
+            if (nr->op != OP_TRANSPOSE || ops_transpose_moves_nothing(&g->tensors[nr->in[0]].shape, &nr->p))
                 continue;
             for (int32_t t = nr->in[0], guard = 0; guard < SC_MAX_TREE && !deeper; guard++) {
                 if (t == nd->out[0]) {
@@ -349,7 +347,7 @@ static int sc_moves(const graph *g, const sc_tree *tr) {
     for (int32_t q = 0; q < tr->n_nodes; q++) {
         const graph_node *nd = &g->nodes[tr->nodes[q]];
         moves |= nd->op == OP_SPLIT || nd->op == OP_GATHER ||
-                 (nd->op == OP_TRANSPOSE && !rt_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
+                 (nd->op == OP_TRANSPOSE && !ops_transpose_moves_nothing(&g->tensors[nd->in[0]].shape, &nd->p));
     }
     return moves;
 }
