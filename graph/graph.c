@@ -35,15 +35,6 @@ int64_t graph_impl_default_max_elements(void) {
     return GRAPH_DEFAULT_MAX_ELEMENTS;
 }
 
-uint64_t graph_impl_fnv1a(const char *s) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        h ^= *c;
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 uint64_t graph_impl_mix64(uint64_t x) {
     x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
@@ -731,7 +722,7 @@ int32_t graph_weight_he_fan_in(graph *g, const char *name, int32_t rank, const i
     memset(&init, 0, sizeof init);
     init.kind = GRAPH_INIT_RANDOM;
     /* 53 bits of the name's hash: the seed stays a positive integer JSON readers keep exactly */
-    init.seed = name ? graph_impl_fnv1a(name) >> 11 : 0;
+    init.seed = name ? base_fnv1a_str(name) >> 11 : 0;
     init.mean = 0.0f;
     init.std = fan_in > 0 ? (float)sqrt(2.0 / (double)fan_in) : 1.0f;
     return graph_weight(g, name, rank, dims, init);
@@ -1443,7 +1434,7 @@ static uint64_t graph_hash_leaf(const graph *g, int32_t t, const int32_t *input_
         h = graph_hstep(h, graph_fbits(ts->init.value));
         break;
     case GRAPH_INIT_FILE:
-        h = graph_hstep(h, graph_impl_fnv1a(ts->init.path ? ts->init.path : ""));
+        h = graph_hstep(h, base_fnv1a_str(ts->init.path ? ts->init.path : ""));
         h = graph_hstep(h, (uint64_t)ts->init.offset);
         break;
     case GRAPH_INIT_DATA:

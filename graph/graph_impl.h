@@ -26,8 +26,6 @@
 /* TASC_MAX_ELEMENTS from the environment when it is a positive integer, else the default. */
 int64_t graph_impl_default_max_elements(void);
 
-/* 64-bit FNV-1a of a string. */
-uint64_t graph_impl_fnv1a(const char *s);
 /* The splitmix64 finaliser: a strong 64-bit mix. */
 uint64_t graph_impl_mix64(uint64_t x);
 

@@ -807,14 +807,6 @@ static int rl_rule(rl_ctx *c, const rj_val *o, rules_rule *r) {
     return 0;
 }
 
-/* FNV-1a over a rule id. */
-static uint64_t rl_hash(const char *s) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static rules_set *rl_set(rl_ctx *c, const rj_val *root) {
     static const char *const keys[] = {"format", "version", "tool", "generator", "op_set", "max_ops", "counts",
                                        "extra", "rules", NULL};
@@ -929,7 +921,7 @@ static rules_set *rl_set(rl_ctx *c, const rj_val *root) {
             rules_rule_clear(r);
             goto fail;
         }
-        size_t slot = rl_hash(r->id) & (ids_cap - 1);
+        size_t slot = base_fnv1a_str(r->id) & (ids_cap - 1);
         while (ids[slot] >= 0 && strcmp(rs->rules[ids[slot]].id, r->id))
             slot = (slot + 1) & (ids_cap - 1);
         if (ids[slot] >= 0) {

@@ -1,14 +1,19 @@
 /* test_base.c: the base layer (src/base): messages into err buffers (truncation, NULL buffers,
  * one-line messages, prefixes), checked allocation and growth, atomic file writes (commit and
  * abort leave no temporary behind), mkdir -p, the monotonic clock, strict number parsing and
- * checked arithmetic. Files go to a fresh folder under /tmp that the test removes.
+ * checked arithmetic; text files (field splitting, the line reader and its errors, the lock beside
+ * a file, held against another process) and FNV-1a. Files go to a fresh folder under /tmp that the
+ * test removes.
  */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -167,6 +172,94 @@ static void test_numbers(void) {
     CHECK(t0 > 0 && t1 >= t0);
 }
 
+/* Lines joined with '|' (the reader's callback); fails on a line "bad". */
+static int join_line(void *ctx, char *line, char *why, size_t whylen) {
+    if (!strcmp(line, "bad"))
+        return base_fail(why, whylen, "a bad line");
+    strcat((char *)ctx, line);
+    strcat((char *)ctx, "|");
+    return 0;
+}
+
+static void test_text(void) {
+    char line[] = "a\tb\t\tc", *f[4];
+    CHECK_EQ_INT(base_split_fields(line, '\t', f, 4), 4);
+    CHECK(!strcmp(f[0], "a") && !strcmp(f[1], "b") && !strcmp(f[2], "") && !strcmp(f[3], "c"));
+    char line2[] = "1,2,3";
+    CHECK_EQ_INT(base_split_fields(line2, ',', f, 2), 3); /* more than max */
+    int64_t v = -1;
+    CHECK_EQ_INT(base_parse_uint_in("42", 0, 100, &v), 0);
+    CHECK_EQ_INT(v, 42);
+    CHECK_EQ_INT(base_parse_uint_in("-1", -5, 100, &v), -1); /* no sign */
+    CHECK_EQ_INT(base_parse_uint_in(" 1", 0, 100, &v), -1);
+    CHECK_EQ_INT(base_parse_uint_in("101", 0, 100, &v), -1);
+    CHECK_EQ_INT(base_parse_uint_in("", 0, 100, &v), -1);
+
+    char path[512], err[600], got[256] = "";
+    snprintf(path, sizeof path, "%s/lines.txt", dir);
+    FILE *w = fopen(path, "w");
+    fputs("# comment\none\r\n\ntwo\nbad\nthree\n", w);
+    fclose(w);
+    FILE *r = fopen(path, "r");
+    CHECK_EQ_INT(base_read_lines(r, path, join_line, got, err, sizeof err), -1);
+    fclose(r);
+    CHECK(!strcmp(got, "one|two|"));
+    CHECK_STR_CONTAINS(err, "lines.txt:5: a bad line");
+    w = fopen(path, "w");
+    fwrite("x\ny\0z\n", 1, 6, w);
+    fclose(w);
+    r = fopen(path, "r");
+    got[0] = '\0';
+    CHECK_EQ_INT(base_read_lines(r, path, join_line, got, err, sizeof err), -1);
+    fclose(r);
+    CHECK_STR_CONTAINS(err, "lines.txt:2: NUL byte in line");
+    unlink(path);
+
+    /* the lock: a second process waits until the first closes it */
+    snprintf(path, sizeof path, "%s/sub/cache.txt", dir);
+    int fd = base_lock_beside(path, err, sizeof err);
+    CHECK(fd >= 0);
+    int pipefd[2];
+    CHECK_EQ_INT(pipe(pipefd), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        char e2[600];
+        int k = base_lock_beside(path, e2, sizeof e2);
+        char c = k >= 0 ? 'L' : 'E';
+        (void)!write(pipefd[1], &c, 1);
+        _exit(k >= 0 ? 0 : 1);
+    }
+    const struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char c = 0;
+    struct timeval tv = {0, 0};
+    fd_set rs;
+    FD_ZERO(&rs);
+    FD_SET(pipefd[0], &rs);
+    CHECK_EQ_INT(select(pipefd[0] + 1, &rs, NULL, NULL, &tv), 0); /* still waiting */
+    close(fd);
+    CHECK(read(pipefd[0], &c, 1) == 1 && c == 'L');
+    int st = 0;
+    waitpid(kid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    snprintf(lock, sizeof lock, "%s/sub", dir);
+    rmdir(lock);
+    CHECK_EQ_INT(base_lock_beside("/proc/nonexistent/x/cache.txt", err, sizeof err), -1);
+}
+
+static void test_fnv(void) {
+    /* the reference values of FNV-1a 64 */
+    CHECK(base_fnv1a_str("") == UINT64_C(0xcbf29ce484222325));
+    CHECK(base_fnv1a_str("a") == UINT64_C(0xaf63dc4c8601ec8c));
+    CHECK(base_fnv1a_str("foobar") == UINT64_C(0x85944171f73967e8));
+    CHECK(base_fnv1a(base_fnv1a(BASE_FNV_INIT, "foo", 3), "bar", 3) == base_fnv1a_str("foobar"));
+}
+
 int main(void) {
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -177,6 +270,8 @@ int main(void) {
     test_afile();
     test_mkdirs();
     test_numbers();
+    test_text();
+    test_fnv();
     rmdir(dir);
     return TEST_REPORT();
 }

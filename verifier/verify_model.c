@@ -20,12 +20,7 @@
 
 /* FNV-1a over the bytes, then a final avalanche (splitmix64), so nearby inputs spread. */
 uint64_t verify_hash64(const void *data, size_t n, uint64_t seed) {
-    const unsigned char *p = data;
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
+    uint64_t h = base_fnv1a(BASE_FNV_INIT ^ seed, data, n);
     h ^= h >> 30;
     h *= UINT64_C(0xbf58476d1ce4e5b9);
     h ^= h >> 27;

@@ -192,11 +192,7 @@ int ox_const_ints(ox_ctx *c, ox_const *k, int64_t **out) {
 
 /* 53 bits of FNV-1a(name) mixed with the user's seed (a JSON number keeps it exactly). */
 static uint64_t ox_seed_of(const char *name, uint64_t seed) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        h ^= *p;
-        h *= UINT64_C(0x100000001b3);
-    }
+    const uint64_t h = base_fnv1a_str(name);
     uint64_t x = seed + UINT64_C(0x9E3779B97F4A7C15);
     x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);

@@ -16,7 +16,6 @@
  * named, not numbered, so a table written by another build fails loudly. The table owns its entries.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -197,29 +196,6 @@ void mm_table_merge(mm_table *dst, const mm_table *src) {
 
 /* ---- reading and writing ---------------------------------------------------------------------- */
 
-/* Strict integer in [lo, hi]: digits only, no sign, no spaces. */
-static int mm_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    if (!*s || s[strspn(s, "0123456789")] != '\0')
-        return -1;
-    return base_parse_int64_in(s, lo, hi, out);
-}
-
-/* Splits line (modified in place) at TABs into at most max fields; returns the count. */
-static int mm_split_tabs(char *line, char **f, int max) {
-    int n = 0;
-    char *s = line;
-    for (;;) {
-        if (n == max)
-            return max + 1;
-        f[n++] = s;
-        char *tab = strchr(s, '\t');
-        if (!tab)
-            return n;
-        *tab = '\0';
-        s = tab + 1;
-    }
-}
-
 #define MM_MAX_DIM_TABLE ((int64_t)1 << 30) /* matmul.h MM_MAX_DIM */
 
 /* "EPILOGUE" or "EPILOGUE@PRECISION" into k->epi and k->prec. */
@@ -266,7 +242,7 @@ static int mm_parse_config(const mm_table *t, const char *field, mm_table_entry 
 
 static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e, char *why, size_t whylen) {
     char *f[10];
-    int nf = mm_split_tabs(line, f, 10);
+    int nf = base_split_fields(line, '\t', f, 10);
     if (nf != 10)
         return base_fail(why, whylen, "expected 10 TAB-separated fields, found %s%d", nf > 10 ? "more than " : "",
                          nf > 10 ? 10 : nf);
@@ -277,18 +253,18 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
     int64_t *dims[4] = {&e->k.m, &e->k.n, &e->k.k, &e->k.batch};
     const char *names[4] = {"m", "n", "k", "batch"};
     for (int i = 0; i < 4; i++)
-        if (mm_parse_int(f[1 + i], 1, i < 3 ? MM_MAX_DIM_TABLE : INT32_MAX, dims[i]))
+        if (base_parse_uint_in(f[1 + i], 1, i < 3 ? MM_MAX_DIM_TABLE : INT32_MAX, dims[i]))
             return base_fail(why, whylen, "bad %s '%s'", names[i], f[1 + i]);
     if (mm_parse_epi_prec(f[5], &e->k, why, whylen) || mm_parse_config(t, f[6], e, why, whylen))
         return -1;
     int64_t v;
-    if (mm_parse_int(f[7], 1, 64, &v))
+    if (base_parse_uint_in(f[7], 1, 64, &v))
         return base_fail(why, whylen, "bad split_k '%s' (an integer in [1, 64])", f[7]);
     e->c.split_k = (int32_t)v;
     if (e->c.kernel == MM_KERNEL_WGMMA && v > MM_TABLE_WGMMA_MAX_SPLIT)
         return base_fail(why, whylen, "bad split_k '%s' for '%s' (the wgmma kernel splits k into 1 to %d slices)",
                          f[7], f[6], MM_TABLE_WGMMA_MAX_SPLIT);
-    if (mm_parse_int(f[8], 1, 1024, &v))
+    if (base_parse_uint_in(f[8], 1, 1024, &v))
         return base_fail(why, whylen, "bad group_m '%s' (an integer in [1, 1024])", f[8]);
     e->c.group_m = (int32_t)v;
     if (base_parse_double_in(f[9], 0.0, HUGE_VAL, &e->us))
@@ -296,41 +272,21 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
     return 0;
 }
 
-/* The entries of the open file f into staged[*n]; 0, or -1 with "path:line: reason". */
-static int mm_table_read(const mm_table *t, FILE *f, const char *path, mm_table_entry **staged, int32_t *n,
-                         char *err, size_t errlen) {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long lineno = 0;
-    int rc = 0;
-    int32_t scap = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (memchr(line, '\0', (size_t)len)) {
-            rc = base_fail(err, errlen, "%s:%ld: NUL byte in line", path, lineno);
-            break;
-        }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (len == 0 || line[0] == '#')
-            continue;
-        mm_table_entry e;
-        char why[256];
-        if (mm_table_parse_line(t, line, &e, why, sizeof why)) {
-            rc = base_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
-            break;
-        }
-        if (*n == scap) {
-            scap = scap ? 2 * scap : 16;
-            *staged = base_xrealloc(*staged, (size_t)scap * sizeof **staged);
-        }
-        (*staged)[(*n)++] = e;
-    }
-    if (!rc && ferror(f))
-        rc = base_fail(err, errlen, "%s: read error", path);
-    free(line);
-    return rc;
+/* Entries of a file staged before any is added (a bad line adds none). */
+typedef struct {
+    const mm_table *t;
+    mm_table_entry *e;
+    int32_t n, cap;
+} mm_staged;
+
+static int mm_stage_line(void *ctx, char *line, char *why, size_t whylen) {
+    mm_staged *st = ctx;
+    mm_table_entry e;
+    if (mm_table_parse_line(st->t, line, &e, why, whylen))
+        return -1;
+    st->e = base_grow(st->e, &st->cap, st->n + 1, sizeof *st->e);
+    st->e[st->n++] = e;
+    return 0;
 }
 
 int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
@@ -340,13 +296,12 @@ int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size
             return 0;
         return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     }
-    mm_table_entry *staged = NULL; /* entries are added only when the whole file is good */
-    int32_t n = 0;
-    int rc = mm_table_read(t, f, path, &staged, &n, err, errlen);
+    mm_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
+    int rc = base_read_lines(f, path, mm_stage_line, &st, err, errlen);
     fclose(f);
-    for (int32_t i = 0; !rc && i < n; i++)
-        mm_table_put_entry(t, &staged[i]);
-    free(staged);
+    for (int32_t i = 0; !rc && i < st.n; i++)
+        mm_table_put_entry(t, &st.e[i]);
+    free(st.e);
     return rc;
 }
 
@@ -392,27 +347,9 @@ int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen)
 }
 
 int mm_table_update(const char *path, const mm_table *add, char *err, size_t errlen) {
-    if (base_mkdirs_for(path, err, errlen)) {
-        base_prefix(err, errlen, "%s: ", path);
-        return -1;
-    }
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    int fd = open(lock, O_RDWR | O_CREAT, 0644);
+    const int fd = base_lock_beside(path, err, errlen);
     if (fd < 0)
-        return base_fail(err, errlen, "%s: cannot open: %s", lock, strerror(errno));
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    int r;
-    while ((r = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
-        ;
-    if (r < 0) {
-        int e = errno;
-        close(fd);
-        return base_fail(err, errlen, "%s: cannot lock: %s", lock, strerror(e));
-    }
+        return -1;
     /* under the lock: what another process wrote since we last read is kept */
     mm_table *cur = mm_table_new_names(add->names);
     int rc = mm_table_load(cur, path, 1, err, errlen);
@@ -432,8 +369,7 @@ int mm_autotune_refused(void) {
 
 /* ---- where tables are ------------------------------------------------------------------------- */
 
-/* $TASC_CACHE_DIR, else $HOME/.cache/tasc, else .tasc-cache (relative: no home to put it in). */
-static const char *mm_cache_dir(char *buf, size_t len) {
+const char *mm_cache_dir(char *buf, size_t len) {
     const char *env = getenv("TASC_CACHE_DIR"), *home = getenv("HOME");
     if (env && *env)
         snprintf(buf, len, "%s", env);

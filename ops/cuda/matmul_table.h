@@ -108,6 +108,9 @@ void mm_table_merge(mm_table *dst, const mm_table *src);
  * file is left alone: -1 with its message. */
 int mm_table_update(const char *path, const mm_table *add, char *err, size_t errlen);
 
+/* The folder of the per-device caches: $TASC_CACHE_DIR, else $HOME/.cache/tasc, else .tasc-cache
+ * (relative: no home to put it in); returns buf. */
+const char *mm_cache_dir(char *buf, size_t len);
 /* The per-device cache: $TASC_CACHE_DIR, else $HOME/.cache/tasc, else ./.tasc-cache, then
  * "/matmul-" + mm_devkey_file(key) + ".txt"; returns buf. */
 const char *mm_table_cache_path(const char *devkey, char *buf, size_t len);

@@ -2,6 +2,7 @@
  * Stateless; every function is safe to call from several threads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,94 @@ int base_mkdirs_for(const char *path, char *err, size_t errlen) {
     free(d);
     return rc;
 }
+
+int base_lock_beside(const char *path, char *err, size_t errlen) {
+    if (base_mkdirs_for(path, err, errlen)) {
+        base_prefix(err, errlen, "%s: ", path);
+        return -1;
+    }
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    int fd = open(lock, O_RDWR | O_CREAT, 0644);
+    if (fd < 0)
+        return base_fail(err, errlen, "%s: cannot open: %s", lock, strerror(errno));
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    int r;
+    while ((r = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
+        ;
+    if (r < 0) {
+        int e = errno;
+        close(fd);
+        return base_fail(err, errlen, "%s: cannot lock: %s", lock, strerror(e));
+    }
+    return fd;
+}
+
+int base_split_fields(char *line, char sep, char **f, int max) {
+    int n = 0;
+    char *s = line;
+    for (;;) {
+        if (n == max)
+            return max + 1;
+        f[n++] = s;
+        char *at = strchr(s, sep);
+        if (!at)
+            return n;
+        *at = '\0';
+        s = at + 1;
+    }
+}
+
+int base_parse_uint_in(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    if (!*s || s[strspn(s, "0123456789")] != '\0')
+        return -1;
+    return base_parse_int64_in(s, lo, hi, out);
+}
+
+int base_read_lines(FILE *f, const char *path, int (*fn)(void *ctx, char *line, char *why, size_t whylen), void *ctx,
+                    char *err, size_t errlen) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long lineno = 0;
+    int rc = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (memchr(line, '\0', (size_t)len)) {
+            rc = base_fail(err, errlen, "%s:%ld: NUL byte in line", path, lineno);
+            break;
+        }
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0 || line[0] == '#')
+            continue;
+        char why[512];
+        if (fn(ctx, line, why, sizeof why)) {
+            rc = base_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
+            break;
+        }
+    }
+    if (!rc && ferror(f))
+        rc = base_fail(err, errlen, "%s: read error", path);
+    free(line);
+    return rc;
+}
+
+/* --- hashing ------------------------------------------------------------------------------- */
+
+uint64_t base_fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+uint64_t base_fnv1a_str(const char *s) { return base_fnv1a(BASE_FNV_INIT, s, strlen(s)); }
 
 /* --- time ------------------------------------------------------------------------------------ */
 

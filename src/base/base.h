@@ -83,6 +83,30 @@ char *base_dirname(const char *path);
 int base_mkdirs(const char *dir, char *err, size_t errlen);
 /* mkdir -p of the folder that holds path (nothing when path has no folder part). */
 int base_mkdirs_for(const char *path, char *err, size_t errlen);
+/* An exclusive lock on PATH.lock (fcntl; created, with path's folder, if missing; another process
+ * waits for it): the descriptor that holds it, or -1 with "PATH.lock: reason". close() releases it.
+ * For the read-merge-write of a cache file that several processes update. */
+int base_lock_beside(const char *path, char *err, size_t errlen);
+
+/* Splits line (modified in place) at each sep into at most max fields (f[i] point into line);
+ * returns the count, or max + 1 when there are more. */
+int base_split_fields(char *line, char sep, char **f, int max);
+/* Strict unsigned integer in [lo, hi]: digits only (no sign, no spaces). 0, or -1. */
+int base_parse_uint_in(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* Every line of the open file f, without its line end, to fn (ctx, the line, modifiable); empty
+ * lines and lines starting with '#' are skipped. 0, or -1 with "PATH:LINE: reason" when fn fails
+ * (its reason in why) or a line holds a NUL byte, "PATH: read error" on a read error. */
+int base_read_lines(FILE *f, const char *path, int (*fn)(void *ctx, char *line, char *why, size_t whylen), void *ctx,
+                    char *err, size_t errlen);
+
+/* --- hashing -------------------------------------------------------------------------------- */
+
+/* 64-bit FNV-1a over n bytes, continuing from h (BASE_FNV_INIT to start): ids, seeds, and checks
+ * that two buffers hold the same bits. */
+#define BASE_FNV_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t base_fnv1a(uint64_t h, const void *p, size_t n);
+/* The same over a string's bytes (without the NUL), from BASE_FNV_INIT. */
+uint64_t base_fnv1a_str(const char *s);
 
 /* --- time ------------------------------------------------------------------------------------- */
 

@@ -72,13 +72,6 @@ static uint64_t sr_mix(uint64_t x) {
 
 static uint64_t sr_step(uint64_t h, uint64_t v) { return sr_mix(h ^ (sr_mix(v + SR_GOLDEN) + SR_GOLDEN + (h << 6) + (h >> 2))); }
 
-static uint64_t sr_str(const char *s) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static uint64_t sr_shape(uint64_t h, const ops_shape *s) {
     h = sr_step(h, (uint64_t)s->rank);
     for (int32_t d = 0; d < s->rank; d++)
@@ -181,7 +174,7 @@ static uint64_t sr_hash(const graph *g, const uint8_t *comm) {
         uint32_t bits;
         memcpy(&bits, &ts->init.value, sizeof bits);
         h.th[g->weights[i]] = ts->init.kind == GRAPH_INIT_CONSTANT ? sr_step(sr_shape(0x22, &ts->shape), bits)
-                                                                    : sr_step(sr_shape(0x23, &ts->shape), sr_str(ts->name));
+                                                                    : sr_step(sr_shape(0x23, &ts->shape), base_fnv1a_str(ts->name));
     }
     uint64_t x = sr_step(0x44, (uint64_t)g->n_outputs);
     for (int32_t i = 0; i < g->n_outputs; i++)
