@@ -13,7 +13,8 @@
  * writes its raw partial tile to a workspace; the tile's last block to arrive sums the slices in
  * slice order (the same bits whatever the arrival order), adds bias, applies the activation and
  * stores, then resets the tile's counter. The gather, the epilogue's pieces, the reduction by the
- * last block and the plan's tables are conv_igemm.cuh's, shared with the FP32 kernel (conv_fp32.cu).
+ * last block and all the host code (plans, launches, runs: cv_host, given this kernel's traits) are
+ * conv_igemm.cuh's, shared with the FP32 kernel (conv_fp32.cu); here: the kernel and its table.
  */
 #include <stdlib.h>
 
@@ -22,10 +23,7 @@
 #include "conv_igemm.cuh"
 #include "matmul_3xtf32.cuh"
 
-struct cv3_plan {
-    cv3_shape s;
-    cv_tables t; /* the offset table (k-tiles of CV_BK), the 1x1 flag, the split-K counters */
-};
+struct cv3_plan : cv_plan {}; /* the shared layout; its counters are for the 64x64 tiles */
 
 #define CV_MAX_SPLIT 8 /* cv3_split_candidates offers 2, 4, 8 */
 
@@ -164,36 +162,10 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cv3_kernel(cv_args a)
         cv_store<CFG>(a, acc, cv_smem, m0, n0, wm0, wn0, g, t);
 }
 
-/* ---- configurations and launch ----------------------------------------------------------------- */
+/* ---- configurations and the extern "C" functions (conv_igemm.cuh's cv_host) -------------------- */
 
-struct cv_entry {
-    const char *name;
-    int bm, bn, smem;
-    void (*launch)(const cv_args &a, bool one, dim3 grid, cudaStream_t s);
-};
-
-template <class CFG, bool ONE>
-static void cv_launch_one(const cv_args &a, dim3 grid, cudaStream_t s) {
-    static bool attr = false;
-    if (!attr) { /* more than 48 KB of dynamic shared memory needs the opt-in */
-        CUDA_CHECK(cudaFuncSetAttribute(cv3_kernel<CFG, ONE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        CFG::SMEM_BYTES));
-        attr = true;
-    }
-    cv3_kernel<CFG, ONE><<<grid, CFG::THREADS, CFG::SMEM_BYTES, s>>>(a);
-}
-
-template <class CFG>
-static void cv_launch(const cv_args &a, bool one, dim3 grid, cudaStream_t s) {
-    if (one)
-        cv_launch_one<CFG, true>(a, grid, s);
-    else
-        cv_launch_one<CFG, false>(a, grid, s);
-}
-
-#define CV_ENTRY(BM, BN, WM, WN, ST, MB)                                                                           \
-    {#BM "x" #BN, BM, BN, tf_cfg<BM, BN, CV_BK, WM, WN, ST, MB>::SMEM_BYTES,                                      \
-     cv_launch<tf_cfg<BM, BN, CV_BK, WM, WN, ST, MB>>}
+#define CV_ENTRY(BM, BN, WM, WN, ST, MB) \
+    CV_ENTRY_OF(#BM "x" #BN, BM, BN, cv3_kernel, SMEM_BYTES, tf_cfg<BM, BN, CV_BK, WM, WN, ST, MB>)
 
 /* Large maps (many columns): 128x128; few output channels (64, the first stages of a ResNet): 64 rows;
  * many channels over few columns (7x7 maps, small batches): 128x64 and 64x64 fill more SMs. */
@@ -203,54 +175,33 @@ static const cv_entry cv_table[] = {
     CV_ENTRY(128, 64, 64, 32, 4, 2),
     CV_ENTRY(64, 64, 32, 32, 4, 3),
 };
-static const int cv_count = (int)(sizeof cv_table / sizeof cv_table[0]);
 
-extern "C" int cv3_config_count(void) { return cv_count; }
+/* What conv_igemm.cuh's cv_host needs of this kernel. */
+struct cv3_traits {
+    static constexpr int BK = CV_BK, MAX_SPLIT = CV_MAX_SPLIT, MIN_TILE = 64; /* the smallest tiles, 64x64 */
+    static constexpr const char *NAME = "conv 3xtf32", *LACKS = "TF32 mma.sync";
+    static constexpr const cv_entry *TABLE = cv_table;
+    static constexpr int COUNT = (int)(sizeof cv_table / sizeof cv_table[0]);
+};
+typedef cv_host<cv3_traits, cv3_plan> cv3_host;
 
-extern "C" const char *cv3_config_name(int cfg) { return cfg >= 0 && cfg < cv_count ? cv_table[cfg].name : "?"; }
+extern "C" int cv3_config_count(void) { return cv3_traits::COUNT; }
 
-/* ---- plans ------------------------------------------------------------------------------------- */
+extern "C" const char *cv3_config_name(int cfg) { return cv3_host::config_name(cfg); }
 
 extern "C" cv3_plan *cv3_plan_new(const cv3_shape *s, char *err, size_t errlen) {
-    if (!cv_fits(s, "conv 3xtf32", err, errlen))
-        return NULL;
-    const mm_device_info *d = mm_device();
-    if (d->cc_major < 8) {
-        base_fail(err, errlen, "conv 3xtf32: compute capability %d.%d has no TF32 mma.sync", d->cc_major,
-                  d->cc_minor);
-        return NULL;
-    }
-    cv3_plan *p = (cv3_plan *)base_xcalloc(1, sizeof *p);
-    p->s = *s;
-    if (!cv_tables_new(&p->t, s, 64, "conv 3xtf32", err, errlen)) { /* counters for the smallest tiles, 64x64 */
-        free(p);
-        return NULL;
-    }
-    return p;
+    return cv3_host::plan_new(s, err, errlen);
 }
 
-extern "C" void cv3_plan_free(cv3_plan *p) {
-    if (!p)
-        return;
-    cv_tables_free(&p->t);
-    free(p);
-}
+extern "C" void cv3_plan_free(cv3_plan *p) { cv3_host::plan_free(p); }
 
 extern "C" int cv3_split_candidates(const cv3_plan *p, int cfg, int *splits, int max) {
-    const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
-    const long long tiles = cv_tile_count(&p->s, e->bm, e->bn);
-    return cv_split_list(p->t.K, tiles, CV_BK, CV_MAX_SPLIT, splits, max);
+    return cv3_host::split_candidates(p, cfg, splits, max);
 }
 
-extern "C" size_t cv3_workspace_bytes(const cv3_plan *p, int split) {
-    return cv_ws_bytes(&p->s, p->t.K, split, CV_BK, CV_MAX_SPLIT);
-}
+extern "C" size_t cv3_workspace_bytes(const cv3_plan *p, int split) { return cv3_host::workspace_bytes(p, split); }
 
 extern "C" void cv3_run(const cv3_plan *p, int cfg, int split, const float *x, const float *w, const float *bias,
                         const float *add, float *y, int act, float *ws, cudaStream_t s) {
-    const cv_entry *e = &cv_table[cfg >= 0 && cfg < cv_count ? cfg : 0];
-    const cv_args a = cv_args_make(&p->s, &p->t, split, CV_BK, CV_MAX_SPLIT, x, w, bias, add, y, act, ws);
-    const bool one = p->t.one && ((uintptr_t)x & 15) == 0;
-    const long long blocks = cv_tile_count(&p->s, e->bm, e->bn);
-    e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
+    cv3_host::run(p, cfg, split, x, w, bias, add, y, act, ws, s);
 }

@@ -1,12 +1,14 @@
 /* conv_fp32.cu: the convolution (groups 1) as an FP32 implicit GEMM on the FMA units, one kernel per
  * run: y (F, N*OH*OW) = w (F, K) x col (K, N*OH*OW), images side by side as columns, col never
  * written: B rows gathered from x by cp.async through the per-k offset table (conv_igemm.cuh,
- * shared with conv_3xtf32.cu). Main loop: the FP32 matmul's (matmul_wt_pipe.cuh, pipeline s): w's
- * tile transposed into sAt[k][m], B as sB[k][n], a cp.async ring, each thread TM x TN outputs by
- * fmaf in k order. Bias, the fused add and the activation in the epilogue: one kernel where the
- * GEMM path runs im2col, the matmul and a bias pass (the batch-1 layers' case). Split-K (up to 16
- * slices): raw partials to a workspace, summed in slice order by the tile's last block, so a
- * configuration and split give the same bits on every run. */
+ * shared with conv_3xtf32.cu, as is all the host code: cv_host, given this kernel's traits; here
+ * only the kernel, its configuration table and conv_fp32.h's wrappers). Main loop: the FP32
+ * matmul's (matmul_wt_pipe.cuh, pipeline s): w's tile transposed into sAt[k][m], B as sB[k][n], a
+ * cp.async ring, each thread TM x TN outputs by fmaf in k order. Bias, the fused add and the
+ * activation in the epilogue: one kernel where the GEMM path runs im2col, the matmul and a bias
+ * pass (the batch-1 layers' case). Split-K (up to 16 slices): raw partials to a workspace, summed
+ * in slice order by the tile's last block, so a configuration and split give the same bits on
+ * every run. */
 #include <stdlib.h>
 
 #include "base.h"
@@ -14,10 +16,7 @@
 #include "conv_igemm.cuh"
 #include "matmul_wt_pipe.cuh"
 
-struct cf_plan {
-    cv3_shape s;
-    cv_tables t; /* the offset table, the 1x1 flag, the split-K counters (for the 32x32 tiles) */
-};
+struct cf_plan : cv_plan {}; /* the shared layout; its counters are for the 32x32 tiles */
 
 #define CF_BK 16        /* every configuration's k-tile (divides the table's CV_BK) */
 #define CF_MAX_SPLIT 16 /* cf_split_candidates offers 2, 4, 8, 16 */
@@ -239,40 +238,16 @@ __global__ void __launch_bounds__(CFG::THREADS, CFG::MINB) cf_kernel(cv_args a) 
         cf_store_staged<CFG>(a, acc, cf_smem, at, tid);
 }
 
-/* ---- configurations and launch ----------------------------------------------------------------- */
-
-struct cf_entry {
-    const char *name;
-    int bm, bn;
-    void (*launch)(const cv_args &a, bool one, dim3 grid, cudaStream_t s);
-};
-
-template <class CFG, bool ONE>
-static void cf_launch_one(const cv_args &a, dim3 grid, cudaStream_t s) {
-    static bool attr = false;
-    if (!attr) { /* more than 48 KB of dynamic shared memory needs the opt-in */
-        CUDA_CHECK(cudaFuncSetAttribute(cf_kernel<CFG, ONE>, cudaFuncAttributeMaxDynamicSharedMemorySize, CFG::SMEM));
-        attr = true;
-    }
-    cf_kernel<CFG, ONE><<<grid, CFG::THREADS, CFG::SMEM, s>>>(a);
-}
-
-template <class CFG>
-static void cf_launch(const cv_args &a, bool one, dim3 grid, cudaStream_t s) {
-    if (one)
-        cf_launch_one<CFG, true>(a, grid, s);
-    else
-        cf_launch_one<CFG, false>(a, grid, s);
-}
+/* ---- configurations and the extern "C" functions (conv_igemm.cuh's cv_host) -------------------- */
 
 /* block BM x BN, warp tile WM x WN, thread tile TM x TN, STAGES, min blocks per SM (register cap) */
 #define CF_ENTRY(BM, BN, WM, WN, TM, TN, ST, MB) \
-    {#BM "x" #BN "_t" #TM "x" #TN, BM, BN, cf_launch<cf_cfg<BM, BN, WM, WN, TM, TN, ST, MB>>}
+    CV_ENTRY_OF(#BM "x" #BN "_t" #TM "x" #TN, BM, BN, cf_kernel, SMEM, cf_cfg<BM, BN, WM, WN, TM, TN, ST, MB>)
 
 /* Big maps (inception's 147x147 and 73x73 at batch 1, any map at large batches): 8x8 and 8x4 per
  * thread on 128x64 and 64x128; 64x64 for 64 output channels; 32x64 and 32x32 (64 threads) for the
  * small maps of batch 1 (13x13, 17x17, 8x8), where the grid, not the FMA rate, is the limit. */
-static const cf_entry cf_table[] = {
+static const cv_entry cf_table[] = {
     CF_ENTRY(128, 64, 64, 32, 8, 8, 3, 3),  /* 128 threads */
     CF_ENTRY(128, 64, 32, 32, 8, 4, 3, 2),  /* 256 threads */
     CF_ENTRY(64, 128, 32, 32, 4, 8, 3, 2),  /* 256 threads */
@@ -281,53 +256,33 @@ static const cf_entry cf_table[] = {
     CF_ENTRY(32, 64, 16, 32, 4, 4, 4, 4),   /* 128 threads */
     CF_ENTRY(32, 32, 16, 32, 4, 4, 4, 8),   /* 64 threads */
 };
-static const int cf_count = (int)(sizeof cf_table / sizeof cf_table[0]);
 
-extern "C" int cf_config_count(void) { return cf_count; }
+/* What conv_igemm.cuh's cv_host needs of this kernel. */
+struct cf_traits {
+    static constexpr int BK = CF_BK, MAX_SPLIT = CF_MAX_SPLIT, MIN_TILE = CF_MIN_TILE;
+    static constexpr const char *NAME = "conv igemm", *LACKS = "cp.async";
+    static constexpr const cv_entry *TABLE = cf_table;
+    static constexpr int COUNT = (int)(sizeof cf_table / sizeof cf_table[0]);
+};
+typedef cv_host<cf_traits, cf_plan> cf_host;
 
-extern "C" const char *cf_config_name(int cfg) { return cfg >= 0 && cfg < cf_count ? cf_table[cfg].name : "?"; }
+extern "C" int cf_config_count(void) { return cf_traits::COUNT; }
 
-/* ---- plans ------------------------------------------------------------------------------------- */
+extern "C" const char *cf_config_name(int cfg) { return cf_host::config_name(cfg); }
 
 extern "C" cf_plan *cf_plan_new(const cv3_shape *s, char *err, size_t errlen) {
-    if (!cv_fits(s, "conv igemm", err, errlen))
-        return NULL;
-    const mm_device_info *d = mm_device();
-    if (d->cc_major < 8) {
-        base_fail(err, errlen, "conv igemm: compute capability %d.%d has no cp.async", d->cc_major, d->cc_minor);
-        return NULL;
-    }
-    cf_plan *p = (cf_plan *)base_xcalloc(1, sizeof *p);
-    p->s = *s;
-    if (!cv_tables_new(&p->t, s, CF_MIN_TILE, "conv igemm", err, errlen)) {
-        free(p);
-        return NULL;
-    }
-    return p;
+    return cf_host::plan_new(s, err, errlen);
 }
 
-extern "C" void cf_plan_free(cf_plan *p) {
-    if (!p)
-        return;
-    cv_tables_free(&p->t);
-    free(p);
-}
+extern "C" void cf_plan_free(cf_plan *p) { cf_host::plan_free(p); }
 
 extern "C" int cf_split_candidates(const cf_plan *p, int cfg, int *splits, int max) {
-    const cf_entry *e = &cf_table[cfg >= 0 && cfg < cf_count ? cfg : 0];
-    const long long tiles = cv_tile_count(&p->s, e->bm, e->bn);
-    return cv_split_list(p->t.K, tiles, CF_BK, CF_MAX_SPLIT, splits, max);
+    return cf_host::split_candidates(p, cfg, splits, max);
 }
 
-extern "C" size_t cf_workspace_bytes(const cf_plan *p, int split) {
-    return cv_ws_bytes(&p->s, p->t.K, split, CF_BK, CF_MAX_SPLIT);
-}
+extern "C" size_t cf_workspace_bytes(const cf_plan *p, int split) { return cf_host::workspace_bytes(p, split); }
 
 extern "C" void cf_run(const cf_plan *p, int cfg, int split, const float *x, const float *w, const float *bias,
                        const float *add, float *y, int act, float *ws, cudaStream_t s) {
-    const cf_entry *e = &cf_table[cfg >= 0 && cfg < cf_count ? cfg : 0];
-    const cv_args a = cv_args_make(&p->s, &p->t, split, CF_BK, CF_MAX_SPLIT, x, w, bias, add, y, act, ws);
-    const bool one = p->t.one && ((uintptr_t)x & 15) == 0;
-    const long long blocks = cv_tile_count(&p->s, e->bm, e->bn);
-    e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
+    cf_host::run(p, cfg, split, x, w, bias, add, y, act, ws, s);
 }

@@ -3,9 +3,11 @@
  * N*OH*OW), col never written. Device: the kernel arguments, the gather of a k-tile's B rows from x
  * by cp.async through the per-k offset table (4-byte copies zero-filled in the padding; 16-byte
  * ones for a 1x1, stride-1 convolution), the epilogue's bias / add / activation on four columns,
- * and the split-K reduction by the tile's last block in slice order. Host: the offset table and
- * split-K arrival counters of a plan, the k-slices of a split and the splits worth timing. Both
- * kernels differ only in their main loops and in how their accumulators reach these pieces.
+ * and the split-K reduction by the tile's last block in slice order. Host: all of it, in cv_host
+ * (given a kernel's traits: k-tile, split limit, smallest tile, names): plans (offset table, split-K
+ * arrival counters), configuration entries and their launch, the k-slices of a split, the splits
+ * worth timing, a run. The kernels differ only in their main loops and in how their accumulators
+ * reach these pieces; each .cu adds its kernel, its configuration table and its header's functions.
  */
 #ifndef TASC_CONV_IGEMM_CUH
 #define TASC_CONV_IGEMM_CUH
@@ -343,5 +345,105 @@ static inline cv_args cv_args_make(const cv3_shape *sh, const cv_tables *t, int 
     }
     return a;
 }
+
+/* ---- host: configurations, plans and runs ------------------------------------------------------ */
+
+/* A plan: the shape and its device tables. conv_fp32.cu's cf_plan and conv_3xtf32.cu's cv3_plan are
+ * this layout under their public names. */
+struct cv_plan {
+    cv3_shape s;
+    cv_tables t;
+};
+
+/* A tile configuration: its name (tuned tables and logs name it), its block tile (the grid) and
+ * the launch of its kernel, instantiated with and without the 1x1 column loads. */
+struct cv_entry {
+    const char *name;
+    int bm, bn;
+    void (*launch)(const cv_args &a, bool one, dim3 grid, cudaStream_t s);
+};
+
+/* Kernel KERN on grid with THREADS threads and SMEM bytes of dynamic shared memory; a static per
+ * instantiation: the attribute is set on the first launch only. */
+template <void (*KERN)(cv_args), int THREADS, int SMEM>
+static void cv_launch_kernel(const cv_args &a, dim3 grid, cudaStream_t s) {
+    static bool attr = false;
+    if (!attr) { /* more than 48 KB of dynamic shared memory needs the opt-in */
+        CUDA_CHECK(cudaFuncSetAttribute(KERN, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+        attr = true;
+    }
+    KERN<<<grid, THREADS, SMEM, s>>>(a);
+}
+
+/* An entry's launch: K1, the kernel with 1x1 column loads, where one; else K0. */
+template <void (*K1)(cv_args), void (*K0)(cv_args), int THREADS, int SMEM>
+static void cv_launch(const cv_args &a, bool one, dim3 grid, cudaStream_t s) {
+    if (one)
+        cv_launch_kernel<K1, THREADS, SMEM>(a, grid, s);
+    else
+        cv_launch_kernel<K0, THREADS, SMEM>(a, grid, s);
+}
+
+/* The entry of configuration CFG (a type, last: its commas are the macro's __VA_ARGS__) of kernel
+ * template KERN<CFG, ONE>, named NAME, with CFG::SMEM_FIELD bytes of dynamic shared memory. */
+#define CV_ENTRY_OF(NAME, BM, BN, KERN, SMEM_FIELD, ...)                                                               \
+    {NAME, BM, BN,                                                                                                     \
+     cv_launch<KERN<__VA_ARGS__, true>, KERN<__VA_ARGS__, false>, __VA_ARGS__::THREADS, __VA_ARGS__::SMEM_FIELD>}
+
+/* The host side of one implicit-GEMM kernel, P its public plan type (a cv_plan) and KT its traits:
+ * BK (the k-tile), MAX_SPLIT (the reduction's slice limit), MIN_TILE (the smallest BM and BN: the
+ * split-K counters' count), NAME (the messages' prefix), LACKS (what a device below compute
+ * capability 8.0 lacks), TABLE and COUNT (the configurations). An index cfg out of range runs
+ * configuration 0 and is named "?". */
+template <class KT, class P>
+struct cv_host {
+    static const cv_entry *entry(int cfg) { return &KT::TABLE[cfg >= 0 && cfg < KT::COUNT ? cfg : 0]; }
+
+    static const char *config_name(int cfg) { return cfg >= 0 && cfg < KT::COUNT ? KT::TABLE[cfg].name : "?"; }
+
+    static P *plan_new(const cv3_shape *s, char *err, size_t errlen) {
+        if (!cv_fits(s, KT::NAME, err, errlen))
+            return NULL;
+        const mm_device_info *d = mm_device();
+        if (d->cc_major < 8) {
+            base_fail(err, errlen, "%s: compute capability %d.%d has no %s", KT::NAME, d->cc_major, d->cc_minor,
+                      KT::LACKS);
+            return NULL;
+        }
+        P *p = (P *)base_xcalloc(1, sizeof *p);
+        p->s = *s;
+        if (!cv_tables_new(&p->t, s, KT::MIN_TILE, KT::NAME, err, errlen)) {
+            free(p);
+            return NULL;
+        }
+        return p;
+    }
+
+    static void plan_free(P *p) {
+        if (!p)
+            return;
+        cv_tables_free(&p->t);
+        free(p);
+    }
+
+    static int split_candidates(const P *p, int cfg, int *splits, int max) {
+        const cv_entry *e = entry(cfg);
+        const long long tiles = cv_tile_count(&p->s, e->bm, e->bn);
+        return cv_split_list(p->t.K, tiles, KT::BK, KT::MAX_SPLIT, splits, max);
+    }
+
+    static size_t workspace_bytes(const P *p, int split) {
+        return cv_ws_bytes(&p->s, p->t.K, split, KT::BK, KT::MAX_SPLIT);
+    }
+
+    static void run(const P *p, int cfg, int split, const float *x, const float *w, const float *bias, const float *add,
+                    float *y, int act, float *ws, cudaStream_t s) {
+        const cv_entry *e = entry(cfg);
+        const cv_args a = cv_args_make(&p->s, &p->t, split, KT::BK, KT::MAX_SPLIT, x, w, bias, add, y, act, ws);
+        const bool one = p->t.one && ((uintptr_t)x & 15) == 0; /* the 16-byte copies need x aligned */
+        const long long blocks = cv_tile_count(&p->s, e->bm, e->bn);
+        e->launch(a, one, dim3((unsigned)blocks, (unsigned)a.split), s);
+    }
+};
 
 #endif
