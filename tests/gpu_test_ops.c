@@ -24,8 +24,8 @@
  * before it, a layernorm the add before it) with node checks, against the CPU executor and equal to
  * the unfused runs, the cases that must not fuse, and the row kernels at odd lengths. The
  * measured cost model: cache keys, the file round trip and its errors (host), measured times
- * (device). Without a CUDA device it prints "SKIPPED: no CUDA device" and
- * exits 77 after the host part passed.
+ * (device). The per-device cache of convolution path choices (convcache). Without a CUDA device it
+ * prints "SKIPPED: no CUDA device" and exits 77 after the host part passed.
  */
 #include <math.h>
 #include <stdint.h>
@@ -1919,6 +1919,127 @@ static void test_table_defaults(void) {
     }
 }
 
+/* The per-device cache of convolution path choices (conv_table.h) in a cache folder of its own:
+ * a conv and a reused-shape conv whose paths a first "process" measured are read back by the next
+ * (this process's choices forgotten): nothing measured, the same bits; a choice edited in the file
+ * (the direct kernel) is the one the node runs (the forced direct path's bits); a malformed file
+ * is reported and the paths measured again, the file left as it was; TASC_CONV_CACHE=off writes
+ * nothing. */
+static graph *cc_graph(void) {
+    graph *g = graph_new("convcache");
+    const int64_t xd[4] = {1, 16, 13, 13}, wd[4] = {24, 16, 3, 3};
+    int32_t x = graph_input(g, "x", 4, xd), w = graph_weight_he(g, "w", 4, wd);
+    int32_t c = graph_conv2d(g, x, w, 1, 1, OPS_PAD_SAME, OPS_ACT_RELU);
+    graph_mark_output(g, c);
+    return g;
+}
+
+/* One context of g from a fresh start of the choices: output (24*13*13) and the conv counts. */
+static int cc_run(const graph *g, float *y, rt_info *cs) {
+    char err[1024];
+    ops_cuda_conv_cache_reset();
+    rt_ctx *c = rt_ctx_new(g, NULL, err, sizeof err);
+    int ok = c && rt_run(c, err, sizeof err) == 0 && rt_get_output(c, 0, y, err, sizeof err) == 0;
+    if (c)
+        rt_get_info(c, cs);
+    if (!ok)
+        fprintf(stderr, "convcache: %s\n", err);
+    rt_ctx_free(c);
+    return ok;
+}
+
+static char *cc_read(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The file's one entry line with its path field (the 4th) set to path. */
+static int cc_set_path(const char *file, const char *path) {
+    char *t = cc_read(file), *line = t ? strstr(t, "\n") : NULL;
+    while (line && line[1] == '#')
+        line = strchr(line + 1, '\n');
+    if (!line)
+        return free(t), 0;
+    char *f = line + 1;
+    for (int i = 0; i < 3 && f; i++)
+        f = strchr(f, '\t') ? strchr(f, '\t') + 1 : NULL;
+    char *end = f ? strchr(f, '\t') : NULL;
+    FILE *o = end ? fopen(file, "w") : NULL;
+    if (o) {
+        fprintf(o, "%.*s%s%s", (int)(f - t), t, path, end);
+        fclose(o);
+    }
+    free(t);
+    return o != NULL;
+}
+
+static void test_conv_cache(void) {
+    char dir[] = "/tmp/tasc_gpu_convcache_XXXXXX", file[4096];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    setenv("TASC_CACHE_DIR", dir, 1);
+    unsetenv("TASC_CONV_CACHE");
+    graph *g = cc_graph();
+    CHECK(graph_ok(g));
+    enum { NY = 24 * 13 * 13 };
+    static float a[NY], b[NY], d[NY], forced[NY];
+    rt_info cs;
+    ops_cuda_conv_cache_path(file, sizeof file);
+    CHECK(strstr(file, dir) == file);
+    CHECK(cc_run(g, a, &cs));
+    CHECK_EQ_INT(cs.conv_measured, 1);
+    char *t = cc_read(file);
+    CHECK_STR_CONTAINS(t, "\t1,16,13,13,24,16,3,3,1,1,1,1,1,1,1,1,");
+    free(t);
+    CHECK(cc_run(g, b, &cs)); /* a new process: read from the file */
+    CHECK_EQ_INT(cs.conv_measured, 0);
+    CHECK_EQ_INT(cs.conv_reused, 1);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    /* the file decides: its choice edited to the direct kernel */
+    CHECK(cc_set_path(file, "direct"));
+    CHECK(cc_run(g, d, &cs));
+    CHECK_EQ_INT(cs.conv_measured, 0);
+    setenv("TASC_CONV_CACHE", "off", 1);
+    setenv("TASC_RT_CONV", "direct", 1);
+    CHECK(cc_run(g, forced, &cs));
+    unsetenv("TASC_RT_CONV");
+    CHECK_EQ_INT(cs.conv_measured, 1);
+    CHECK(memcmp(d, forced, sizeof d) == 0);
+    unsetenv("TASC_CONV_CACHE");
+    /* a malformed file: reported, measured, left alone */
+    FILE *o = fopen(file, "w");
+    if (o) {
+        fputs("garbage\n", o);
+        fclose(o);
+    }
+    CHECK(cc_run(g, b, &cs));
+    CHECK_EQ_INT(cs.conv_measured, 1);
+    CHECK(exec_compare(b, a, NY).rel_l2 <= 1e-5);
+    t = cc_read(file);
+    CHECK(t && !strcmp(t, "garbage\n"));
+    free(t);
+    /* off: nothing written */
+    remove(file);
+    setenv("TASC_CONV_CACHE", "off", 1);
+    CHECK(cc_run(g, b, &cs));
+    CHECK_EQ_INT(cs.conv_measured, 1);
+    CHECK(access(file, F_OK) != 0);
+    graph_free(g);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    unsetenv("TASC_CACHE_DIR");
+    ops_cuda_conv_cache_reset(); /* the other groups: off, as main set it */
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1928,10 +2049,14 @@ static const struct {
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"splitview", test_runtime_split_views}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},
+    {"convcache", test_conv_cache},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */
 int main(int argc, char **argv) {
+    /* paths measured in every case, the user's cache neither read nor written (test_conv_cache
+     * uses a folder of its own) */
+    setenv("TASC_CONV_CACHE", "off", 1);
     test_planner();
     test_registration();
     test_inputs_match_exec();

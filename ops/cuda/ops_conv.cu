@@ -39,6 +39,7 @@
 
 #include "conv_3xtf32.h"
 #include "conv_fp32.h"
+#include "conv_table.h"
 #include "conv_wgmma.h"
 #include "matmul.h"
 #include "ops_cuda.h"
@@ -169,46 +170,93 @@ typedef enum {
     OC_CONV_WG,
     OC_CONV_PATHS
 } oc_conv_path;
-static const char *const oc_conv_path_names[OC_CONV_PATHS] = {"cudnn", "gemm", "direct", "3xtf32", "igemm", "wgmma"};
+#define oc_conv_path_names ct_path_names /* the cache file names paths as --verbose does */
+static_assert(OC_CONV_PATHS == CT_PATHS, "conv_table.h lists the paths in this order");
+static_assert(OC_CONV_TC == 3 && OC_CONV_IG == 4 && OC_CONV_WG == 5, "conv_table.h lists the paths in this order");
 
-typedef struct {
-    /* N, C, H, W, F, CG, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, workspace limit, matmul precision,
-     * fused add (0 none, else 1 + its activation: the paths are timed as they run) */
-    int64_t v[19];
-} oc_conv_key;
+/* A configuration's choice: the fastest path and each path's time, the fastest cuDNN algorithm and
+ * tile configurations, the fused bias/relu decision (conv_table.h: keyed by the configuration). */
+typedef ct_entry oc_conv_choice;
 
-typedef struct {
-    oc_conv_key key;
-    oc_conv_path path;             /* the fastest measured */
-    cudnnConvolutionFwdAlgo_t algo; /* cuDNN's fastest FP32 algorithm */
-    size_t ws;                     /* its workspace */
-    float ms[OC_CONV_PATHS];       /* measured per path; INFINITY where not eligible */
-    int tc_cfg, tc_split;          /* the 3xtf32 path's fastest tile configuration and split-K */
-    int ig_cfg, ig_split;          /* the igemm path's */
-    int wg_cfg, wg_split;          /* the wgmma path's */
-} oc_conv_choice;
+/* Choices of this process: measured here, or read from the per-device cache file (conv_table.h)
+ * at the first convolution's setup. Configurations recur within and across graphs and processes. */
+static ct_table *oc_conv_cache;
+static int oc_conv_cache_bad; /* the file could not be read or written: reported once, not written */
+static ops_cuda_conv_stats oc_conv_stats;
 
-/* Choices measured so far in this process (configurations recur within and across graphs). */
-static oc_conv_choice *oc_conv_cache;
-static int32_t oc_conv_cache_n, oc_conv_cache_cap;
-
-static const oc_conv_choice *oc_conv_cache_find(const oc_conv_key *k) {
-    for (int32_t i = 0; i < oc_conv_cache_n; i++)
-        if (!memcmp(&oc_conv_cache[i].key, k, sizeof *k))
-            return &oc_conv_cache[i];
-    return NULL;
+static int32_t oc_cfg_count(int32_t kind) {
+    return kind == CT_TC ? cv3_config_count() : kind == CT_IG ? cf_config_count() : cw_config_count();
 }
 
-static void oc_conv_cache_add(const oc_conv_choice *c) {
-    if (oc_conv_cache_n == oc_conv_cache_cap) {
-        int32_t cap = oc_conv_cache_cap ? 2 * oc_conv_cache_cap : 64;
-        oc_conv_choice *p = (oc_conv_choice *)realloc(oc_conv_cache, (size_t)cap * sizeof *p);
-        if (!p)
-            return; /* measuring again next time is correct, only slower */
-        oc_conv_cache = p;
-        oc_conv_cache_cap = cap;
+static const char *oc_cfg_name(int32_t kind, int32_t cfg) {
+    return kind == CT_TC ? cv3_config_name(cfg) : kind == CT_IG ? cf_config_name(cfg) : cw_config_name(cfg);
+}
+
+static int32_t oc_cfg_find(int32_t kind, const char *name) {
+    for (int32_t i = 0; kind >= 0 && kind < CT_KINDS && i < oc_cfg_count(kind); i++)
+        if (!strcmp(name, oc_cfg_name(kind, i)))
+            return i;
+    return -1;
+}
+
+static const ct_cfg_names oc_cfg_names = {oc_cfg_find, oc_cfg_name};
+
+/* The file is read and written unless TASC_CONV_CACHE=off, or the paths are launch-timed (an
+ * experiment: those times mean something else). */
+static int oc_conv_cache_file_on(void) {
+    const char *how = getenv("TASC_RT_CONV_TIMING");
+    return !ct_cache_off() && !(how && !strcmp(how, "launch"));
+}
+
+static void oc_conv_cache_load(const ops_cuda_env *env) {
+    if (oc_conv_cache)
+        return;
+    oc_conv_cache = ct_table_new(&oc_cfg_names);
+    char path[4096], err[4400];
+    if (!oc_conv_cache_file_on())
+        return;
+    ct_cache_path(mm_device_key(), path, sizeof path);
+    if (ct_table_load(oc_conv_cache, path, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "tasc: %s (convolution path cache ignored: paths are measured)\n", err);
+        oc_conv_cache_bad = 1;
+    } else if (oc_verbose(env)) {
+        fprintf(stderr, "tasc: %d convolution path choice%s read from %s\n", (int)ct_table_size(oc_conv_cache),
+                ct_table_size(oc_conv_cache) == 1 ? "" : "s", path);
     }
-    oc_conv_cache[oc_conv_cache_n++] = *c;
+}
+
+/* Records e for this process and, under the file's lock, in the per-device cache. */
+static void oc_conv_cache_put(const oc_conv_choice *e) {
+    ct_table_set(oc_conv_cache, e);
+    if (!oc_conv_cache_file_on() || oc_conv_cache_bad)
+        return;
+    ct_table *add = ct_table_new(&oc_cfg_names);
+    ct_table_set(add, e);
+    char path[4096], err[4400];
+    if (ct_table_update(ct_cache_path(mm_device_key(), path, sizeof path), add, err, sizeof err) < 0) {
+        fprintf(stderr, "tasc: %s (convolution path choices kept for this process only)\n", err);
+        oc_conv_cache_bad = 1;
+    }
+    ct_table_free(add);
+}
+
+extern "C" void ops_cuda_conv_stats_take(ops_cuda_conv_stats *st) {
+    *st = oc_conv_stats;
+    memset(&oc_conv_stats, 0, sizeof oc_conv_stats);
+}
+
+extern "C" void ops_cuda_conv_cache_reset(void) {
+    ct_table_free(oc_conv_cache);
+    oc_conv_cache = NULL;
+    oc_conv_cache_bad = 0;
+}
+
+extern "C" const char *ops_cuda_conv_cache_path(char *buf, size_t len) {
+    if (!oc_conv_cache_file_on())
+        snprintf(buf, len, "%s", "");
+    else
+        ct_cache_path(mm_device_key(), buf, len);
+    return buf;
 }
 
 typedef struct {
@@ -260,29 +308,6 @@ static void oc_conv_free(void *p) {
     cf_plan_free(st->ig);
     cw_plan_free(st->wg);
     free(st);
-}
-
-static const char *oc_algo_name(cudnnConvolutionFwdAlgo_t a) {
-    switch (a) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
-        return "implicit_gemm";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-        return "implicit_precomp_gemm";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
-        return "gemm";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
-        return "direct";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-        return "fft";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
-        return "fft_tiling";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-        return "winograd";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-        return "winograd_nonfused";
-    default:
-        return "?";
-    }
 }
 
 /* Copy x into the padded buffer at ws (asymmetric padding only). */
@@ -649,7 +674,7 @@ static void oc_conv_time_ig(ops_cuda_env *env, oc_conv_state *st, oc_conv_path p
         return;
     }
     int *cfg = tc ? &st->tc_cfg : &st->ig_cfg, *split = tc ? &st->tc_split : &st->ig_split;
-    int *best_cfg = tc ? &ch->tc_cfg : &ch->ig_cfg, *best_split = tc ? &ch->tc_split : &ch->ig_split;
+    int *best_cfg = tc ? &ch->cfg[CT_TC] : &ch->cfg[CT_IG], *best_split = tc ? &ch->split[CT_TC] : &ch->split[CT_IG];
     char line[1024] = "";
     size_t at = 0;
     for (int c = 0; c < oc_ig_count(path); c++) {
@@ -700,8 +725,8 @@ static void oc_conv_time_wg(ops_cuda_env *env, oc_conv_state *st, const ops_sig 
             const float ms = oc_conv_time(env, st, OC_CONV_WG, s, in, out, ws);
             if (ms < ch->ms[OC_CONV_WG]) {
                 ch->ms[OC_CONV_WG] = ms;
-                ch->wg_cfg = c;
-                ch->wg_split = splits[i];
+                ch->cfg[CT_WG] = c;
+                ch->split[CT_WG] = splits[i];
             }
             if (at < sizeof line)
                 at += (size_t)snprintf(line + at, sizeof line - at, "%s %s/%d %.4f ms", at ? "," : "",
@@ -795,12 +820,12 @@ static int oc_conv_time_cudnn(ops_cuda_env *env, oc_conv_state *st, const ops_si
         const float ms = oc_conv_time(env, st, OC_CONV_CUDNN, s, in, out, sws);
         if (ms < ch->ms[OC_CONV_CUDNN]) {
             ch->ms[OC_CONV_CUDNN] = ms;
-            ch->algo = perf[i].algo;
-            ch->ws = perf[i].memory;
+            ch->algo = (int32_t)perf[i].algo;
+            ch->algo_ws = (int64_t)perf[i].memory;
         }
     }
-    st->algo = ch->algo;
-    st->algo_ws = ch->ws;
+    st->algo = (cudnnConvolutionFwdAlgo_t)ch->algo;
+    st->algo_ws = (size_t)ch->algo_ws;
     return 0;
 }
 
@@ -829,7 +854,7 @@ static int oc_conv_measure(ops_cuda_env *env, oc_conv_state *st, const ops_sig *
     for (int p = 0; p < OC_CONV_PATHS; p++)
         if (ch->ms[p] < best) {
             best = ch->ms[p];
-            ch->path = (oc_conv_path)p;
+            ch->path = p;
         }
     return 0;
 }
@@ -837,19 +862,19 @@ static int oc_conv_measure(ops_cuda_env *env, oc_conv_state *st, const ops_sig *
 /* The node takes choice ch (TASC_RT_CONV may force another path that ran), with the plan of its
  * implicit GEMM if it takes one (no other plan is kept); --verbose prints every path's time. */
 static int oc_conv_adopt(ops_cuda_env *env, oc_conv_state *st, const oc_conv_choice *ch, int cached) {
-    st->path = ch->path;
+    st->path = (oc_conv_path)ch->path;
     const char *force = getenv("TASC_RT_CONV"); /* tests and experiments: a path, where it can run */
     for (int p = 0; force && p < OC_CONV_PATHS; p++)
         if (!strcmp(force, oc_conv_path_names[p]) && isfinite(ch->ms[p]))
             st->path = (oc_conv_path)p;
-    st->algo = ch->algo;
-    st->algo_ws = ch->ws;
-    st->tc_cfg = ch->tc_cfg;
-    st->tc_split = ch->tc_split;
-    st->ig_cfg = ch->ig_cfg;
-    st->ig_split = ch->ig_split;
-    st->wg_cfg = ch->wg_cfg;
-    st->wg_split = ch->wg_split;
+    st->algo = (cudnnConvolutionFwdAlgo_t)ch->algo;
+    st->algo_ws = (size_t)ch->algo_ws;
+    st->tc_cfg = ch->cfg[CT_TC];
+    st->tc_split = ch->split[CT_TC];
+    st->ig_cfg = ch->cfg[CT_IG];
+    st->ig_split = ch->split[CT_IG];
+    st->wg_cfg = ch->cfg[CT_WG];
+    st->wg_split = ch->split[CT_WG];
     if (st->path != OC_CONV_WG) {
         cw_plan_free(st->wg);
         st->wg = NULL;
@@ -873,16 +898,18 @@ static int oc_conv_adopt(ops_cuda_env *env, oc_conv_state *st, const oc_conv_cho
                         "igemm %s/%d %.4f ms, wgmma %s/%d %.4f ms)%s\n",
                 oc_node_name(env), (long long)st->N, (long long)st->C, (long long)st->H, (long long)st->W,
                 (long long)st->F, (long long)st->CG, (long long)st->KH, (long long)st->KW, (long long)win->sh,
-                (long long)st->G, oc_conv_path_names[ch->path], oc_algo_name(ch->algo), (double)ch->ms[OC_CONV_CUDNN],
-                (double)ch->ms[OC_CONV_GEMM], (double)ch->ms[OC_CONV_DIRECT], cv3_config_name(ch->tc_cfg),
-                ch->tc_split, (double)ch->ms[OC_CONV_TC], cf_config_name(ch->ig_cfg), ch->ig_split,
-                (double)ch->ms[OC_CONV_IG], cw_config_name(ch->wg_cfg), ch->wg_split, (double)ch->ms[OC_CONV_WG],
+                (long long)st->G, oc_conv_path_names[ch->path], ct_algo_name(ch->algo), (double)ch->ms[OC_CONV_CUDNN],
+                (double)ch->ms[OC_CONV_GEMM], (double)ch->ms[OC_CONV_DIRECT], cv3_config_name(ch->cfg[CT_TC]),
+                ch->split[CT_TC], (double)ch->ms[OC_CONV_TC], cf_config_name(ch->cfg[CT_IG]), ch->split[CT_IG],
+                (double)ch->ms[OC_CONV_IG], cw_config_name(ch->cfg[CT_WG]), ch->split[CT_WG], (double)ch->ms[OC_CONV_WG],
                 cached ? " (cached)" : "");
     return 0;
 }
 
-/* Shapes, cuDNN descriptors, and the path: measured for a configuration not seen before. */
-static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in, float *const *out) {
+/* Shapes, cuDNN descriptors, and the path into ch: measured for a configuration neither this
+ * process nor the per-device cache has seen (and then cached), else the choice made then. */
+static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
+                         float *const *out, oc_conv_choice *ch) {
     const ops_shape *xs = &s->in[0], *ws_ = &s->in[1], *ys = &s->out[0];
     ops_window *win = &st->win;
     char msg[256];
@@ -909,26 +936,34 @@ static int oc_conv_setup(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s,
     st->col_bytes = st->gemm_direct_b ? 0 : oc_up((size_t)(st->N * st->C * st->KH * st->KW * st->OHW) * sizeof(float));
     const int cudnn_ok = oc_conv_descriptors(st, s, sym);
 
-    oc_conv_key key;
-    memset(&key, 0, sizeof key);
-    const int64_t kv[19] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,
-                            st->KW,  win->sh, win->sw, win->dh, win->dw, win->pt, win->pl,
-                            win->pb, win->pr, (int64_t)oc_workspace_limit(env), (int64_t)mm_precision_get(),
-                            env->fuse_add ? 1 + (int64_t)env->fuse_act : 0};
-    memcpy(key.v, kv, sizeof kv);
-    const oc_conv_choice *known = oc_conv_cache_find(&key);
-    oc_conv_choice ch;
-    if (known) {
-        ch = *known;
-    } else {
-        memset(&ch, 0, sizeof ch);
-        ch.key = key;
-        if (oc_conv_measure(env, st, s, in, out, cudnn_ok, &ch) < 0)
-            return -1;
-        oc_conv_cache_add(&ch);
+    oc_conv_cache_load(env);
+    const int64_t key[CT_KEY_LEN] = {st->N,   st->C,   st->H,   st->W,   st->F,   st->CG,  st->KH,
+                                     st->KW,  win->sh, win->sw, win->dh, win->dw, win->pt, win->pl,
+                                     win->pb, win->pr, (int64_t)oc_workspace_limit(env), (int64_t)mm_precision_get(),
+                                     env->fuse_add ? 1 + (int64_t)env->fuse_act : 0, s->n_in > 2, s->p->v[PM_ACT]};
+    int known = ct_table_get(oc_conv_cache, mm_device_key(), (int32_t)cudnnGetVersion(), key, ch);
+    if (known && oc_conv_adopt(env, st, ch, 1) < 0) { /* a hand-edited file, or a broken environment */
+        fprintf(stderr, "tasc: node '%s': the cached convolution path %s cannot run (%s); measuring the paths\n",
+                oc_node_name(env), oc_conv_path_names[ch->path], env->err);
+        known = 0;
     }
-    if (oc_conv_adopt(env, st, &ch, known != NULL) < 0)
-        return -1;
+    if (known) {
+        oc_conv_stats.reused++;
+    } else {
+        const double t0 = base_now();
+        memset(ch, 0, sizeof *ch);
+        snprintf(ch->device, sizeof ch->device, "%s", mm_device_key());
+        ch->cudnn = (int32_t)cudnnGetVersion();
+        memcpy(ch->key, key, sizeof key);
+        ch->fused = -1;
+        if (oc_conv_measure(env, st, s, in, out, cudnn_ok, ch) < 0)
+            return -1;
+        oc_conv_stats.measured++;
+        oc_conv_stats.measure_s += base_now() - t0;
+        oc_conv_cache_put(ch);
+        if (oc_conv_adopt(env, st, ch, 0) < 0)
+            return -1;
+    }
     void *ws = NULL;
     return oc_workspace(env, oc_conv_ws_need(st, st->path), &ws);
 }
@@ -960,14 +995,17 @@ static double oc_dev_diff(ops_cuda_env *env, const float *a, const float *b, int
 
 /* cuDNN's path: bias (and relu) inside cuDNN's call (cudnnConvolutionBiasActivationForward),
  * kept only if it gives the unfused result (out[0] on entry) and is not slower than the call plus
- * our bias/activation pass, both timed as oc_conv_time times paths. The fused call was kept on
- * its result alone until session 12: for resnext50's grouped 3x3 convolutions (1x128x56x56,
- * groups 32) it ran 22.6 us where the call + pass run 12.8 us. */
+ * our bias/activation pass (ch->ms: the call and the pass, timed when the path was chosen), both
+ * timed as oc_conv_time times paths. The fused call was kept on its result alone until session 12:
+ * for resnext50's grouped 3x3 convolutions (1x128x56x56, groups 32) it ran 22.6 us where the call
+ * + pass run 12.8 us. A decision made before (ch->fused, from this process or the cache file) is
+ * not timed again; the result is still compared. An undecided one is recorded in the cache. */
 static int oc_conv_try_fused(ops_cuda_env *env, oc_conv_state *st, const ops_sig *s, const float *const *in,
-                             float *const *out) {
+                             float *const *out, oc_conv_choice *ch) {
     const ops_act act = (ops_act)s->p->v[PM_ACT];
     const int has_bias = s->n_in > 2;
-    if (st->path != OC_CONV_CUDNN || env->fuse_add || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)))
+    if (st->path != OC_CONV_CUDNN || env->fuse_add || !(act == OPS_ACT_RELU || (act == OPS_ACT_NONE && has_bias)) ||
+        ch->fused == 0)
         return 0;
     void *sws = NULL;
     size_t sbytes = 0;
@@ -978,7 +1016,6 @@ static int oc_conv_try_fused(ops_cuda_env *env, oc_conv_state *st, const ops_sig
     float *ref = NULL;
     CUDA_CHECK(cudaMalloc((void **)&ref, bytes));
     CUDA_CHECK(cudaMemcpyAsync(ref, out[0], bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
-    const float unfused_ms = oc_conv_time(env, st, st->path, s, in, out, (char *)sws);
     CUDNN_CHECK(cudnnSetActivationDescriptor(st->act, act == OPS_ACT_RELU ? CUDNN_ACTIVATION_RELU
                                                                           : CUDNN_ACTIVATION_IDENTITY,
                                              CUDNN_PROPAGATE_NAN, 0.0));
@@ -990,19 +1027,27 @@ static int oc_conv_try_fused(ops_cuda_env *env, oc_conv_state *st, const ops_sig
     st->fused = 1;
     const int ok = oc_conv_exec(env, st, s, in, out) == 0;
     const double rel = ok ? oc_dev_diff(env, out[0], ref, n) : 0.0;
-    const float fused_ms = ok && rel <= 1e-5 ? oc_conv_time(env, st, st->path, s, in, out, (char *)sws) : INFINITY;
+    const int same = ok && rel <= 1e-5;
+    const float unfused_ms = ch->ms[OC_CONV_CUDNN];
+    const float fused_ms = same && ch->fused < 0 ? oc_conv_time(env, st, st->path, s, in, out, (char *)sws) : 0.0f;
+    const int keep = same && (ch->fused == 1 || fused_ms <= unfused_ms);
     if (!ok && oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': bias/relu not fused (cuDNN: %s)\n", oc_node_name(env), env->err);
-    if (ok && !(rel <= 1e-5))
+    if (ok && !same)
         fprintf(stderr, "tasc: node '%s': cuDNN's fused bias/relu differs from conv + epilogue (rel L2 %.3g); "
                         "not fused\n", oc_node_name(env), rel);
-    else if (ok && oc_verbose(env))
+    else if (same && ch->fused < 0 && oc_verbose(env))
         fprintf(stderr, "tasc: node '%s': bias/relu in cuDNN's call %.4f ms, call + pass %.4f ms: %s\n",
-                oc_node_name(env), (double)fused_ms, (double)unfused_ms,
-                fused_ms <= unfused_ms ? "fused" : "not fused");
-    if (!(fused_ms <= unfused_ms)) {
+                oc_node_name(env), (double)fused_ms, (double)unfused_ms, keep ? "fused" : "not fused");
+    else if (same && oc_verbose(env))
+        fprintf(stderr, "tasc: node '%s': bias/relu in cuDNN's call (cached)\n", oc_node_name(env));
+    if (!keep) {
         (void)cudaGetLastError();
         st->fused = 0;
+    }
+    if (same && ch->fused < 0) {
+        ch->fused = keep;
+        oc_conv_cache_put(ch);
     }
     /* the node's value: the reference (the fused result is within 1e-5 of it) */
     CUDA_CHECK(cudaMemcpyAsync(out[0], ref, bytes, cudaMemcpyDeviceToDevice, oc_stream(env)));
@@ -1021,11 +1066,12 @@ OPS_CUDA_FN(conv2d) {
     if (!st)
         return oc_fail(env, "out of memory");
     oc_node_state_set(env, st, oc_conv_free);
-    if (oc_conv_setup(env, st, s, in, out) < 0)
+    oc_conv_choice ch;
+    if (oc_conv_setup(env, st, s, in, out, &ch) < 0)
         return -1;
     if (oc_conv_exec(env, st, s, in, out) < 0) /* the unfused result, kept as the reference */
         return -1;
-    return oc_conv_try_fused(env, st, s, in, out);
+    return oc_conv_try_fused(env, st, s, in, out, &ch);
 }
 
 /* --- pools ---------------------------------------------------------------------------------- */

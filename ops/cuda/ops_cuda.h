@@ -101,6 +101,20 @@ int oc_mm_act(ops_act act);
 #include "ops.def"
 #undef OP
 
+/* Convolution path choices (ops_conv.cu; the per-device cache file: conv_table.h). Counts since
+ * the last take: configurations whose paths were measured (and the seconds that took), and setups
+ * that took a choice made before, in this process or read from the file. */
+typedef struct {
+    int32_t measured;
+    double measure_s;
+    int32_t reused;
+} ops_cuda_conv_stats;
+void ops_cuda_conv_stats_take(ops_cuda_conv_stats *st);
+/* Forgets this process's choices: the next setup reads the cache file again (tests). */
+void ops_cuda_conv_cache_reset(void);
+/* The cache file choices are read from and written to; "" when TASC_CONV_CACHE=off. */
+const char *ops_cuda_conv_cache_path(char *buf, size_t len);
+
 /* Fill ops_cuda[] from the entry points above (ops_cuda_register.c). */
 void ops_cuda_register(void);
 

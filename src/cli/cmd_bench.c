@@ -108,6 +108,9 @@ static void bench_usage(const bench_args *defaults) {
            "             TASC_TUNE_TABLE       a matmul tuning table read besides the shipped ones and the\n"
            "                                   per-device cache (TASC_CACHE_DIR, default ~/.cache/tasc)\n"
            "             TASC_NO_AUTOTUNE=1    as --no-autotune\n"
+           "             TASC_CONV_CACHE=off   measure every convolution's paths in this process; by default\n"
+           "                                   the choices of earlier runs on this device are read from, and\n"
+           "                                   new ones added to, TASC_CACHE_DIR/conv-DEVICE.txt\n"
            "             TASC_NO_SCATTER=1     as --no-scatter\n"
            "             TASC_NO_FUSE=1        as --no-fuse\n"
            "exit codes: 0 ok, 1 a bad model, a graph the GPU runtime cannot run, or results that\n"
@@ -565,6 +568,12 @@ static void bench_json(const bench_run *r, FILE *f) {
         const float *o0 = r->b[0].out[j], *o1 = two ? r->b[1].out[j] : NULL;
         fprintf(f, "    {\"name\": ");
         bench_json_str(f, g0->tensors[g0->outputs[j]].name);
+        /* the bits, to compare runs: the same kernels give the same hash (conv choices: cached) */
+        fprintf(f, ", \"original_fnv1a64\": \"%016llx\"",
+                (unsigned long long)base_fnv1a(BASE_FNV_INIT, o0, (size_t)n * sizeof(float)));
+        if (two)
+            fprintf(f, ", \"optimized_fnv1a64\": \"%016llx\"",
+                    (unsigned long long)base_fnv1a(BASE_FNV_INIT, o1, (size_t)n * sizeof(float)));
         if (two)
             fprintf(f, ", \"optimized_vs_original\": %.6g", exec_compare(o1, o0, n).rel_l2);
         if (!a->no_cpu) {

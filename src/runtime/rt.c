@@ -1012,16 +1012,24 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     const int mode = c->opts.autotune;
     const int on = mode == RT_AUTOTUNE_ON && !mm_autotune_refused();
     mm_autotune_set(on);
+    ops_cuda_conv_stats *cs = &c->conv;
+    ops_cuda_conv_stats_take(cs); /* from zero */
     int rc = rt_setup(c, err, errlen);
     mm_autotune_stats st;
     mm_autotune_get_stats(&st);
     mm_autotune_set(0);
+    ops_cuda_conv_stats_take(cs);
+    char path[4096];
+    if (rc == 0 && cs->measured)
+        fprintf(stderr, "tasc: measured the paths of %d convolution configuration%s in %.1f s (%s%s)\n",
+                (int)cs->measured, cs->measured == 1 ? "" : "s", cs->measure_s,
+                ops_cuda_conv_cache_path(path, sizeof path)[0] ? "choices cached in " : "not cached: TASC_CONV_CACHE=off",
+                path);
     st.tuned += c->sc_tune.tuned; /* the scatter stores' 3xtf32 decisions, made when planned */
     st.tune_s += c->sc_tune.tune_s;
     st.untuned += c->sc_tune.untuned;
     if (rc < 0 || mode == RT_AUTOTUNE_OFF)
         return rc;
-    char path[4096];
     if (st.tuned)
         fprintf(stderr, "tasc: tuned %d matmul shape%s on first use in %.1f s (cache %s)\n", (int)st.tuned,
                 st.tuned == 1 ? "" : "s", st.tune_s, mm_table_cache_path(mm_device_key(), path, sizeof path));
@@ -1270,4 +1278,6 @@ void rt_get_info(const rt_ctx *c, rt_info *info) {
     info->check_worst = c->check_worst;
     snprintf(info->check_worst_node, sizeof info->check_worst_node, "%s", c->check_worst_node);
     info->check_failed = c->check_failed;
+    info->conv_measured = c->conv.measured;
+    info->conv_reused = c->conv.reused;
 }

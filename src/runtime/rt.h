@@ -94,6 +94,10 @@ typedef struct {
     double check_worst;       /* with check_tol: the largest node error seen, and where */
     char check_worst_node[96];
     int32_t check_failed;     /* nodes over check_tol */
+    int32_t conv_measured;    /* convolution configurations whose paths the setup measured (and
+                                 cached: ops/cuda/conv_table.h) */
+    int32_t conv_reused;      /* convolutions that took a choice made before: in this process, or
+                                 read from the per-device cache file */
 } rt_info;
 
 /* 1 if a CUDA device is usable, else 0 with the reason in err. */

@@ -72,6 +72,7 @@ struct rt_ctx {
     mm_scatter_node *scn;      /* per store, device table pointers (what mm_scatter_node_set gets)
                                   and, at 3xtf32, the product's decision made when planned */
     mm_autotune_stats sc_tune; /* 3xtf32: first-use tuning done planning the stores (rt_sc_decide) */
+    ops_cuda_conv_stats conv; /* the setup's convolution path choices: measured, or made before */
     int64_t *sc_dev;
     rt_phase phase;
     /* memory */

@@ -1,0 +1,283 @@
+/* conv_table.c: the per-device cache of convolution path choices (conv_table.h): entries, their
+ * file format, and the locked read-merge-write that several processes share.
+ *
+ * A line (fields separated by TABs; '#' starts a comment line):
+ *   device  cudnn  key  path  algo  algo_ws  3xtf32  igemm  wgmma  ms  fused
+ * key: the CT_KEY_LEN integers of conv_table.h, separated by commas; path and algo by name
+ * (ops_conv.cu's path names, cuDNN's algorithm names as --verbose prints them); 3xtf32, igemm,
+ * wgmma: CONFIG/SPLIT, the tile configuration by name; ms: one time per path in path order,
+ * "inf" where the path cannot run; fused: yes, no, or - (not decided).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "conv_table.h"
+
+const char *const ct_path_names[CT_PATHS] = {"cudnn", "gemm", "direct", "3xtf32", "igemm", "wgmma"};
+
+/* cudnnConvolutionFwdAlgo_t's values 0..7 in order (cudnn_cnn.h). */
+static const char *const ct_algo_names[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
+                                            "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+#define CT_ALGOS ((int32_t)(sizeof ct_algo_names / sizeof ct_algo_names[0]))
+static const char *const ct_kind_names[CT_KINDS] = {"3xtf32", "igemm", "wgmma"};
+
+const char *ct_algo_name(int32_t algo) { return algo >= 0 && algo < CT_ALGOS ? ct_algo_names[algo] : "?"; }
+
+int32_t ct_algo_find(const char *name) {
+    for (int32_t i = 0; i < CT_ALGOS; i++)
+        if (!strcmp(name, ct_algo_names[i]))
+            return i;
+    return -1;
+}
+
+struct ct_table {
+    const ct_cfg_names *names;
+    ct_entry *e;
+    int32_t n, cap;
+};
+
+ct_table *ct_table_new(const ct_cfg_names *names) {
+    ct_table *t = base_xcalloc(1, sizeof *t);
+    t->names = names;
+    return t;
+}
+
+void ct_table_free(ct_table *t) {
+    if (!t)
+        return;
+    free(t->e);
+    free(t);
+}
+
+int32_t ct_table_size(const ct_table *t) { return t ? t->n : 0; }
+
+static int ct_same(const ct_entry *a, const char *device, int32_t cudnn, const int64_t *key) {
+    return a->cudnn == cudnn && !strcmp(a->device, device) && !memcmp(a->key, key, sizeof a->key);
+}
+
+int ct_table_get(const ct_table *t, const char *device, int32_t cudnn, const int64_t *key, ct_entry *e) {
+    for (int32_t i = 0; t && i < t->n; i++)
+        if (ct_same(&t->e[i], device, cudnn, key)) {
+            *e = t->e[i];
+            return 1;
+        }
+    return 0;
+}
+
+void ct_table_set(ct_table *t, const ct_entry *e) {
+    for (int32_t i = 0; i < t->n; i++)
+        if (ct_same(&t->e[i], e->device, e->cudnn, e->key)) {
+            t->e[i] = *e;
+            return;
+        }
+    t->e = base_grow(t->e, &t->cap, t->n + 1, sizeof *t->e);
+    t->e[t->n++] = *e;
+}
+
+/* ---- reading ------------------------------------------------------------------------------------ */
+
+static int ct_parse_key(char *field, int64_t *key, char *why, size_t whylen) {
+    char *v[CT_KEY_LEN + 1];
+    const int n = base_split_fields(field, ',', v, CT_KEY_LEN);
+    if (n != CT_KEY_LEN)
+        return base_fail(why, whylen, "key: expected %d integers separated by commas, found %s%d", CT_KEY_LEN,
+                         n > CT_KEY_LEN ? "more than " : "", n > CT_KEY_LEN ? CT_KEY_LEN : n);
+    for (int i = 0; i < CT_KEY_LEN; i++)
+        if (base_parse_uint_in(v[i], 0, INT64_MAX, &key[i]))
+            return base_fail(why, whylen, "key: bad integer '%s' at position %d", v[i], i + 1);
+    return 0;
+}
+
+/* "CONFIG/SPLIT" of kind into e->cfg[kind], e->split[kind]. */
+static int ct_parse_tile(const ct_table *t, int32_t kind, char *field, ct_entry *e, char *why, size_t whylen) {
+    char *slash = strrchr(field, '/');
+    int64_t split;
+    if (!slash)
+        return base_fail(why, whylen, "%s: expected CONFIG/SPLIT, found '%s'", ct_kind_names[kind], field);
+    *slash = '\0';
+    if ((e->cfg[kind] = t->names->find(kind, field)) < 0)
+        return base_fail(why, whylen, "unknown %s configuration '%s' (a file from another build?)",
+                         ct_kind_names[kind], field);
+    if (base_parse_uint_in(slash + 1, 1, 64, &split))
+        return base_fail(why, whylen, "%s: bad split '%s' (an integer in [1, 64])", ct_kind_names[kind], slash + 1);
+    e->split[kind] = (int32_t)split;
+    return 0;
+}
+
+static int ct_parse_ms(char *field, float *ms, char *why, size_t whylen) {
+    char *v[CT_PATHS + 1];
+    const int n = base_split_fields(field, ',', v, CT_PATHS);
+    if (n != CT_PATHS)
+        return base_fail(why, whylen, "ms: expected %d times separated by commas, found %s%d", CT_PATHS,
+                         n > CT_PATHS ? "more than " : "", n > CT_PATHS ? CT_PATHS : n);
+    for (int i = 0; i < CT_PATHS; i++) {
+        double d;
+        if (!strcmp(v[i], "inf"))
+            ms[i] = INFINITY;
+        else if (base_parse_double_in(v[i], 0.0, 1e9, &d))
+            return base_fail(why, whylen, "ms: bad time '%s' for %s (milliseconds, or inf)", v[i], ct_path_names[i]);
+        else
+            ms[i] = (float)d;
+    }
+    return 0;
+}
+
+static int ct_find_name(const char *const *names, int32_t n, const char *s) {
+    for (int32_t i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+static int ct_parse_line(const ct_table *t, char *line, ct_entry *e, char *why, size_t whylen) {
+    char *f[12];
+    const int nf = base_split_fields(line, '\t', f, 11);
+    int64_t v;
+    if (nf != 11)
+        return base_fail(why, whylen, "expected 11 TAB-separated fields, found %s%d", nf > 11 ? "more than " : "",
+                         nf > 11 ? 11 : nf);
+    memset(e, 0, sizeof *e);
+    if (!f[0][0] || strlen(f[0]) >= sizeof e->device)
+        return base_fail(why, whylen, "device name empty or longer than %d bytes", MM_DEVKEY_LEN - 1);
+    snprintf(e->device, sizeof e->device, "%s", f[0]);
+    if (base_parse_uint_in(f[1], 0, INT32_MAX, &v))
+        return base_fail(why, whylen, "bad cuDNN version '%s'", f[1]);
+    e->cudnn = (int32_t)v;
+    if (ct_parse_key(f[2], e->key, why, whylen))
+        return -1;
+    if ((e->path = ct_find_name(ct_path_names, CT_PATHS, f[3])) < 0)
+        return base_fail(why, whylen, "unknown path '%s' (cudnn, gemm, direct, 3xtf32, igemm, wgmma)", f[3]);
+    if ((e->algo = ct_algo_find(f[4])) < 0)
+        return base_fail(why, whylen, "unknown cuDNN algorithm '%s'", f[4]);
+    if (base_parse_uint_in(f[5], 0, INT64_MAX, &v))
+        return base_fail(why, whylen, "bad workspace bytes '%s'", f[5]);
+    e->algo_ws = v;
+    for (int32_t k = 0; k < CT_KINDS; k++)
+        if (ct_parse_tile(t, k, f[6 + k], e, why, whylen))
+            return -1;
+    if (ct_parse_ms(f[9], e->ms, why, whylen))
+        return -1;
+    if (!isfinite(e->ms[e->path]))
+        return base_fail(why, whylen, "the chosen path %s has no time", f[3]);
+    static const char *const fused[] = {"-", "no", "yes"};
+    if ((e->fused = ct_find_name(fused, 3, f[10]) - 1) < -1)
+        return base_fail(why, whylen, "bad fused '%s' (yes, no or -)", f[10]);
+    return 0;
+}
+
+typedef struct {
+    const ct_table *t;
+    ct_entry *e;
+    int32_t n, cap;
+} ct_staged;
+
+static int ct_stage_line(void *ctx, char *line, char *why, size_t whylen) {
+    ct_staged *st = ctx;
+    ct_entry e;
+    if (ct_parse_line(st->t, line, &e, why, whylen))
+        return -1;
+    st->e = base_grow(st->e, &st->cap, st->n + 1, sizeof *st->e);
+    st->e[st->n++] = e;
+    return 0;
+}
+
+int ct_table_load(ct_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT && missing_ok)
+            return 0;
+        return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    }
+    ct_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
+    const int rc = base_read_lines(f, path, ct_stage_line, &st, err, errlen);
+    fclose(f);
+    for (int32_t i = 0; !rc && i < st.n; i++)
+        ct_table_set(t, &st.e[i]);
+    free(st.e);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------------------------ */
+
+static int ct_entry_cmp(const void *pa, const void *pb) {
+    const ct_entry *a = pa, *b = pb;
+    int c = strcmp(a->device, b->device);
+    if (c)
+        return c;
+    if (a->cudnn != b->cudnn)
+        return a->cudnn < b->cudnn ? -1 : 1;
+    for (int i = 0; i < CT_KEY_LEN; i++)
+        if (a->key[i] != b->key[i])
+            return a->key[i] < b->key[i] ? -1 : 1;
+    return 0;
+}
+
+static void ct_write_entry(const ct_table *t, FILE *f, const ct_entry *e) {
+    fprintf(f, "%s\t%d\t", e->device, e->cudnn);
+    for (int i = 0; i < CT_KEY_LEN; i++)
+        fprintf(f, "%s%lld", i ? "," : "", (long long)e->key[i]);
+    fprintf(f, "\t%s\t%s\t%lld", ct_path_names[e->path], ct_algo_name(e->algo), (long long)e->algo_ws);
+    for (int32_t k = 0; k < CT_KINDS; k++)
+        fprintf(f, "\t%s/%d", t->names->name(k, e->cfg[k]), e->split[k]);
+    for (int i = 0; i < CT_PATHS; i++) {
+        if (isfinite(e->ms[i]))
+            fprintf(f, "%s%.6g", i ? "," : "\t", (double)e->ms[i]);
+        else
+            fprintf(f, "%sinf", i ? "," : "\t");
+    }
+    fprintf(f, "\t%s\n", e->fused < 0 ? "-" : e->fused ? "yes" : "no");
+}
+
+int ct_table_save(const ct_table *t, const char *path, char *err, size_t errlen) {
+    if (base_mkdirs_for(path, err, errlen)) {
+        base_prefix(err, errlen, "%s: ", path);
+        return -1;
+    }
+    base_afile af;
+    if (base_afile_open(&af, path, err, errlen))
+        return -1;
+    ct_entry *sorted = NULL;
+    if (t->n) {
+        sorted = base_xmalloc((size_t)t->n * sizeof *sorted);
+        memcpy(sorted, t->e, (size_t)t->n * sizeof *sorted);
+        qsort(sorted, (size_t)t->n, sizeof *sorted, ct_entry_cmp);
+    }
+    fprintf(af.f, "# tasc convolution path choices (ops/cuda/conv_table.h); fields separated by TABs:\n"
+                  "# device\tcudnn\tkey\tpath\talgo\talgo_ws\t3xtf32\tigemm\twgmma\tms\tfused\n");
+    for (int32_t i = 0; i < t->n; i++)
+        ct_write_entry(t, af.f, &sorted[i]);
+    free(sorted);
+    return base_afile_commit(&af, err, errlen);
+}
+
+int ct_table_update(const char *path, const ct_table *add, char *err, size_t errlen) {
+    const int fd = base_lock_beside(path, err, errlen);
+    if (fd < 0)
+        return -1;
+    /* under the lock: what another process wrote since we last read is kept */
+    ct_table *cur = ct_table_new(add->names);
+    int rc = ct_table_load(cur, path, 1, err, errlen);
+    for (int32_t i = 0; !rc && i < add->n; i++)
+        ct_table_set(cur, &add->e[i]);
+    if (!rc)
+        rc = ct_table_save(cur, path, err, errlen);
+    ct_table_free(cur);
+    close(fd); /* releases the lock */
+    return rc;
+}
+
+const char *ct_cache_path(const char *devkey, char *buf, size_t len) {
+    char dir[4096], file[MM_DEVKEY_LEN];
+    snprintf(buf, len, "%s/conv-%s.txt", mm_cache_dir(dir, sizeof dir), mm_devkey_file(devkey, file, sizeof file));
+    return buf;
+}
+
+int ct_cache_off(void) {
+    const char *e = getenv("TASC_CONV_CACHE");
+    return e && (!strcmp(e, "off") || !strcmp(e, "0"));
+}
