@@ -112,29 +112,6 @@ static void test_names(void) {
     CHECK_EQ_INT(mm_config_find("128x128x8"), -1);
 }
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *s = malloc(n + 1);
-    memcpy(s, buf, n + 1);
-    return s;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_table(const char *dir) {
     char path[512], path2[512], err[1024], cfg0[96], cfg1[96];
     snprintf(path, sizeof path, "%s/sub/dir/table.txt", dir); /* parents are created */
@@ -175,7 +152,7 @@ static void test_table(const char *dir) {
     CHECK_EQ_INT(mm_table_lookup(t, "Dev A", &p3, &got, NULL), 0);
     CHECK_EQ_INT(mm_table_save(t, path2, err, sizeof err), 0);
     mm_table_free(t);
-    char *a = read_all(path), *b = read_all(path2);
+    char *a = test_read_file(path), *b = test_read_file(path2);
     CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
     /* sorted: Dev A (128x768x768 before 4096^3), then Dev B */
     char want[512];
@@ -200,7 +177,7 @@ static void test_table(const char *dir) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[512];
         snprintf(text, sizeof text, bad[i].text, cfg0);
-        write_file(path2, text);
+        test_write_file(path2, text);
         t = mm_table_new();
         err[0] = '\0';
         CHECK_EQ_INT(mm_table_load(t, path2, 1, err, sizeof err), -1);
@@ -212,7 +189,7 @@ static void test_table(const char *dir) {
     /* CRLF and comments are fine */
     char text[512];
     snprintf(text, sizeof text, "# comment\r\n\r\nDev\t1\t2\t3\t1\tgelu\t%s\t2\t3\t5.5\r\n", cfg0);
-    write_file(path2, text);
+    test_write_file(path2, text);
     t = mm_table_new();
     CHECK_EQ_INT(mm_table_load(t, path2, 0, err, sizeof err), 0);
     CHECK_EQ_INT(mm_table_size(t), 1);
@@ -1132,7 +1109,7 @@ static void test_3xtf32_table(const char *dir) {
         strcat(text, line);
     }
     CHECK(!strncmp(n2, "mma:", 4) && !strcmp(mm_choice_name(&w3, n3, sizeof n3), "wgmma:128x64"));
-    write_file(path, text);
+    test_write_file(path, text);
     mm_table_use(path);
     mm_choice got = choice_3xtf32(&c1, &from);
     CHECK(from == 1 && got.kernel == MM_KERNEL_FP32 && got.cfg == f1.cfg && got.split_k == 4 && got.group_m == 2);

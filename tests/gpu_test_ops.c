@@ -1948,20 +1948,9 @@ static int cc_run(const graph *g, float *y, rt_info *cs) {
     return ok;
 }
 
-static char *cc_read(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* The file's one entry line with its path field (the 4th) set to path. */
 static int cc_set_path(const char *file, const char *path) {
-    char *t = cc_read(file), *line = t ? strstr(t, "\n") : NULL;
+    char *t = test_read_file(file), *line = t ? strstr(t, "\n") : NULL;
     while (line && line[1] == '#')
         line = strchr(line + 1, '\n');
     if (!line)
@@ -1996,7 +1985,7 @@ static void test_conv_cache(void) {
     CHECK(strstr(file, dir) == file);
     CHECK(cc_run(g, a, &cs));
     CHECK_EQ_INT(cs.conv_measured, 1);
-    char *t = cc_read(file);
+    char *t = test_read_file(file);
     CHECK_STR_CONTAINS(t, "\t1,16,13,13,24,16,3,3,1,1,1,1,1,1,1,1,");
     free(t);
     CHECK(cc_run(g, b, &cs)); /* a new process: read from the file */
@@ -2015,15 +2004,11 @@ static void test_conv_cache(void) {
     CHECK(memcmp(d, forced, sizeof d) == 0);
     unsetenv("TASC_CONV_CACHE");
     /* a malformed file: reported, measured, left alone */
-    FILE *o = fopen(file, "w");
-    if (o) {
-        fputs("garbage\n", o);
-        fclose(o);
-    }
+    test_write_file(file, "garbage\n");
     CHECK(cc_run(g, b, &cs));
     CHECK_EQ_INT(cs.conv_measured, 1);
     CHECK(exec_compare(b, a, NY).rel_l2 <= 1e-5);
-    t = cc_read(file);
+    t = test_read_file(file);
     CHECK(t && !strcmp(t, "garbage\n"));
     free(t);
     /* off: nothing written */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int test_passed, test_failed;
@@ -39,5 +40,29 @@ static int test_passed, test_failed;
 #define TEST_REPORT() ( \
     printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed), \
     test_failed ? 1 : 0)
+
+/* The whole text file at path (at most 64 KiB), malloc'd (caller frees); NULL if it cannot be read. */
+static inline char *test_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = (char *)calloc(1, 1 << 16);
+    size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+    if (buf)
+        buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Writes text to path (replacing it); aborts if it cannot, as a test's fixture must exist. */
+static inline void test_write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+}
 
 #endif

@@ -214,6 +214,14 @@ static void test_text(void) {
     fclose(r);
     CHECK_STR_CONTAINS(err, "lines.txt:2: NUL byte in line");
     unlink(path);
+    got[0] = '\0';
+    CHECK_EQ_INT(base_load_lines(path, 1, join_line, got, err, sizeof err), 0); /* missing is fine */
+    CHECK_EQ_INT(base_load_lines(path, 0, join_line, got, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "lines.txt: cannot open: ");
+    test_write_file(path, "one\ntwo\n");
+    CHECK_EQ_INT(base_load_lines(path, 0, join_line, got, err, sizeof err), 0);
+    CHECK(!strcmp(got, "one|two|"));
+    unlink(path);
 
     /* the lock: a second process waits until the first closes it */
     snprintf(path, sizeof path, "%s/sub/cache.txt", dir);

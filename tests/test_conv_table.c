@@ -40,23 +40,6 @@ static const char *path_of(const char *name) {
     return p[i];
 }
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-}
-
 /* An entry of squeezenet's first convolution's shape, varied by i. */
 static ct_entry entry(int64_t i, const char *dev) {
     ct_entry e;
@@ -140,7 +123,7 @@ static void test_files(void) {
         CHECK(same_entry(&got, &e[i]));
     }
     CHECK_EQ_INT(ct_table_save(u, p2, err, sizeof err), 0);
-    char *a = read_all(p1), *b = read_all(p2);
+    char *a = test_read_file(p1), *b = test_read_file(p2);
     CHECK(a && b && !strcmp(a, b));
     CHECK_STR_CONTAINS(a, "\t0.0082,0.0092,0.0102,inf,0.0122,inf\tno\n");
     CHECK_STR_CONTAINS(a, "\tgemm\timplicit_precomp_gemm\t1024\t64x64/2\t64x64_t4x4/2\t128x64/2\t");
@@ -164,7 +147,7 @@ static void bad_line(int f, const char *bad, const char *want) {
         strcat(line, i < 10 ? "\t" : "\n");
     }
     const char *p = path_of("bad.txt");
-    write_file(p, line);
+    test_write_file(p, line);
     ct_table *t = ct_table_new(&names);
     CHECK_EQ_INT(ct_table_load(t, p, 0, err, sizeof err), f < 0 ? 0 : -1);
     CHECK_EQ_INT(ct_table_size(t), f < 0 ? 1 : 0);
@@ -212,16 +195,16 @@ static void test_update(void) {
         ct_table_free(x);
         ct_table_free(y);
     }
-    char *a = read_all(pa), *b = read_all(pb);
+    char *a = test_read_file(pa), *b = test_read_file(pb);
     CHECK(a && b && !strcmp(a, b));
     free(a);
     free(b);
-    write_file(pb, "garbage\n"); /* a malformed cache is left as it is */
+    test_write_file(pb, "garbage\n"); /* a malformed cache is left as it is */
     ct_table *x = one(3);
     CHECK_EQ_INT(ct_table_update(pb, x, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, ":1: expected 11 TAB-separated fields");
     ct_table_free(x);
-    char *g = read_all(pb);
+    char *g = test_read_file(pb);
     CHECK(g && !strcmp(g, "garbage\n"));
     free(g);
 }

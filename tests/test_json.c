@@ -35,14 +35,6 @@ static char *read_file(const char *path) {
     return s;
 }
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fputs(text, f);
-    fclose(f);
-}
-
 static int count_dir_entries(const char *dir) {
     DIR *d = opendir(dir);
     int n = 0;
@@ -227,7 +219,7 @@ static void test_round_trip(void) {
     unlink(side);
     /* the model name defaults to the file's stem */
     snprintf(path, sizeof path, "%s/stem.v2.json", tmpdir);
-    write_file(path, "{\"format\":\"tasc-model\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"shape\":[3]}],"
+    test_write_file(path, "{\"format\":\"tasc-model\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"shape\":[3]}],"
                      "\"nodes\":[{\"op\":\"relu\",\"inputs\":[\"x\"]}],\"outputs\":[\"relu_0\"]}");
     k = graph_load_json(path, 0, err, sizeof err);
     CHECK(k && !strcmp(k->name, "stem.v2"));
@@ -498,7 +490,7 @@ static void test_file_errors(void) {
     CHECK_STR_CONTAINS(err, "is a directory");
     /* a syntax error in a file names the file, line and column */
     snprintf(path, sizeof path, "%s/syntax.json", tmpdir);
-    write_file(path, "{\n  \"format\": \"tasc-model\",\n  \"version\": 1,\n  \"nodes\": [,]\n}\n");
+    test_write_file(path, "{\n  \"format\": \"tasc-model\",\n  \"version\": 1,\n  \"nodes\": [,]\n}\n");
     CHECK(graph_load_json(path, 0, err, sizeof err) == NULL);
     char want[700];
     snprintf(want, sizeof want, "%s:4:", path);
@@ -562,7 +554,7 @@ static void test_save_failures(void) {
     /* an invalid graph is not written, and an old file stays as it was */
     char path[600];
     snprintf(path, sizeof path, "%s/keep.json", tmpdir);
-    write_file(path, "old");
+    test_write_file(path, "old");
     graph_unary(g, OP_RELU, 77);
     CHECK(!graph_ok(g));
     CHECK_EQ_INT(graph_save_json(g, path, err, sizeof err), -1);
@@ -777,8 +769,8 @@ static void test_sidecar(void) {
     /* failures leave neither file, and files already there as they were */
     int before = count_dir_entries(b_dir);
     CHECK_EQ_INT(before, 0);
-    write_file(json, "old json");
-    write_file(side, "old weights");
+    test_write_file(json, "old json");
+    test_write_file(side, "old weights");
     CHECK_EQ_INT(graph_save_json(g, json, err, sizeof err), -1); /* ext.bin is gone */
     CHECK_STR_CONTAINS(err, "weight 'fw'");
     CHECK_STR_CONTAINS(err, "ext.bin");

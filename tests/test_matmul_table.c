@@ -59,23 +59,6 @@ static const char *path_of(const char *name) {
     return p[i];
 }
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-}
-
 static mm_table_key key(int64_t m, int64_t n, int64_t k, int64_t b, int32_t epi) {
     mm_table_key x = {m, n, k, b, epi, 0};
     return x;
@@ -154,7 +137,7 @@ static void test_files(void) {
     CHECK_EQ_INT(mm_table_size(t), 3);
     CHECK_EQ_INT(mm_table_save(t, p2, err, sizeof err), 0);
     mm_table_free(t);
-    char *a = read_all(p1), *b = read_all(p2);
+    char *a = test_read_file(p1), *b = test_read_file(p2);
     CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
     CHECK_STR_CONTAINS(a, "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t3072\t768\t1\tbias_gelu\t"
                           "64x64x16_w64x16_t8x4_h2_u16_b3_g\t4\t16\t25.50\n");
@@ -162,7 +145,7 @@ static void test_files(void) {
     free(a);
     free(b);
     /* a table of the format before device keys (bench/runtime/matmul_tune.txt) loads as it is */
-    write_file(p2, "# old\nNVIDIA H200\t1024\t1024\t1024\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t2\t1\t59.33\n");
+    test_write_file(p2, "# old\nNVIDIA H200\t1024\t1024\t1024\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t2\t1\t59.33\n");
     t = mm_table_new_names(&names);
     CHECK_EQ_INT(mm_table_load(t, p2, 0, err, sizeof err), 0);
     mm_choice got;
@@ -181,7 +164,7 @@ static void test_files(void) {
         {"Dev\t1\t2\t3\t1\tnone\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\tx\n", ":1: bad time 'x'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_file(p2, bad[i].text);
+        test_write_file(p2, bad[i].text);
         t = mm_table_new_names(&names);
         CHECK_EQ_INT(mm_table_load(t, p2, 1, err, sizeof err), -1);
         CHECK_STR_CONTAINS(err, p2);
@@ -230,7 +213,7 @@ static void test_precision(void) {
     CHECK(got.cfg == 2 && got.kernel == MM_KERNEL_FP32);
     CHECK_EQ_INT(mm_table_save(t, p1, err, sizeof err), 0);
     mm_table_free(t);
-    char *a = read_all(p1);
+    char *a = test_read_file(p1);
     CHECK_STR_CONTAINS(a, "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t768\t768\t1\tbias_gelu\t"
                           "64x64x16_w64x16_t8x4_h2_u16_b3_g\t4\t16\t9.00\n"
                           "NVIDIA H200|cc 9.0|132 SMs|1980 MHz\t128\t768\t768\t1\tbias_gelu@3xtf32\t"
@@ -247,12 +230,12 @@ static void test_precision(void) {
     CHECK(got.cfg == 1 && got.kernel == MM_KERNEL_WGMMA && got.split_k == 8);
     CHECK_EQ_INT(mm_table_save(t, p2, err, sizeof err), 0);
     mm_table_free(t);
-    char *b = read_all(p2);
+    char *b = test_read_file(p2);
     CHECK(a && b && !strcmp(a, b)); /* same entries, same bytes */
     free(a);
     free(b);
     /* "@fp32" is the plain key; written without the suffix */
-    write_file(p2, "Dev\t1\t2\t3\t1\trelu@fp32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n");
+    test_write_file(p2, "Dev\t1\t2\t3\t1\trelu@fp32\t32x64x32_w16x32_t4x4_h2_u32_b4_c\t1\t8\t1.0\n");
     t = mm_table_new_names(&names);
     CHECK_EQ_INT(mm_table_load(t, p2, 0, err, sizeof err), 0);
     mm_table_key r = key(1, 2, 3, 1, 1);
@@ -284,7 +267,7 @@ static void test_precision_errors(void) {
          ":1: unknown 3xtf32 configuration", 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_file(p2, bad[i].text);
+        test_write_file(p2, bad[i].text);
         mm_table *t = mm_table_new_names(bad[i].fp32_names ? &names_fp32 : &names);
         CHECK_EQ_INT(mm_table_load(t, p2, 1, err, sizeof err), -1);
         CHECK_STR_CONTAINS(err, p2);
@@ -314,7 +297,7 @@ static void test_update(void) {
         mm_table_free(x);
         mm_table_free(y);
     }
-    char *a = read_all(pa), *b = read_all(pb);
+    char *a = test_read_file(pa), *b = test_read_file(pb);
     CHECK(a && b && !strcmp(a, b));
     free(a);
     free(b);
@@ -323,12 +306,12 @@ static void test_update(void) {
     CHECK_EQ_INT(mm_table_size(t), 2); /* merged, not replaced */
     mm_table_free(t);
     /* a malformed cache is left as it is */
-    write_file(pb, "garbage\n");
+    test_write_file(pb, "garbage\n");
     mm_table *x = one(3, H200);
     CHECK_EQ_INT(mm_table_update(pb, x, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, ":1: expected 10 TAB-separated fields");
     mm_table_free(x);
-    char *g = read_all(pb);
+    char *g = test_read_file(pb);
     CHECK(g && !strcmp(g, "garbage\n"));
     free(g);
 }
@@ -377,9 +360,9 @@ static void test_paths(void) {
     CHECK(!strcmp(mm_table_user_path(buf, sizeof buf), "/t/x.txt"));
     unsetenv("TASC_TUNE_TABLE");
     /* shipped: matmul_tune*.txt of TASC_TUNE_DIR, sorted */
-    write_file(path_of("matmul_tune_h200.txt"), "");
-    write_file(path_of("matmul_tune.txt"), "");
-    write_file(path_of("other.txt"), "");
+    test_write_file(path_of("matmul_tune_h200.txt"), "");
+    test_write_file(path_of("matmul_tune.txt"), "");
+    test_write_file(path_of("other.txt"), "");
     setenv("TASC_TUNE_DIR", dir, 1);
     char paths[4][4096];
     CHECK_EQ_INT(mm_table_shipped(paths, 4), 2);

@@ -8,7 +8,6 @@
  * wgmma: CONFIG/SPLIT, the tile configuration by name; ms: one time per path in path order,
  * "inf" where the path cannot run; fused: yes, no, or - (not decided).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,8 @@
 
 #include "base.h"
 #include "conv_table.h"
+
+_Static_assert(CT_KEY_LEN == 21 && CT_PATHS == 6, "the counts in the messages below");
 
 const char *const ct_path_names[CT_PATHS] = {"cudnn", "gemm", "direct", "3xtf32", "igemm", "wgmma"};
 
@@ -81,12 +82,19 @@ void ct_table_set(ct_table *t, const ct_entry *e) {
 
 /* ---- reading ------------------------------------------------------------------------------------ */
 
+/* field split at commas into exactly n values (v holds n + 1), else the reason for what. */
+static int ct_split_list(char *field, char **v, int n, const char *what, char *why, size_t whylen) {
+    const int got = base_split_fields(field, ',', v, n);
+    if (got != n)
+        return base_fail(why, whylen, "%s separated by commas, found %s%d", what, got > n ? "more than " : "",
+                         got > n ? n : got);
+    return 0;
+}
+
 static int ct_parse_key(char *field, int64_t *key, char *why, size_t whylen) {
     char *v[CT_KEY_LEN + 1];
-    const int n = base_split_fields(field, ',', v, CT_KEY_LEN);
-    if (n != CT_KEY_LEN)
-        return base_fail(why, whylen, "key: expected %d integers separated by commas, found %s%d", CT_KEY_LEN,
-                         n > CT_KEY_LEN ? "more than " : "", n > CT_KEY_LEN ? CT_KEY_LEN : n);
+    if (ct_split_list(field, v, CT_KEY_LEN, "key: expected 21 integers", why, whylen))
+        return -1;
     for (int i = 0; i < CT_KEY_LEN; i++)
         if (base_parse_uint_in(v[i], 0, INT64_MAX, &key[i]))
             return base_fail(why, whylen, "key: bad integer '%s' at position %d", v[i], i + 1);
@@ -111,10 +119,8 @@ static int ct_parse_tile(const ct_table *t, int32_t kind, char *field, ct_entry 
 
 static int ct_parse_ms(char *field, float *ms, char *why, size_t whylen) {
     char *v[CT_PATHS + 1];
-    const int n = base_split_fields(field, ',', v, CT_PATHS);
-    if (n != CT_PATHS)
-        return base_fail(why, whylen, "ms: expected %d times separated by commas, found %s%d", CT_PATHS,
-                         n > CT_PATHS ? "more than " : "", n > CT_PATHS ? CT_PATHS : n);
+    if (ct_split_list(field, v, CT_PATHS, "ms: expected 6 times", why, whylen))
+        return -1;
     for (int i = 0; i < CT_PATHS; i++) {
         double d;
         if (!strcmp(v[i], "inf"))
@@ -187,15 +193,8 @@ static int ct_stage_line(void *ctx, char *line, char *why, size_t whylen) {
 }
 
 int ct_table_load(ct_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT && missing_ok)
-            return 0;
-        return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    }
     ct_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
-    const int rc = base_read_lines(f, path, ct_stage_line, &st, err, errlen);
-    fclose(f);
+    const int rc = base_load_lines(path, missing_ok, ct_stage_line, &st, err, errlen);
     for (int32_t i = 0; !rc && i < st.n; i++)
         ct_table_set(t, &st.e[i]);
     free(st.e);

@@ -15,7 +15,6 @@
  * the same key. Saving sorts by key, so the same entries always give the same bytes. The config is
  * named, not numbered, so a table written by another build fails loudly. The table owns its entries.
  */
-#include <errno.h>
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -290,15 +289,8 @@ static int mm_stage_line(void *ctx, char *line, char *why, size_t whylen) {
 }
 
 int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT && missing_ok)
-            return 0;
-        return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    }
     mm_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
-    int rc = base_read_lines(f, path, mm_stage_line, &st, err, errlen);
-    fclose(f);
+    const int rc = base_load_lines(path, missing_ok, mm_stage_line, &st, err, errlen);
     for (int32_t i = 0; !rc && i < st.n; i++)
         mm_table_put_entry(t, &st.e[i]);
     free(st.e);

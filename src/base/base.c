@@ -300,6 +300,19 @@ int base_read_lines(FILE *f, const char *path, int (*fn)(void *ctx, char *line, 
     return rc;
 }
 
+int base_load_lines(const char *path, int missing_ok, int (*fn)(void *ctx, char *line, char *why, size_t whylen),
+                    void *ctx, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT && missing_ok)
+            return 0;
+        return base_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    }
+    const int rc = base_read_lines(f, path, fn, ctx, err, errlen);
+    fclose(f);
+    return rc;
+}
+
 /* --- hashing ------------------------------------------------------------------------------- */
 
 uint64_t base_fnv1a(uint64_t h, const void *p, size_t n) {

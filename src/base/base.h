@@ -98,6 +98,10 @@ int base_parse_uint_in(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * (its reason in why) or a line holds a NUL byte, "PATH: read error" on a read error. */
 int base_read_lines(FILE *f, const char *path, int (*fn)(void *ctx, char *line, char *why, size_t whylen), void *ctx,
                     char *err, size_t errlen);
+/* The same on the file at path, opened and closed here. A missing file is not an error when
+ * missing_ok (0, fn never called); otherwise "PATH: cannot open: reason". */
+int base_load_lines(const char *path, int missing_ok, int (*fn)(void *ctx, char *line, char *why, size_t whylen),
+                    void *ctx, char *err, size_t errlen);
 
 /* --- hashing -------------------------------------------------------------------------------- */
 
