@@ -181,6 +181,37 @@ static int join_line(void *ctx, char *line, char *why, size_t whylen) {
     return 0;
 }
 
+/* A line "N" into an int record; fails on anything else. */
+static int int_record(void *ctx, char *line, void *rec, char *why, size_t whylen) {
+    int64_t v;
+    (*(int *)ctx)++;
+    if (base_parse_uint_in(line, 0, 1000, &v))
+        return base_fail(why, whylen, "not a number: '%s'", line);
+    *(int *)rec = (int)v;
+    return 0;
+}
+
+static void test_records(void) {
+    char path[512], err[600];
+    snprintf(path, sizeof path, "%s/records.txt", dir);
+    test_write_file(path, "# numbers\n7\n\n11\n13\n");
+    void *recs = NULL;
+    int32_t n = -1;
+    int calls = 0;
+    CHECK_EQ_INT(base_load_records(path, 0, sizeof(int), int_record, &calls, &recs, &n, err, sizeof err), 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK(recs && ((int *)recs)[0] == 7 && ((int *)recs)[1] == 11 && ((int *)recs)[2] == 13);
+    free(recs);
+    test_write_file(path, "7\nx\n13\n"); /* a bad line: no records at all */
+    CHECK_EQ_INT(base_load_records(path, 0, sizeof(int), int_record, &calls, &recs, &n, err, sizeof err), -1);
+    CHECK(recs == NULL && n == 0);
+    CHECK_STR_CONTAINS(err, "records.txt:2: not a number: 'x'");
+    unlink(path);
+    CHECK_EQ_INT(base_load_records(path, 1, sizeof(int), int_record, &calls, &recs, &n, err, sizeof err), 0);
+    CHECK(recs == NULL && n == 0);
+    CHECK_EQ_INT(calls, 5);
+}
+
 static void test_text(void) {
     char line[] = "a\tb\t\tc", *f[4];
     CHECK_EQ_INT(base_split_fields(line, '\t', f, 4), 4);
@@ -279,6 +310,7 @@ int main(void) {
     test_mkdirs();
     test_numbers();
     test_text();
+    test_records();
     test_fnv();
     rmdir(dir);
     return TEST_REPORT();

@@ -140,7 +140,10 @@ static int ct_find_name(const char *const *names, int32_t n, const char *s) {
     return -1;
 }
 
-static int ct_parse_line(const ct_table *t, char *line, ct_entry *e, char *why, size_t whylen) {
+/* A line into one entry (base_load_records' parse: ctx the table, rec the entry). */
+static int ct_parse_line(void *ctx, char *line, void *rec, char *why, size_t whylen) {
+    const ct_table *t = ctx;
+    ct_entry *e = rec;
     char *f[12];
     const int nf = base_split_fields(line, '\t', f, 11);
     int64_t v;
@@ -176,28 +179,13 @@ static int ct_parse_line(const ct_table *t, char *line, ct_entry *e, char *why, 
     return 0;
 }
 
-typedef struct {
-    const ct_table *t;
-    ct_entry *e;
-    int32_t n, cap;
-} ct_staged;
-
-static int ct_stage_line(void *ctx, char *line, char *why, size_t whylen) {
-    ct_staged *st = ctx;
-    ct_entry e;
-    if (ct_parse_line(st->t, line, &e, why, whylen))
-        return -1;
-    st->e = base_grow(st->e, &st->cap, st->n + 1, sizeof *st->e);
-    st->e[st->n++] = e;
-    return 0;
-}
-
 int ct_table_load(ct_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
-    ct_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
-    const int rc = base_load_lines(path, missing_ok, ct_stage_line, &st, err, errlen);
-    for (int32_t i = 0; !rc && i < st.n; i++)
-        ct_table_set(t, &st.e[i]);
-    free(st.e);
+    void *e = NULL;
+    int32_t n = 0;
+    const int rc = base_load_records(path, missing_ok, sizeof(ct_entry), ct_parse_line, t, &e, &n, err, errlen);
+    for (int32_t i = 0; i < n; i++)
+        ct_table_set(t, (const ct_entry *)e + i);
+    free(e);
     return rc;
 }
 

@@ -239,7 +239,10 @@ static int mm_parse_config(const mm_table *t, const char *field, mm_table_entry 
     return 0;
 }
 
-static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e, char *why, size_t whylen) {
+/* A line into one entry (base_load_records' parse: ctx the table, rec the entry). */
+static int mm_table_parse_line(void *ctx, char *line, void *rec, char *why, size_t whylen) {
+    const mm_table *t = ctx;
+    mm_table_entry *e = rec;
     char *f[10];
     int nf = base_split_fields(line, '\t', f, 10);
     if (nf != 10)
@@ -271,29 +274,14 @@ static int mm_table_parse_line(const mm_table *t, char *line, mm_table_entry *e,
     return 0;
 }
 
-/* Entries of a file staged before any is added (a bad line adds none). */
-typedef struct {
-    const mm_table *t;
-    mm_table_entry *e;
-    int32_t n, cap;
-} mm_staged;
-
-static int mm_stage_line(void *ctx, char *line, char *why, size_t whylen) {
-    mm_staged *st = ctx;
-    mm_table_entry e;
-    if (mm_table_parse_line(st->t, line, &e, why, whylen))
-        return -1;
-    st->e = base_grow(st->e, &st->cap, st->n + 1, sizeof *st->e);
-    st->e[st->n++] = e;
-    return 0;
-}
-
 int mm_table_load(mm_table *t, const char *path, int missing_ok, char *err, size_t errlen) {
-    mm_staged st = {t, NULL, 0, 0}; /* entries are added only when the whole file is good */
-    const int rc = base_load_lines(path, missing_ok, mm_stage_line, &st, err, errlen);
-    for (int32_t i = 0; !rc && i < st.n; i++)
-        mm_table_put_entry(t, &st.e[i]);
-    free(st.e);
+    void *e = NULL;
+    int32_t n = 0;
+    const int rc = base_load_records(path, missing_ok, sizeof(mm_table_entry), mm_table_parse_line, t, &e, &n, err,
+                                     errlen);
+    for (int32_t i = 0; i < n; i++)
+        mm_table_put_entry(t, (const mm_table_entry *)e + i);
+    free(e);
     return rc;
 }
 

@@ -313,6 +313,38 @@ int base_load_lines(const char *path, int missing_ok, int (*fn)(void *ctx, char 
     return rc;
 }
 
+typedef struct {
+    int (*parse)(void *ctx, char *line, void *rec, char *why, size_t whylen);
+    void *ctx;
+    size_t elem;
+    char *recs;
+    int32_t n, cap;
+} base_records;
+
+static int base_record_line(void *ctx, char *line, char *why, size_t whylen) {
+    base_records *r = ctx;
+    r->recs = base_grow(r->recs, &r->cap, r->n + 1, r->elem);
+    if (r->parse(r->ctx, line, r->recs + (size_t)r->n * r->elem, why, whylen))
+        return -1;
+    r->n++;
+    return 0;
+}
+
+int base_load_records(const char *path, int missing_ok, size_t elem,
+                      int (*parse)(void *ctx, char *line, void *rec, char *why, size_t whylen), void *ctx, void **recs,
+                      int32_t *n, char *err, size_t errlen) {
+    base_records r = {parse, ctx, elem, NULL, 0, 0};
+    const int rc = base_load_lines(path, missing_ok, base_record_line, &r, err, errlen);
+    if (rc) {
+        free(r.recs);
+        r.recs = NULL;
+        r.n = 0;
+    }
+    *recs = r.recs;
+    *n = r.n;
+    return rc;
+}
+
 /* --- hashing ------------------------------------------------------------------------------- */
 
 uint64_t base_fnv1a(uint64_t h, const void *p, size_t n) {

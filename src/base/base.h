@@ -103,6 +103,13 @@ int base_read_lines(FILE *f, const char *path, int (*fn)(void *ctx, char *line, 
 int base_load_lines(const char *path, int missing_ok, int (*fn)(void *ctx, char *line, char *why, size_t whylen),
                     void *ctx, char *err, size_t errlen);
 
+/* Every line of the file at path (as base_load_lines reads it) parsed by parse into one record of
+ * elem bytes: *recs (malloc'd, caller frees; NULL when none) and *n. When a line fails, -1 with
+ * "PATH:LINE: reason" and no records: a table is loaded whole or not at all. */
+int base_load_records(const char *path, int missing_ok, size_t elem,
+                      int (*parse)(void *ctx, char *line, void *rec, char *why, size_t whylen), void *ctx, void **recs,
+                      int32_t *n, char *err, size_t errlen);
+
 /* --- hashing -------------------------------------------------------------------------------- */
 
 /* 64-bit FNV-1a over n bytes, continuing from h (BASE_FNV_INIT to start): ids, seeds, and checks
