@@ -142,14 +142,25 @@ static void bad_line(int f, const char *bad, const char *want) {
                             "igemm", "implicit_gemm", "0", "128x128/1", "32x32_t4x4/1", "128x64/1",
                             "0.0138,0.0141,0.0296,inf,0.0072,inf", "no"};
     char line[1024] = "# a comment line\n\n", err[4300];
+    const char *unmeasured[11] = {[6] = "128x128/0", [8] = "128x64/0", [9] = "inf,inf,inf,inf,inf,inf"};
     for (int i = 0; i < 11; i++) {
-        strcat(line, i == f ? bad : good[i]);
+        strcat(line, i == f ? bad : f == -2 && unmeasured[i] ? unmeasured[i] : good[i]);
         strcat(line, i < 10 ? "\t" : "\n");
     }
     const char *p = path_of("bad.txt");
     test_write_file(p, line);
     ct_table *t = ct_table_new(&names);
     CHECK_EQ_INT(ct_table_load(t, p, 0, err, sizeof err), f < 0 ? 0 : -1);
+    ct_entry e;
+    const int64_t key[CT_KEY_LEN] = {1, 3, 224, 224, 64, 3, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 67108864, 0, 0, 1, 1};
+    if (f < 0) {
+        memset(&e, 0, sizeof e);
+        CHECK_EQ_INT(ct_table_get(t, "NVIDIA H100", 91400, key, &e), 1);
+        CHECK_EQ_INT(e.split[CT_TC], f == -2 ? 0 : 1);
+        CHECK_EQ_INT(e.path, 4);
+        CHECK(f == -2 ? !isfinite(e.ms[4]) : fabsf(e.ms[4] - 0.0072f) < 1e-7f);
+        CHECK_EQ_INT(e.fused, 0);
+    }
     CHECK_EQ_INT(ct_table_size(t), f < 0 ? 1 : 0);
     if (f >= 0) {
         CHECK_STR_CONTAINS(err, "bad.txt:3: ");
@@ -160,6 +171,7 @@ static void bad_line(int f, const char *bad, const char *want) {
 
 static void test_errors(void) {
     bad_line(-1, "", "");
+    bad_line(-2, "", ""); /* not measured: split 0, no time anywhere */
     bad_line(1, "9.1", "bad cuDNN version '9.1'");
     bad_line(2, "1,3,224", "key: expected 21 integers separated by commas, found 3");
     bad_line(2, "1,3,224,224,64,3,3,3,2,2,1,1,0,0,0,0,67108864,0,0,1,-1", "key: bad integer '-1' at position 21");
@@ -168,10 +180,9 @@ static void test_errors(void) {
     bad_line(5, "x", "bad workspace bytes 'x'");
     bad_line(6, "256x256/1", "unknown 3xtf32 configuration '256x256' (a file from another build?)");
     bad_line(7, "32x32_t4x4", "igemm: expected CONFIG/SPLIT, found '32x32_t4x4'");
-    bad_line(8, "128x64/65", "wgmma: bad split '65'");
+    bad_line(8, "128x64/65", "wgmma: bad split '65' (an integer in [0, 64])");
     bad_line(9, "0.01,0.02", "ms: expected 6 times separated by commas, found 2");
     bad_line(9, "0.01,0.02,nan,inf,0.1,inf", "ms: bad time 'nan' for direct");
-    bad_line(9, "0.0138,0.0141,0.0296,inf,inf,inf", "the chosen path igemm has no time");
     bad_line(10, "maybe", "bad fused 'maybe' (yes, no or -)");
     bad_line(10, "no\textra", "expected 11 TAB-separated fields, found more than 11");
     bad_line(0, "", "device name empty");

@@ -5,7 +5,7 @@
  *   device  cudnn  key  path  algo  algo_ws  3xtf32  igemm  wgmma  ms  fused
  * key: the CT_KEY_LEN integers of conv_table.h, separated by commas; path and algo by name
  * (ops_conv.cu's path names, cuDNN's algorithm names as --verbose prints them); 3xtf32, igemm,
- * wgmma: CONFIG/SPLIT, the tile configuration by name; ms: one time per path in path order,
+ * wgmma: CONFIG/SPLIT, the tile configuration by name (SPLIT 0: not measured); ms: one time per path in path order,
  * "inf" where the path cannot run; fused: yes, no, or - (not decided).
  */
 #include <math.h>
@@ -111,8 +111,8 @@ static int ct_parse_tile(const ct_table *t, int32_t kind, char *field, ct_entry 
     if ((e->cfg[kind] = t->names->find(kind, field)) < 0)
         return base_fail(why, whylen, "unknown %s configuration '%s' (a file from another build?)",
                          ct_kind_names[kind], field);
-    if (base_parse_uint_in(slash + 1, 1, 64, &split))
-        return base_fail(why, whylen, "%s: bad split '%s' (an integer in [1, 64])", ct_kind_names[kind], slash + 1);
+    if (base_parse_uint_in(slash + 1, 0, 64, &split))
+        return base_fail(why, whylen, "%s: bad split '%s' (an integer in [0, 64])", ct_kind_names[kind], slash + 1);
     e->split[kind] = (int32_t)split;
     return 0;
 }
@@ -171,8 +171,6 @@ static int ct_parse_line(void *ctx, char *line, void *rec, char *why, size_t why
             return -1;
     if (ct_parse_ms(f[9], e->ms, why, whylen))
         return -1;
-    if (!isfinite(e->ms[e->path]))
-        return base_fail(why, whylen, "the chosen path %s has no time", f[3]);
     static const char *const fused[] = {"-", "no", "yes"};
     if ((e->fused = ct_find_name(fused, 3, f[10]) - 1) < -1)
         return base_fail(why, whylen, "bad fused '%s' (yes, no or -)", f[10]);

@@ -55,7 +55,7 @@ typedef struct {
     int32_t algo;               /* cuDNN's fastest strict-FP32 algorithm */
     int64_t algo_ws;            /* its workspace bytes */
     int32_t cfg[CT_KINDS];      /* the implicit GEMMs' fastest tile configuration */
-    int32_t split[CT_KINDS];    /* and split-K */
+    int32_t split[CT_KINDS];    /* and split-K; 0 where the kind was not measured */
     float ms[CT_PATHS];         /* measured per path (ms); INFINITY where the path cannot run */
     int32_t fused;              /* cuDNN's fused bias/relu kept on the cuDNN path: 1, 0, or -1 not decided */
 } ct_entry;
