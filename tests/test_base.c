@@ -212,6 +212,34 @@ static void test_records(void) {
     CHECK_EQ_INT(calls, 5);
 }
 
+static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static void int_write(void *ctx, FILE *f, const void *rec) { fprintf(f, "%s%d\n", (const char *)ctx, *(const int *)rec); }
+
+static void test_save_records(void) {
+    char path[512], err[600];
+    snprintf(path, sizeof path, "%s/deep/er/saved.txt", dir);
+    const int v[4] = {13, 7, 11, 7};
+    CHECK_EQ_INT(base_save_records(path, "# numbers\n", v, 4, sizeof(int), int_cmp, int_write, "n=", err, sizeof err),
+                 0);
+    char *t = test_read_file(path);
+    CHECK(t && !strcmp(t, "# numbers\nn=7\nn=7\nn=11\nn=13\n"));
+    free(t);
+    CHECK(v[0] == 13 && v[1] == 7); /* the caller's records stay as they were */
+    CHECK_EQ_INT(base_save_records(path, NULL, NULL, 0, sizeof(int), int_cmp, int_write, "", err, sizeof err), 0);
+    t = test_read_file(path);
+    CHECK(t && !strcmp(t, ""));
+    free(t);
+    unlink(path);
+    char d[512];
+    snprintf(d, sizeof d, "%s/deep/er", dir);
+    rmdir(d);
+    snprintf(d, sizeof d, "%s/deep", dir);
+    rmdir(d);
+    CHECK_EQ_INT(base_save_records("/proc/nonexistent/x.txt", NULL, v, 4, sizeof(int), int_cmp, int_write, "", err,
+                                   sizeof err), -1);
+}
+
 static void test_text(void) {
     char line[] = "a\tb\t\tc", *f[4];
     CHECK_EQ_INT(base_split_fields(line, '\t', f, 4), 4);
@@ -311,6 +339,7 @@ int main(void) {
     test_numbers();
     test_text();
     test_records();
+    test_save_records();
     test_fnv();
     rmdir(dir);
     return TEST_REPORT();

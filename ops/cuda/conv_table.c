@@ -202,7 +202,9 @@ static int ct_entry_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
-static void ct_write_entry(const ct_table *t, FILE *f, const ct_entry *e) {
+static void ct_write_entry(void *ctx, FILE *f, const void *rec) {
+    const ct_table *t = ctx;
+    const ct_entry *e = rec;
     fprintf(f, "%s\t%d\t", e->device, e->cudnn);
     for (int i = 0; i < CT_KEY_LEN; i++)
         fprintf(f, "%s%lld", i ? "," : "", (long long)e->key[i]);
@@ -219,25 +221,10 @@ static void ct_write_entry(const ct_table *t, FILE *f, const ct_entry *e) {
 }
 
 int ct_table_save(const ct_table *t, const char *path, char *err, size_t errlen) {
-    if (base_mkdirs_for(path, err, errlen)) {
-        base_prefix(err, errlen, "%s: ", path);
-        return -1;
-    }
-    base_afile af;
-    if (base_afile_open(&af, path, err, errlen))
-        return -1;
-    ct_entry *sorted = NULL;
-    if (t->n) {
-        sorted = base_xmalloc((size_t)t->n * sizeof *sorted);
-        memcpy(sorted, t->e, (size_t)t->n * sizeof *sorted);
-        qsort(sorted, (size_t)t->n, sizeof *sorted, ct_entry_cmp);
-    }
-    fprintf(af.f, "# tasc convolution path choices (ops/cuda/conv_table.h); fields separated by TABs:\n"
-                  "# device\tcudnn\tkey\tpath\talgo\talgo_ws\t3xtf32\tigemm\twgmma\tms\tfused\n");
-    for (int32_t i = 0; i < t->n; i++)
-        ct_write_entry(t, af.f, &sorted[i]);
-    free(sorted);
-    return base_afile_commit(&af, err, errlen);
+    return base_save_records(path,
+                             "# tasc convolution path choices (ops/cuda/conv_table.h); fields separated by TABs:\n"
+                             "# device\tcudnn\tkey\tpath\talgo\talgo_ws\t3xtf32\tigemm\twgmma\tms\tfused\n",
+                             t->e, t->n, sizeof *t->e, ct_entry_cmp, ct_write_entry, (void *)t, err, errlen);
 }
 
 int ct_table_update(const char *path, const ct_table *add, char *err, size_t errlen) {

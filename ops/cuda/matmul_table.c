@@ -298,32 +298,21 @@ static int mm_entry_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
+static void mm_write_entry(void *ctx, FILE *f, const void *rec) {
+    const mm_table *t = ctx;
+    const mm_table_entry *e = rec;
+    char cfg[128];
+    fprintf(f, "%s\t%lld\t%lld\t%lld\t%lld\t%s%s%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->k.m,
+            (long long)e->k.n, (long long)e->k.k, (long long)e->k.batch, mm_epi_name(e->k.epi), e->k.prec ? "@" : "",
+            e->k.prec ? mm_table_prec_name(e->k.prec) : "", mm_choice_name_with(t->names, &e->c, cfg, sizeof cfg),
+            e->c.split_k, e->c.group_m, e->us);
+}
+
 int mm_table_save(const mm_table *t, const char *path, char *err, size_t errlen) {
-    if (base_mkdirs_for(path, err, errlen)) {
-        base_prefix(err, errlen, "%s: ", path);
-        return -1;
-    }
-    base_afile af;
-    if (base_afile_open(&af, path, err, errlen))
-        return -1;
-    mm_table_entry *sorted = NULL;
-    if (t->n) {
-        sorted = base_xmalloc((size_t)t->n * sizeof *sorted);
-        memcpy(sorted, t->e, (size_t)t->n * sizeof *sorted);
-        qsort(sorted, (size_t)t->n, sizeof *sorted, mm_entry_cmp);
-    }
-    fprintf(af.f, "# tasc matmul tuning table, written by `tasc kernels tune`; fields separated by TABs:\n"
-                  "# device\tm\tn\tk\tbatch\tepilogue\tconfig\tsplit_k\tgroup_m\tus\n");
-    for (int32_t i = 0; i < t->n; i++) {
-        const mm_table_entry *e = &sorted[i];
-        char cfg[128];
-        fprintf(af.f, "%s\t%lld\t%lld\t%lld\t%lld\t%s%s%s\t%s\t%d\t%d\t%.2f\n", e->device, (long long)e->k.m,
-                (long long)e->k.n, (long long)e->k.k, (long long)e->k.batch, mm_epi_name(e->k.epi),
-                e->k.prec ? "@" : "", e->k.prec ? mm_table_prec_name(e->k.prec) : "",
-                mm_choice_name_with(t->names, &e->c, cfg, sizeof cfg), e->c.split_k, e->c.group_m, e->us);
-    }
-    free(sorted);
-    return base_afile_commit(&af, err, errlen);
+    return base_save_records(path,
+                             "# tasc matmul tuning table, written by `tasc kernels tune`; fields separated by TABs:\n"
+                             "# device\tm\tn\tk\tbatch\tepilogue\tconfig\tsplit_k\tgroup_m\tus\n",
+                             t->e, t->n, sizeof *t->e, mm_entry_cmp, mm_write_entry, (void *)t, err, errlen);
 }
 
 int mm_table_update(const char *path, const mm_table *add, char *err, size_t errlen) {

@@ -345,6 +345,30 @@ int base_load_records(const char *path, int missing_ok, size_t elem,
     return rc;
 }
 
+int base_save_records(const char *path, const char *header, const void *recs, int32_t n, size_t elem,
+                      int (*cmp)(const void *a, const void *b), void (*write)(void *ctx, FILE *f, const void *rec),
+                      void *ctx, char *err, size_t errlen) {
+    if (base_mkdirs_for(path, err, errlen)) {
+        base_prefix(err, errlen, "%s: ", path);
+        return -1;
+    }
+    base_afile af;
+    if (base_afile_open(&af, path, err, errlen))
+        return -1;
+    char *sorted = NULL;
+    if (n > 0) {
+        sorted = base_xmalloc((size_t)n * elem);
+        memcpy(sorted, recs, (size_t)n * elem);
+        qsort(sorted, (size_t)n, elem, cmp);
+    }
+    if (header)
+        fputs(header, af.f);
+    for (int32_t i = 0; i < n; i++)
+        write(ctx, af.f, sorted + (size_t)i * elem);
+    free(sorted);
+    return base_afile_commit(&af, err, errlen);
+}
+
 /* --- hashing ------------------------------------------------------------------------------- */
 
 uint64_t base_fnv1a(uint64_t h, const void *p, size_t n) {

@@ -110,6 +110,13 @@ int base_load_records(const char *path, int missing_ok, size_t elem,
                       int (*parse)(void *ctx, char *line, void *rec, char *why, size_t whylen), void *ctx, void **recs,
                       int32_t *n, char *err, size_t errlen);
 
+/* Writes a table file whole or not at all (base_afile, the folder made first): header (may be NULL),
+ * then the n records of elem bytes at recs, sorted by cmp (a copy: recs stays as it is), each by
+ * write (ctx, the file, the record). Same records, same bytes. */
+int base_save_records(const char *path, const char *header, const void *recs, int32_t n, size_t elem,
+                      int (*cmp)(const void *a, const void *b), void (*write)(void *ctx, FILE *f, const void *rec),
+                      void *ctx, char *err, size_t errlen);
+
 /* --- hashing -------------------------------------------------------------------------------- */
 
 /* 64-bit FNV-1a over n bytes, continuing from h (BASE_FNV_INIT to start): ids, seeds, and checks
