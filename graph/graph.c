@@ -812,6 +812,18 @@ static int graph_sh_list(graph *g, ops_type op, ops_params *p, int32_t n, const 
     return 0;
 }
 
+/* The window parameters conv2d and the pools share: strides, the pad mode and, where given, the
+ * explicit pads (top, left, bottom, right); without pads they keep their default, 0. */
+static void graph_sh_window(graph *g, ops_type op, ops_params *p, int32_t stride_h, int32_t stride_w,
+                            ops_padmode pad, const int32_t pads[4]) {
+    static const ops_param_key sides[4] = {PM_PAD_T, PM_PAD_L, PM_PAD_B, PM_PAD_R};
+    graph_sh_set(g, op, p, PM_STRIDE_H, stride_h);
+    graph_sh_set(g, op, p, PM_STRIDE_W, stride_w);
+    graph_sh_set(g, op, p, PM_PAD, pad);
+    for (int i = 0; i < 4 && pads; i++)
+        graph_sh_set(g, op, p, sides[i], pads[i]);
+}
+
 static int32_t graph_add1(graph *g, ops_type op, const ops_params *p, int32_t n_in, const int32_t *in) {
     if (!graph_ok(g))
         return -1;
@@ -832,9 +844,7 @@ int32_t graph_conv2d(graph *g, int32_t x, int32_t w, int32_t stride_h, int32_t s
         return -1;
     ops_params p;
     ops_params_default(OP_CONV2D, &p);
-    graph_sh_set(g, OP_CONV2D, &p, PM_STRIDE_H, stride_h);
-    graph_sh_set(g, OP_CONV2D, &p, PM_STRIDE_W, stride_w);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD, pad);
+    graph_sh_window(g, OP_CONV2D, &p, stride_h, stride_w, pad, NULL);
     graph_sh_set(g, OP_CONV2D, &p, PM_ACT, act);
     int32_t in[2] = {x, w};
     return graph_add1(g, OP_CONV2D, &p, 2, in);
@@ -847,13 +857,7 @@ int32_t graph_conv2d_ex(graph *g, const char *name, int32_t x, int32_t w, int32_
         return -1;
     ops_params p;
     ops_params_default(OP_CONV2D, &p);
-    graph_sh_set(g, OP_CONV2D, &p, PM_STRIDE_H, stride_h);
-    graph_sh_set(g, OP_CONV2D, &p, PM_STRIDE_W, stride_w);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD, OPS_PAD_EXPLICIT);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD_T, pads ? pads[0] : 0);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD_L, pads ? pads[1] : 0);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD_B, pads ? pads[2] : 0);
-    graph_sh_set(g, OP_CONV2D, &p, PM_PAD_R, pads ? pads[3] : 0);
+    graph_sh_window(g, OP_CONV2D, &p, stride_h, stride_w, OPS_PAD_EXPLICIT, pads);
     graph_sh_set(g, OP_CONV2D, &p, PM_GROUPS, groups);
     graph_sh_set(g, OP_CONV2D, &p, PM_ACT, act);
     int32_t in[3] = {x, w, bias};
@@ -940,15 +944,7 @@ int32_t graph_pool2d(graph *g, ops_type op, int32_t x, int32_t kh, int32_t kw,
     ops_params_default(op, &p);
     graph_sh_set(g, op, &p, PM_KH, kh);
     graph_sh_set(g, op, &p, PM_KW, kw);
-    graph_sh_set(g, op, &p, PM_STRIDE_H, stride_h);
-    graph_sh_set(g, op, &p, PM_STRIDE_W, stride_w);
-    graph_sh_set(g, op, &p, PM_PAD, pad);
-    if (pads) {
-        graph_sh_set(g, op, &p, PM_PAD_T, pads[0]);
-        graph_sh_set(g, op, &p, PM_PAD_L, pads[1]);
-        graph_sh_set(g, op, &p, PM_PAD_B, pads[2]);
-        graph_sh_set(g, op, &p, PM_PAD_R, pads[3]);
-    }
+    graph_sh_window(g, op, &p, stride_h, stride_w, pad, pads);
     return graph_add1(g, op, &p, 1, &x);
 }
 
@@ -1495,6 +1491,17 @@ uint64_t graph_hash(const graph *g) {
 }
 
 /* --- compaction ------------------------------------------------------------------------- */
+/* One step of graph_compact's walk back from the outputs: tensor t is used, and its producer,
+ * the first time it is reached, is live and pushed on stack[*sp]. */
+static void graph_reach(const graph *g, int32_t t, uint8_t *used, uint8_t *live, int32_t *stack, int32_t *sp) {
+    used[t] = 1;
+    int32_t p = g->tensors[t].producer;
+    if (p >= 0 && !live[p]) {
+        live[p] = 1;
+        stack[(*sp)++] = p;
+    }
+}
+
 void graph_compact(graph *g) {
     int32_t nn = g->n_nodes, nt = g->n_tensors;
     graph_names_free(g->names); /* ids change: rebuilt when needed */
@@ -1503,26 +1510,12 @@ void graph_compact(graph *g) {
     uint8_t *used = base_xcalloc((size_t)nt + 1, 1);
     int32_t *stack = base_xmalloc((size_t)(nn ? nn : 1) * sizeof *stack);
     int32_t sp = 0;
-    for (int32_t i = 0; i < g->n_outputs; i++) {
-        int32_t t = g->outputs[i];
-        used[t] = 1;
-        int32_t p = g->tensors[t].producer;
-        if (p >= 0 && !live[p]) {
-            live[p] = 1;
-            stack[sp++] = p;
-        }
-    }
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        graph_reach(g, g->outputs[i], used, live, stack, &sp);
     while (sp) {
         const graph_node *nd = &g->nodes[stack[--sp]];
-        for (int32_t k = 0; k < nd->n_in; k++) {
-            int32_t t = nd->in[k];
-            used[t] = 1;
-            int32_t p = g->tensors[t].producer;
-            if (p >= 0 && !live[p]) {
-                live[p] = 1;
-                stack[sp++] = p;
-            }
-        }
+        for (int32_t k = 0; k < nd->n_in; k++)
+            graph_reach(g, nd->in[k], used, live, stack, &sp);
     }
     /* keep: every graph input (they are the interface), used weights, outputs of live nodes */
     int32_t *tmap = base_xmalloc((size_t)(nt ? nt : 1) * sizeof *tmap);

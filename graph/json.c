@@ -9,7 +9,8 @@
  * Weights with values of their own (DATA blobs, FILE data) go to the sidecar weights file (format
  * in graph.h); the JSON is written from a clone whose such weights name the sidecar, and both
  * files are renamed into place only once both are complete. Loading knows only FILE weights.
- * Returned graphs and strings belong to the caller.
+ * Returned graphs and strings belong to the caller. The text buffer and string escaping (json.h)
+ * are exported: the rule files' writer uses the same ones.
  */
 #include <errno.h>
 #include <float.h>
@@ -25,6 +26,7 @@
 #include <jansson.h>
 
 #include "graph_impl.h"
+#include "json.h"
 
 #define JL_MAX_FILE_BYTES (INT64_C(1) << 30) /* a model file larger than this is refused */
 #define JS_WIDTH 140                          /* containers that fit on one line are written inline */
@@ -973,12 +975,7 @@ graph *graph_load_json_opts(const char *path, const graph_load_opts *o, char *er
 /* =============================================================================================
  * saving
  */
-typedef struct {
-    char *s;
-    size_t n, cap;
-} js_buf;
-
-static void js_put(js_buf *b, const char *s, size_t n) {
+void graph_json_put(graph_json_buf *b, const char *s, size_t n) {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (b->n + n + 1 > cap)
@@ -991,35 +988,35 @@ static void js_put(js_buf *b, const char *s, size_t n) {
     b->s[b->n] = '\0';
 }
 
-static void js_puts(js_buf *b, const char *s) { js_put(b, s, strlen(s)); }
+static void js_puts(graph_json_buf *b, const char *s) { graph_json_put(b, s, strlen(s)); }
 
-static void js_indent(js_buf *b, int n) {
+static void js_indent(graph_json_buf *b, int n) {
     for (int i = 0; i < n; i++)
-        js_put(b, " ", 1);
+        graph_json_put(b, " ", 1);
 }
 
-static void js_string(js_buf *b, const char *s) {
-    js_put(b, "\"", 1);
+void graph_json_put_str(graph_json_buf *b, const char *s, int upper_hex) {
+    graph_json_put(b, "\"", 1);
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         char esc[8];
         switch (*c) {
-        case '"': js_put(b, "\\\"", 2); break;
-        case '\\': js_put(b, "\\\\", 2); break;
-        case '\b': js_put(b, "\\b", 2); break;
-        case '\f': js_put(b, "\\f", 2); break;
-        case '\n': js_put(b, "\\n", 2); break;
-        case '\r': js_put(b, "\\r", 2); break;
-        case '\t': js_put(b, "\\t", 2); break;
+        case '"': graph_json_put(b, "\\\"", 2); break;
+        case '\\': graph_json_put(b, "\\\\", 2); break;
+        case '\b': graph_json_put(b, "\\b", 2); break;
+        case '\f': graph_json_put(b, "\\f", 2); break;
+        case '\n': graph_json_put(b, "\\n", 2); break;
+        case '\r': graph_json_put(b, "\\r", 2); break;
+        case '\t': graph_json_put(b, "\\t", 2); break;
         default:
             if (*c < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *c);
-                js_puts(b, esc);
+                snprintf(esc, sizeof esc, upper_hex ? "\\u%04X" : "\\u%04x", *c);
+                graph_json_put(b, esc, strlen(esc));
             } else {
-                js_put(b, (const char *)c, 1);
+                graph_json_put(b, (const char *)c, 1);
             }
         }
     }
-    js_put(b, "\"", 1);
+    graph_json_put(b, "\"", 1);
 }
 
 /* The shortest decimal that reads back (strtod, then to float) to the same float bits; always
@@ -1037,10 +1034,10 @@ static void js_float_str(float f, char *buf, size_t len) {
 
 static int js_is_container(const json_t *v) { return json_is_object(v) || json_is_array(v); }
 
-static void js_scalar(js_buf *b, const json_t *v) {
+static void js_scalar(graph_json_buf *b, const json_t *v) {
     char tmp[64];
     switch (json_typeof(v)) {
-    case JSON_STRING: js_string(b, json_string_value(v)); break;
+    case JSON_STRING: graph_json_put_str(b, json_string_value(v), 0); break;
     case JSON_INTEGER:
         snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v));
         js_puts(b, tmp);
@@ -1057,29 +1054,29 @@ static void js_scalar(js_buf *b, const json_t *v) {
     }
 }
 
-static void js_inline(js_buf *b, const json_t *v) {
+static void js_inline(graph_json_buf *b, const json_t *v) {
     if (json_is_object(v)) {
         const char *key;
         json_t *x;
         int first = 1;
-        js_put(b, "{", 1);
+        graph_json_put(b, "{", 1);
         json_object_foreach((json_t *)v, key, x) {
             if (!first)
-                js_put(b, ", ", 2);
+                graph_json_put(b, ", ", 2);
             first = 0;
-            js_string(b, key);
-            js_put(b, ": ", 2);
+            graph_json_put_str(b, key, 0);
+            graph_json_put(b, ": ", 2);
             js_inline(b, x);
         }
-        js_put(b, "}", 1);
+        graph_json_put(b, "}", 1);
     } else if (json_is_array(v)) {
-        js_put(b, "[", 1);
+        graph_json_put(b, "[", 1);
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
-                js_put(b, ", ", 2);
+                graph_json_put(b, ", ", 2);
             js_inline(b, json_array_get(v, i));
         }
-        js_put(b, "]", 1);
+        graph_json_put(b, "]", 1);
     } else {
         js_scalar(b, v);
     }
@@ -1087,16 +1084,16 @@ static void js_inline(js_buf *b, const json_t *v) {
 
 /* Write v at column 'col' (indent of its line is 'indent'): on one line if it fits in JS_WIDTH
  * columns (counting a trailing comma), else one member per line, indented by two more. */
-static void js_emit(js_buf *b, const json_t *v, int indent, size_t col, int top) {
+static void js_emit(graph_json_buf *b, const json_t *v, int indent, size_t col, int top) {
     if (!js_is_container(v)) {
         js_scalar(b, v);
         return;
     }
-    js_buf one = {0};
+    graph_json_buf one = {0};
     js_inline(&one, v);
     size_t size = json_is_object(v) ? json_object_size(v) : json_array_size(v);
     if (size == 0 || (!top && col + one.n + 1 <= JS_WIDTH)) {
-        js_put(b, one.s, one.n);
+        graph_json_put(b, one.s, one.n);
         free(one.s);
         return;
     }
@@ -1105,26 +1102,26 @@ static void js_emit(js_buf *b, const json_t *v, int indent, size_t col, int top)
         const char *key;
         json_t *x;
         size_t i = 0;
-        js_put(b, "{\n", 2);
+        graph_json_put(b, "{\n", 2);
         json_object_foreach((json_t *)v, key, x) {
             js_indent(b, indent + 2);
             size_t before = b->n;
-            js_string(b, key);
-            js_put(b, ": ", 2);
+            graph_json_put_str(b, key, 0);
+            graph_json_put(b, ": ", 2);
             js_emit(b, x, indent + 2, (size_t)indent + 2 + (b->n - before), 0);
             js_puts(b, ++i < size ? ",\n" : "\n");
         }
         js_indent(b, indent);
-        js_put(b, "}", 1);
+        graph_json_put(b, "}", 1);
     } else {
-        js_put(b, "[\n", 2);
+        graph_json_put(b, "[\n", 2);
         for (size_t i = 0; i < size; i++) {
             js_indent(b, indent + 2);
             js_emit(b, json_array_get(v, i), indent + 2, (size_t)indent + 2, 0);
             js_puts(b, i + 1 < size ? ",\n" : "\n");
         }
         js_indent(b, indent);
-        js_put(b, "]", 1);
+        graph_json_put(b, "]", 1);
     }
 }
 
@@ -1308,9 +1305,9 @@ static char *js_text(const graph *g, char *err, size_t errlen) {
 
     char *text = NULL;
     if (!c.bad) {
-        js_buf b = {0};
+        graph_json_buf b = {0};
         js_emit(&b, root, 0, 0, 1);
-        js_put(&b, "\n", 1);
+        graph_json_put(&b, "\n", 1);
         text = b.s;
     }
     json_decref(root);

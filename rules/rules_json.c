@@ -10,6 +10,7 @@
  */
 #include "rules_json.h"
 #include "base.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -369,53 +370,12 @@ size_t rj_size(const rj_val *v) { return v && v->type == RJ_ARR ? (size_t)v->n :
 const rj_val *rj_at(const rj_val *v, size_t i) { return i < rj_size(v) ? &v->u.items[i] : NULL; }
 
 /* --- writing, as jansson's compact dump ------------------------------------------------------ */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-} rj_buf;
-
-static void rj_put(rj_buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        b->s = base_xrealloc(b->s, cap);
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void rj_put_str(rj_buf *b, const char *s) {
-    rj_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char e[8];
-        switch (c) {
-        case '"': rj_put(b, "\\\"", 2); break;
-        case '\\': rj_put(b, "\\\\", 2); break;
-        case '\b': rj_put(b, "\\b", 2); break;
-        case '\f': rj_put(b, "\\f", 2); break;
-        case '\n': rj_put(b, "\\n", 2); break;
-        case '\r': rj_put(b, "\\r", 2); break;
-        case '\t': rj_put(b, "\\t", 2); break;
-        default:
-            if (c < 0x20) {
-                snprintf(e, sizeof e, "\\u%04X", c);
-                rj_put(b, e, 6);
-            } else {
-                rj_put(b, (const char *)&c, 1);
-            }
-        }
-    }
-    rj_put(b, "\"", 1);
-}
+/* The buffer and string literals are the model writer's (json.h); jansson writes \u00XX escapes
+ * with upper-case hex, hence graph_json_put_str(..., 1). */
 
 /* jansson's jsonp_dtostr: %.17g, ".0" when it reads as an integer, the exponent without '+' or
  * leading zeros. */
-static void rj_put_real(rj_buf *b, double x) {
+static void rj_put_real(graph_json_buf *b, double x) {
     char t[64];
     snprintf(t, sizeof t, "%.17g", x);
     if (!strchr(t, '.') && !strchr(t, 'e'))
@@ -430,41 +390,41 @@ static void rj_put_real(rj_buf *b, double x) {
         if (end != start)
             memmove(start, end, strlen(end) + 1);
     }
-    rj_put(b, t, strlen(t));
+    graph_json_put(b, t, strlen(t));
 }
 
-static void rj_put_val(rj_buf *b, const rj_val *v) {
+static void rj_put_val(graph_json_buf *b, const rj_val *v) {
     char t[32];
     switch (v->type) {
-    case RJ_NULL: rj_put(b, "null", 4); break;
-    case RJ_TRUE: rj_put(b, "true", 4); break;
-    case RJ_FALSE: rj_put(b, "false", 5); break;
+    case RJ_NULL: graph_json_put(b, "null", 4); break;
+    case RJ_TRUE: graph_json_put(b, "true", 4); break;
+    case RJ_FALSE: graph_json_put(b, "false", 5); break;
     case RJ_INT:
         snprintf(t, sizeof t, "%lld", (long long)v->u.i);
-        rj_put(b, t, strlen(t));
+        graph_json_put(b, t, strlen(t));
         break;
     case RJ_REAL: rj_put_real(b, v->u.d); break;
-    case RJ_STR: rj_put_str(b, v->u.s); break;
+    case RJ_STR: graph_json_put_str(b, v->u.s, 1); break;
     case RJ_ARR:
     case RJ_OBJ:
-        rj_put(b, v->type == RJ_OBJ ? "{" : "[", 1);
+        graph_json_put(b, v->type == RJ_OBJ ? "{" : "[", 1);
         for (int32_t i = 0; i < v->n; i++) {
             if (i)
-                rj_put(b, ",", 1);
+                graph_json_put(b, ",", 1);
             if (v->type == RJ_OBJ) {
-                rj_put_str(b, v->u.items[i].key);
-                rj_put(b, ":", 1);
+                graph_json_put_str(b, v->u.items[i].key, 1);
+                graph_json_put(b, ":", 1);
             }
             rj_put_val(b, &v->u.items[i]);
         }
-        rj_put(b, v->type == RJ_OBJ ? "}" : "]", 1);
+        graph_json_put(b, v->type == RJ_OBJ ? "}" : "]", 1);
         break;
     case RJ_COUNT: break;
     }
 }
 
 char *rules_json_dump(const rj_val *v) {
-    rj_buf b = {NULL, 0, 0};
+    graph_json_buf b = {NULL, 0, 0};
     rj_put_val(&b, v);
     return b.s;
 }

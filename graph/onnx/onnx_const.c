@@ -520,6 +520,19 @@ int ox_broadcast(ox_ctx *c, const ops_shape *a, const ops_shape *b, ops_shape *o
     return OX_OK;
 }
 
+/* *out = the view of x with shape s, element idx at base + ox_offset(idx, st): what transpose,
+ * slice and expand each read from x, copied out in row-major order. */
+static void ox_copy_view(const ox_const *x, const ops_shape *s, int64_t base, const int64_t *st, ox_const *out) {
+    ox_const r;
+    ox_const_alloc(&r, s, x->is_int);
+    size_t es = ox_esize(x);
+    int64_t n = ox_numel(s), idx[OPS_MAX_DIMS] = {0};
+    for (int64_t o = 0; o < n; o++, ox_next(idx, s))
+        memcpy(ox_wbytes(&r) + o * es, ox_bytes(x) + (base + ox_offset(idx, st, s->rank)) * es, es);
+    r.synthetic = x->synthetic;
+    *out = r;
+}
+
 int ox_eval_transpose(ox_ctx *c, ox_const *x, const int64_t *perm, ox_const *out) {
     if (ox_const_load(c, x) != OX_OK)
         return OX_ERR;
@@ -534,14 +547,7 @@ int ox_eval_transpose(ox_ctx *c, ox_const *x, const int64_t *perm, ox_const *out
     }
     if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
-    ox_const r;
-    ox_const_alloc(&r, &s, x->is_int);
-    size_t es = ox_esize(x);
-    int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < n; o++, ox_next(idx, &s))
-        memcpy(ox_wbytes(&r) + o * es, ox_bytes(x) + ox_offset(idx, ps, s.rank) * es, es);
-    r.synthetic = x->synthetic;
-    *out = r;
+    ox_copy_view(x, &s, 0, ps, out);
     return OX_OK;
 }
 
@@ -701,20 +707,15 @@ int ox_eval_slice(ox_ctx *c, ox_const *x, int32_t n_axes, const int64_t *starts,
     }
     if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
-    int64_t xs[OPS_MAX_DIMS];
+    int64_t xs[OPS_MAX_DIMS], vs[OPS_MAX_DIMS], base = 0;
     ox_strides(&x->shape, xs);
-    ox_const r;
-    ox_const_alloc(&r, &s, x->is_int);
-    size_t es = ox_esize(x);
-    int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < n; o++, ox_next(idx, &s)) {
-        int64_t off = 0;
-        for (int32_t d = 0; d < rank; d++)
-            off += (st[d] + idx[d] * step[d]) * xs[d];
-        memcpy(ox_wbytes(&r) + o * es, ox_bytes(x) + off * es, es);
+    for (int32_t d = 0; d < rank; d++) {
+        base += st[d] * xs[d];
+        /* a dim of length 0 or 1 is never stepped along, and its step (up to 2^63) times the
+         * stride could overflow */
+        vs[d] = s.dims[d] > 1 ? step[d] * xs[d] : 0;
     }
-    r.synthetic = x->synthetic;
-    *out = r;
+    ox_copy_view(x, &s, base, vs, out);
     return OX_OK;
 }
 
@@ -728,14 +729,7 @@ int ox_eval_expand(ox_ctx *c, ox_const *x, const ops_shape *to, ox_const *out) {
     ox_bstrides(&x->shape, &s, bs);
     if (ox_check_fold(c, &s, x->is_int) != OX_OK)
         return OX_ERR;
-    ox_const r;
-    ox_const_alloc(&r, &s, x->is_int);
-    size_t es = ox_esize(x);
-    int64_t n = ox_numel(&s), idx[OPS_MAX_DIMS] = {0};
-    for (int64_t o = 0; o < n; o++, ox_next(idx, &s))
-        memcpy(ox_wbytes(&r) + o * es, ox_bytes(x) + ox_offset(idx, bs, s.rank) * es, es);
-    r.synthetic = x->synthetic;
-    *out = r;
+    ox_copy_view(x, &s, 0, bs, out);
     return OX_OK;
 }
 

@@ -1888,6 +1888,17 @@ typedef struct {
     int64_t k[2], s[2], d[2], pad[4]; /* (h, w) pairs; pad t, l, b, r */
 } ox_win;
 
+/* The window's strides and explicit pads into p, which Conv and the pools set alike. */
+static void window_params(const ox_win *w, ops_params *p) {
+    p->v[PM_STRIDE_H] = w->s[0];
+    p->v[PM_STRIDE_W] = w->s[1];
+    p->v[PM_PAD] = OPS_PAD_EXPLICIT;
+    p->v[PM_PAD_T] = w->pad[0];
+    p->v[PM_PAD_L] = w->pad[1];
+    p->v[PM_PAD_B] = w->pad[2];
+    p->v[PM_PAD_R] = w->pad[3];
+}
+
 /* Window attributes of a 2-D Conv or pool on input spatial dims in[2]; kernel k given. */
 static int window_attrs(ox_ctx *c, int32_t sp, const int64_t *in, ox_win *w) {
     int64_t v[8];
@@ -1999,15 +2010,9 @@ static int cv_conv(ox_ctx *c) {
         return OX_ERR;
     ops_params p;
     ops_params_default(OP_CONV2D, &p);
-    p.v[PM_STRIDE_H] = win.s[0];
-    p.v[PM_STRIDE_W] = win.s[1];
+    window_params(&win, &p);
     p.v[PM_DIL_H] = win.d[0];
     p.v[PM_DIL_W] = win.d[1];
-    p.v[PM_PAD] = OPS_PAD_EXPLICIT;
-    p.v[PM_PAD_T] = win.pad[0];
-    p.v[PM_PAD_L] = win.pad[1];
-    p.v[PM_PAD_B] = win.pad[2];
-    p.v[PM_PAD_R] = win.pad[3];
     p.v[PM_GROUPS] = group;
     p.v[PM_ACT] = OPS_ACT_NONE;
     if (sp == 2 && is_const(x) && is_const(w) && (!b || is_const(b))) {
@@ -2103,13 +2108,7 @@ static int cv_pool(ox_ctx *c) {
     ops_params_default(op, &p);
     p.v[PM_KH] = win.k[0];
     p.v[PM_KW] = win.k[1];
-    p.v[PM_STRIDE_H] = win.s[0];
-    p.v[PM_STRIDE_W] = win.s[1];
-    p.v[PM_PAD] = OPS_PAD_EXPLICIT;
-    p.v[PM_PAD_T] = win.pad[0];
-    p.v[PM_PAD_L] = win.pad[1];
-    p.v[PM_PAD_B] = win.pad[2];
-    p.v[PM_PAD_R] = win.pad[3];
+    window_params(&win, &p);
     if (!is_max)
         p.v[PM_COUNT_PAD] = count_pad ? 1 : 0;
     if (is_const(x))
@@ -2398,21 +2397,43 @@ static int reduce_dims(ox_ctx *c, const ops_shape *xs, int64_t *keep, int *noop,
     return OX_OK;
 }
 
+/* A Reduce* node's input x, its shape (a copy: the tensor array may move), keepdims and the
+ * reduced dims, as reduce_begin reads them. */
+typedef struct {
+    ox_val *x;
+    ops_shape xs;
+    int64_t keep;
+    int red[OPS_MAX_DIMS];
+} reduce_in;
+
+/* The start every Reduce* converter shares: input 0 and its reduced dims into r. A node that
+ * reduces nothing (noop_with_empty_axes, no axes) is the identity: its output is aliased to the
+ * input here and *done = 1, so that the caller returns rc at once. */
+static int reduce_begin(ox_ctx *c, reduce_in *r, int *done) {
+    int noop = 0;
+    *done = 0;
+    if (need_in(c, 0, &r->x) != OX_OK)
+        return OX_ERR;
+    r->xs = *ox_shape(c, r->x);
+    int rc = reduce_dims(c, &r->xs, &r->keep, &noop, r->red);
+    if (rc != OX_OK || !noop)
+        return rc;
+    *done = 1;
+    return ox_set_alias(c, 0, r->x);
+}
+
 /* ReduceMean / ReduceSum: at run time a product with a constant column of 1/n (or ones) after
  * moving the reduced dims last, (rows, n) x (n, 1); constants are reduced here. */
 static int cv_reduce(ox_ctx *c) {
     int mean = !strcmp(c->node->op_type, "ReduceMean");
-    ox_val *x;
-    if (need_in(c, 0, &x) != OX_OK)
-        return OX_ERR;
-    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
-    int64_t keep;
-    int noop, red[OPS_MAX_DIMS];
-    int rc = reduce_dims(c, xs, &keep, &noop, red);
-    if (rc != OX_OK)
+    reduce_in ri;
+    int done, rc = reduce_begin(c, &ri, &done);
+    if (rc != OX_OK || done)
         return rc;
-    if (noop)
-        return ox_set_alias(c, 0, x);
+    ox_val *x = ri.x;
+    const ops_shape *xs = &ri.xs;
+    const int64_t keep = ri.keep;
+    const int *red = ri.red;
     ops_shape os;
     memset(&os, 0, sizeof os);
     int64_t rows = 1, cols = 1, perm[OPS_MAX_DIMS];
@@ -2506,33 +2527,26 @@ static int cv_reduce(ox_ctx *c) {
 /* ReduceMax: a reducemax node over the normalised axes (axes attribute, or input 1 from opset 18;
  * none: every dim, or the input itself with noop_with_empty_axes); float constants are evaluated. */
 static int cv_reducemax(ox_ctx *c) {
-    ox_val *x;
-    if (need_in(c, 0, &x) != OX_OK)
-        return OX_ERR;
-    const ops_shape xs_v = *ox_shape(c, x), *xs = &xs_v; /* a copy: the tensor array may move */
-    int64_t keep;
-    int noop, red[OPS_MAX_DIMS];
-    int rc = reduce_dims(c, xs, &keep, &noop, red);
-    if (rc != OX_OK)
+    reduce_in r;
+    int done, rc = reduce_begin(c, &r, &done);
+    if (rc != OX_OK || done)
         return rc;
-    if (noop)
-        return ox_set_alias(c, 0, x);
     ops_params p;
     ops_params_default(OP_REDUCEMAX, &p);
-    p.v[PM_KEEPDIMS] = keep ? 1 : 0;
-    for (int32_t d = 0; d < xs->rank; d++)
-        if (red[d])
+    p.v[PM_KEEPDIMS] = r.keep ? 1 : 0;
+    for (int32_t d = 0; d < r.xs.rank; d++)
+        if (r.red[d])
             p.list[p.n_list++] = d;
-    if (is_const(x)) {
-        if (x->c.is_int)
-            return ox_unsup(c, "ReduceMax of the integer constant '%s'", x->name);
-        return fold_table(c, OP_REDUCEMAX, &p, 1, &x);
+    if (is_const(r.x)) {
+        if (r.x->c.is_int)
+            return ox_unsup(c, "ReduceMax of the integer constant '%s'", r.x->name);
+        return fold_table(c, OP_REDUCEMAX, &p, 1, &r.x);
     }
-    if (refuse_int(c, x) != OX_OK)
+    if (refuse_int(c, r.x) != OX_OK)
         return OX_UNSUP;
-    if (!keep && (p.n_list == 0 || p.n_list == xs->rank))
+    if (!r.keep && (p.n_list == 0 || p.n_list == r.xs.rank))
         return ox_unsup(c, "a scalar result at run time");
-    int32_t t = ox_tensor(c, x);
+    int32_t t = ox_tensor(c, r.x);
     return emit1(c, OP_REDUCEMAX, &p, 1, &t, 0);
 }
 

@@ -48,6 +48,19 @@ static void rw_report(rw_ctx *c) {
         c->stop = 1;
 }
 
+/* Ends a rewrite whose result is one tensor: the n_rm nodes rm[] go, and tensor old is replaced
+ * by to; then the plan is reported. */
+static void rw_report_one(rw_ctx *c, int32_t n_rm, const int32_t *rm, int32_t old, rules_aref to) {
+    rules_apply_plan *pl = &c->pl;
+    pl->n_removed = n_rm;
+    for (int32_t i = 0; i < n_rm; i++)
+        pl->removed[i] = rm[i];
+    pl->n_map = 1;
+    pl->old_t[0] = old;
+    pl->new_t[0] = to;
+    rw_report(c);
+}
+
 static void rw_plan_reset(rules_apply_plan *pl) {
     rules_apply_plan_clear(pl);
     memset(pl, 0, sizeof *pl);
@@ -199,13 +212,7 @@ static void rw_find_bn_fold(rw_ctx *c) {
             bias = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(bs, 0), rw_n(bias, 0)});
         }
         int32_t nc = rw_node(pl, OP_CONV2D, &conv->p, 3, (rules_aref[]){rw_t(conv->in[0]), rw_n(w, 0), rw_n(bias, 0)});
-        pl->n_removed = 2;
-        pl->removed[0] = cv;
-        pl->removed[1] = b;
-        pl->n_map = 1;
-        pl->old_t[0] = bn->out[0];
-        pl->new_t[0] = rw_n(nc, 0);
-        rw_report(c);
+        rw_report_one(c, 2, (int32_t[]){cv, b}, bn->out[0], rw_n(nc, 0));
     }
 }
 
@@ -265,13 +272,7 @@ static void rw_find_fuse_bias(rw_ctx *c, ops_type op) {
         if (nd->n_in > 2)
             bias = rw_n(rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_t(nd->in[2]), bias}), 0);
         int32_t nn = rw_node(pl, op, &nd->p, 3, (rules_aref[]){rw_t(nd->in[0]), rw_t(nd->in[1]), bias});
-        pl->n_removed = 2;
-        pl->removed[0] = n;
-        pl->removed[1] = a;
-        pl->n_map = 1;
-        pl->old_t[0] = add->out[0];
-        pl->new_t[0] = rw_n(nn, 0);
-        rw_report(c);
+        rw_report_one(c, 2, (int32_t[]){n, a}, add->out[0], rw_n(nn, 0));
     }
 }
 
@@ -306,13 +307,7 @@ static void rw_find_fuse_act(rw_ctx *c, ops_type op) {
         for (int32_t k = 0; k < nd->n_in; k++)
             in[k] = rw_t(nd->in[k]);
         int32_t nn = rw_node(pl, op, &p, nd->n_in, in);
-        pl->n_removed = 2;
-        pl->removed[0] = n;
-        pl->removed[1] = r;
-        pl->n_map = 1;
-        pl->old_t[0] = g->nodes[r].out[0];
-        pl->new_t[0] = rw_n(nn, 0);
-        rw_report(c);
+        rw_report_one(c, 2, (int32_t[]){n, r}, g->nodes[r].out[0], rw_n(nn, 0));
     }
 }
 
@@ -346,12 +341,7 @@ static void rw_find_split_bias(rw_ctx *c, ops_type op) {
         }
         int32_t nn = rw_node(pl, op, &nd->p, 2, (rules_aref[]){rw_t(nd->in[0]), rw_t(nd->in[1])});
         int32_t add = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(nn, 0), bias});
-        pl->n_removed = 1;
-        pl->removed[0] = n;
-        pl->n_map = 1;
-        pl->old_t[0] = nd->out[0];
-        pl->new_t[0] = rw_n(add, 0);
-        rw_report(c);
+        rw_report_one(c, 1, &n, nd->out[0], rw_n(add, 0));
     }
 }
 
@@ -537,14 +527,7 @@ static void rw_find_bias_back(rw_ctx *c) {
         cp.v[PM_AXIS] = axis - off;
         int32_t bc = rw_node(pl, OP_CONCAT, &cp, cat->n_in, bi);
         int32_t na = rw_node(pl, OP_EWADD, NULL, 2, (rules_aref[]){rw_n(yc, 0), rw_n(bc, 0)});
-        pl->n_removed = 3;
-        pl->removed[0] = a;
-        pl->removed[1] = s;
-        pl->removed[2] = n;
-        pl->n_map = 1;
-        pl->old_t[0] = cat->out[0];
-        pl->new_t[0] = rw_n(na, 0);
-        rw_report(c);
+        rw_report_one(c, 3, (int32_t[]){a, s, n}, cat->out[0], rw_n(na, 0));
     }
 }
 
@@ -570,26 +553,21 @@ static void rw_find_split_concat(rw_ctx *c) {
                 continue;
             rules_apply_plan *pl = &c->pl;
             rw_plan_reset(pl);
-            pl->n_removed = 1;
-            pl->removed[0] = n;
-            pl->n_map = 1;
-            pl->old_t[0] = cat->out[0];
             int32_t m = cat->n_in - sp->n_out + 1;
-            if (m == 1) {
-                pl->new_t[0] = rw_t(sp->in[0]);
-            } else if (m <= RULES_APPLY_MAX_IN) {
+            if (m > RULES_APPLY_MAX_IN)
+                continue;
+            rules_aref to = rw_t(sp->in[0]);
+            if (m > 1) {
                 rules_aref in[RULES_APPLY_MAX_IN];
                 int32_t k = 0;
                 for (int32_t j = 0; j < i; j++)
                     in[k++] = rw_t(cat->in[j]);
-                in[k++] = rw_t(sp->in[0]);
+                in[k++] = to;
                 for (int32_t j = i + sp->n_out; j < cat->n_in; j++)
                     in[k++] = rw_t(cat->in[j]);
-                pl->new_t[0] = rw_n(rw_node(pl, OP_CONCAT, &cat->p, k, in), 0);
-            } else {
-                continue;
+                to = rw_n(rw_node(pl, OP_CONCAT, &cat->p, k, in), 0);
             }
-            rw_report(c);
+            rw_report_one(c, 1, &n, cat->out[0], to);
             break; /* one run per concat: the greedy driver comes back for the next */
         }
     }
