@@ -252,7 +252,7 @@ extern "C" void ops_cuda_conv_cache_reset(void) {
 }
 
 extern "C" const char *ops_cuda_conv_cache_path(char *buf, size_t len) {
-    if (!oc_conv_cache_file_on())
+    if (!oc_conv_cache_file_on() || oc_conv_cache_bad)
         snprintf(buf, len, "%s", "");
     else
         ct_cache_path(mm_device_key(), buf, len);

@@ -112,7 +112,8 @@ typedef struct {
 void ops_cuda_conv_stats_take(ops_cuda_conv_stats *st);
 /* Forgets this process's choices: the next setup reads the cache file again (tests). */
 void ops_cuda_conv_cache_reset(void);
-/* The cache file choices are read from and written to; "" when TASC_CONV_CACHE=off. */
+/* The cache file choices are read from and written to; "" when TASC_CONV_CACHE=off, or after the
+ * file could not be read or written (reported on stderr then). */
 const char *ops_cuda_conv_cache_path(char *buf, size_t len);
 
 /* Fill ops_cuda[] from the entry points above (ops_cuda_register.c). */

@@ -1023,7 +1023,7 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     if (rc == 0 && cs->measured)
         fprintf(stderr, "tasc: measured the paths of %d convolution configuration%s in %.1f s (%s%s)\n",
                 (int)cs->measured, cs->measured == 1 ? "" : "s", cs->measure_s,
-                ops_cuda_conv_cache_path(path, sizeof path)[0] ? "choices cached in " : "not cached: TASC_CONV_CACHE=off",
+                ops_cuda_conv_cache_path(path, sizeof path)[0] ? "choices cached in " : "not cached",
                 path);
     st.tuned += c->sc_tune.tuned; /* the scatter stores' 3xtf32 decisions, made when planned */
     st.tune_s += c->sc_tune.tune_s;
