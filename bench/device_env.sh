@@ -3,7 +3,9 @@
 # in .device/rt/lib first, then the toolkit's, then cuDNN and cuBLAS from the PyTorch wheels where
 # the toolkit lacks them; the shipped matmul tuning tables (bench/runtime/matmul_tune*.txt, keyed
 # by device: bench/runtime/README.md) and a first-use tuning cache of this run (TASC_CACHE_DIR,
-# default a fresh folder, so every run starts as a user's first one on that GPU).
+# default a fresh folder, so every run starts as a user's first one on that GPU). The same folder
+# holds the run's convolution choice cache (conv-DEVICE.txt): the run's first process to meet a
+# convolution measures its paths, the later ones run the same kernels.
 export NVIDIA_TF32_OVERRIDE=0
 export LD_LIBRARY_PATH="$ROOT/.device/rt/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 for lib in cudnn cublas; do
