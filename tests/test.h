@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int test_passed, test_failed;
 
@@ -40,6 +43,22 @@ static int test_passed, test_failed;
 #define TEST_REPORT() ( \
     printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed), \
     test_failed ? 1 : 0)
+
+/* Runs child(i, ctx) in procs forked processes at once (at most 64), each exiting with its result;
+ * 1 when every one exited 0. For tests of files that several processes update together. */
+static inline int test_fork_all(int procs, int (*child)(int i, void *ctx), void *ctx) {
+    pid_t kids[64];
+    procs = procs > 64 ? 64 : procs;
+    for (int i = 0; i < procs; i++)
+        if ((kids[i] = fork()) == 0)
+            _exit(child(i, ctx));
+    int all_ok = 1;
+    for (int i = 0; i < procs; i++) {
+        int st = 0;
+        all_ok &= kids[i] > 0 && waitpid(kids[i], &st, 0) == kids[i] && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    return all_ok;
+}
 
 /* The whole text file at path (at most 64 KiB), malloc'd (caller frees); NULL if it cannot be read. */
 static inline char *test_read_file(const char *path) {

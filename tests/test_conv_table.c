@@ -220,31 +220,25 @@ static void test_update(void) {
     free(g);
 }
 
+enum { PROCS = 6, EACH = 5 };
+
+/* Child i of test_concurrent: EACH entries of its own, one update each; 0 if all succeeded. */
+static int update_child(int i, void *path) {
+    char err[4300];
+    int bad = 0;
+    for (int j = 0; j < EACH; j++) {
+        ct_table *t = one(1 + i * EACH + j);
+        bad |= ct_table_update(path, t, err, sizeof err) != 0;
+        ct_table_free(t);
+    }
+    return bad;
+}
+
 /* Processes updating one cache at once: every entry arrives, the file stays well-formed. */
 static void test_concurrent(void) {
-    enum { PROCS = 6, EACH = 5 };
     char err[4300];
     const char *p = path_of("cache/shared.txt");
-    pid_t kids[PROCS];
-    for (int i = 0; i < PROCS; i++) {
-        kids[i] = fork();
-        if (kids[i] == 0) {
-            int bad = 0;
-            for (int j = 0; j < EACH; j++) {
-                ct_table *t = one(1 + i * EACH + j);
-                bad |= ct_table_update(p, t, err, sizeof err) != 0;
-                ct_table_free(t);
-            }
-            _exit(bad);
-        }
-    }
-    int all_ok = 1;
-    for (int i = 0; i < PROCS; i++) {
-        int st = 0;
-        waitpid(kids[i], &st, 0);
-        all_ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    }
-    CHECK(all_ok);
+    CHECK(test_fork_all(PROCS, update_child, (void *)p));
     ct_table *t = ct_table_new(&names);
     CHECK_EQ_INT(ct_table_load(t, p, 0, err, sizeof err), 0);
     CHECK_EQ_INT(ct_table_size(t), PROCS * EACH);
