@@ -560,3 +560,56 @@ int rules_apply_run(const rules_match_index *ix, const rules_apply_plan *pl, con
     *out = c;
     return 0;
 }
+
+/* --- a rule as a graph ---------------------------------------------------------------------------- */
+
+/* The graph tensor of ref on one side: vars[idx] for a variable, else the op's output. */
+static int32_t ra_pair_tensor(const int32_t *vars, const int32_t (*outs)[OPS_MAX_OUTPUTS], rules_ref ref) {
+    return ref.kind == RULES_REF_VAR ? vars[ref.idx] : outs[ref.idx][ref.out];
+}
+
+/* The ops of one side into g, named "<side>.K"; outs[k] their output tensors. 0, or -1. */
+static int ra_pair_side(graph *g, const rules_graph *sg, const char *side, const int32_t *vars,
+                        int32_t (*outs)[OPS_MAX_OUTPUTS]) {
+    for (int32_t k = 0; k < sg->n_ops; k++) {
+        const rules_op *o = &sg->ops[k];
+        int32_t in[RULES_MAX_IN];
+        char name[32];
+        for (int32_t i = 0; i < o->n_in; i++)
+            in[i] = ra_pair_tensor(vars, (const int32_t(*)[OPS_MAX_OUTPUTS])outs, o->in[i]);
+        snprintf(name, sizeof name, "%s.%d", side, (int)k);
+        if (graph_add(g, name, o->op, &o->p, o->n_in, in, outs[k]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n, char *err, size_t errlen) {
+    graph *g = graph_new(r->id);
+    int32_t vars[RULES_MAX_VARS];
+    int32_t src[RULES_MAX_OPS][OPS_MAX_OUTPUTS], dst[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    for (int32_t v = 0; v < r->n_vars && graph_ok(g); v++)
+        vars[v] = graph_input(g, r->vars[v].name, r->vars[v].shape.rank, r->vars[v].shape.dims);
+    if (graph_ok(g) && ra_pair_side(g, &r->src, "src", vars, src) == 0)
+        ra_pair_side(g, &r->dst, "dst", vars, dst);
+    *n = 0;
+    for (int32_t i = 0; i < r->n_outputs && graph_ok(g); i++) {
+        a[i] = ra_pair_tensor(vars, (const int32_t(*)[OPS_MAX_OUTPUTS])src, r->outputs[i].src);
+        b[i] = ra_pair_tensor(vars, (const int32_t(*)[OPS_MAX_OUTPUTS])dst, r->outputs[i].dst);
+        for (int32_t s = 0; s < 2; s++) {
+            int32_t t = s ? b[i] : a[i];
+            int marked = g->tensors[t].kind == GRAPH_T_INPUT;
+            for (int32_t j = 0; j < g->n_outputs && !marked; j++)
+                marked = g->outputs[j] == t;
+            if (!marked)
+                graph_mark_output(g, t);
+        }
+        *n = i + 1;
+    }
+    if (!graph_ok(g)) {
+        snprintf(err, errlen, "rule '%s' as a graph: %s", r->id, graph_error(g));
+        graph_free(g);
+        return NULL;
+    }
+    return g;
+}

@@ -303,4 +303,12 @@ int rules_apply_run(const rules_match_index *ix, const rules_apply_plan *pl, con
  * Written into buf (at least 16 bytes); returns buf. */
 const char *rules_apply_prefix(const graph *g, char *buf, size_t len);
 
+/* Both sides of rule r as one graph over shared inputs: each variable a graph input of the shape
+ * it had where the rule was found, then the src ops and the dst ops (named "src.K" and "dst.K"),
+ * and for each mapped output i the tensors of its two sides in a[i] and b[i] (room for
+ * RULES_MAX_OUTPUTS; a side that is a bare variable is its input), both marked as outputs. The
+ * shape of a proof by rewriting: the rules derive r where a[i] and b[i] become equal (eqsat.h,
+ * eqsat_joins). *n: the outputs. Caller owns the graph; NULL with a message. */
+graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n, char *err, size_t errlen);
+
 #endif

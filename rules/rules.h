@@ -26,7 +26,7 @@
 #define RULES_MAX_EQ 8       /* variable dims one constraint may list */
 #define RULES_MAX_REQUIRES 32
 #define RULES_NAME_LEN 16
-#define RULES_MAX_COUNTS 16  /* stage counts in the manifest */
+#define RULES_MAX_COUNTS 24  /* stage counts in the manifest */
 
 /* A tensor inside a rule: a variable, or output `out` of op `idx` of the same side. */
 typedef enum { RULES_REF_VAR, RULES_REF_OP, RULES_REF_COUNT } rules_ref_kind;
@@ -131,7 +131,10 @@ rules_set *rules_set_new(void);                 /* caller owns; rules_set_free *
 void rules_set_free(rules_set *rs);
 /* Append a copy of r (strings duplicated); returns its index, or -1 when out of memory. */
 int32_t rules_set_add(rules_set *rs, const rules_rule *r);
-void rules_rule_clear(rules_rule *r);           /* free a rule's strings, keep the struct */
+void rules_rule_clear(rules_rule *r);
+/* A new set with rs's manifest (tool, generator, op set, max-ops, counts, extra) and no rules;
+ * NULL when out of memory. */
+rules_set *rules_set_manifest_copy(const rules_set *rs);           /* free a rule's strings, keep the struct */
 /* Set manifest count `name` (appended if new, in order of first setting). Returns 0 or -1 (full). */
 int rules_set_count(rules_set *rs, const char *name, uint64_t value);
 

@@ -40,6 +40,23 @@ rules_set *rules_set_new(void) {
     return base_xcalloc(1, sizeof(rules_set));
 }
 
+rules_set *rules_set_manifest_copy(const rules_set *rs) {
+    rules_set *d = rules_set_new();
+    d->tool = rs->tool ? strdup(rs->tool) : NULL;
+    d->generator = rs->generator ? strdup(rs->generator) : NULL;
+    d->extra_json = rs->extra_json ? strdup(rs->extra_json) : NULL;
+    int bad = (rs->tool && !d->tool) || (rs->generator && !d->generator) || (rs->extra_json && !d->extra_json);
+    memcpy(d->op_set, rs->op_set, sizeof d->op_set);
+    d->max_ops = rs->max_ops;
+    for (int32_t i = 0; i < rs->n_counts; i++)
+        bad |= rules_set_count(d, rs->counts[i].name, rs->counts[i].value) < 0;
+    if (bad) {
+        rules_set_free(d);
+        return NULL;
+    }
+    return d;
+}
+
 void rules_rule_clear(rules_rule *r) {
     free(r->id);
     free(r->stages);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# cli_verify.sh TASC: `tasc verify`, `tasc axioms` and `tasc rules export` end to end: help,
+# cli_verify.sh TASC: `tasc verify`, `tasc axioms`, `tasc rules export` and `tasc rules prune`
+# end to end: help,
 # command-line errors (one line, exit 2), bad and missing files (exit 1 / 3), the hand-written
 # true rules all proved and the planted wrong ones all quarantined with reasons, --require-all,
 # the cache (a second run takes everything from it and writes the same bytes), the same bytes with
@@ -107,6 +108,29 @@ check "egg: ewadd commutes" grep -qx "(ewadd ?x ?y)=>(ewadd ?y ?x)" "$dir/egg"
 check "egg: one rewrite a line" test "$(grep -c '=>' "$dir/egg")" -eq "$(wc -l <"$dir/egg")"
 "$tasc" rules export --egg "$T" --out "$dir/egg2" >/dev/null 2>&1
 check "egg: --out writes the same" cmp -s "$dir/egg" "$dir/egg2"
+
+# prune: the 3-op set loses the rules the rest derive; the kept set loads, counts "derived" as the
+# list has lines, the sizes add up, the same bytes again; bad command lines and files
+R3=rules/verified-3.json
+"$tasc" rules prune --rules $R3 --out "$dir/p3.json" --list "$dir/p3.txt" >"$dir/out" 2>"$dir/err"
+check "prune: exit 0" test $? -eq 0
+check "prune: progress on stderr" grep -q "tasc rules prune: [0-9]* of [0-9]* rules tried" "$dir/err"
+n_all=$(grep -c '"id"' $R3)
+n_kept=$(grep -c '"id"' "$dir/p3.json")
+n_drop=$(wc -l <"$dir/p3.txt")
+check "prune: some rules derived" test "$n_drop" -gt 100
+check "prune: kept + derived = all" test $((n_kept + n_drop)) -eq "$n_all"
+check "prune: the summary's total" grep -Eq "^all +$n_all +$n_drop +$n_kept\$" "$dir/out"
+check "prune: the manifest count" grep -q "\"derived\": $n_drop" "$dir/p3.json"
+check "prune: commutativity kept" grep -q '"id":"g3_00002"' "$dir/p3.json"
+"$tasc" rules export --egg "$dir/p3.json" >/dev/null 2>&1
+check "prune: the kept set loads" test $? -eq 0
+"$tasc" rules prune --rules $R3 --out "$dir/p3b.json" >/dev/null 2>&1
+check "prune: the same bytes again" cmp -s "$dir/p3.json" "$dir/p3b.json"
+expect 2 "needs --rules FILE and --out FILE" rules prune --rules $R3
+expect 2 "bad value for --iters" rules prune --rules $R3 --out "$dir/x.json" --iters 0
+expect 1 "no-such.json" rules prune --rules "$dir/no-such.json" --out "$dir/x.json"
+check "prune: nothing written on error" test ! -e "$dir/x.json"
 
 # the axiom check on small shapes, and the list
 "$tasc" axioms check --max-dim 2 --max-instances 100 --redundancy-timeout 1 >"$dir/out" 2>"$dir/err"

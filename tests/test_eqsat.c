@@ -6,14 +6,18 @@
  * where no rule applies, never extracts a cycle although the e-graph holds one
  * (transpose(transpose(x)) = x), passes the numerical check, and is deterministic; its
  * extraction costs a relu6 behind a conv as lowering does; its e-matcher (match order, signature
- * and edge indexes) finds the matches rules/match.c finds on the same graph.
+ * and edge indexes) finds the matches rules/match.c finds on the same graph. Proofs by rewriting
+ * (eqsat_joins, `tasc rules prune`): a rule for another shape and a four-transpose rule are
+ * derived from transpose(transpose(x)) = x, and nothing is derived once that rule is off.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
 #include "egraph.h"
+#include "eqsat.h"
 #include "exec.h"
+#include "match.h"
 #include "search.h"
 #include "test.h"
 
@@ -413,6 +417,74 @@ static void test_match_order(cost_model *cm) {
     rules_set_free(ro);
 }
 
+/* Rules in the file format: R0 transpose(transpose(x0)) = x0 on (2,3); R1 four transposes = x0;
+ * R2 relu(relu(x0)) = relu(x0); R3 R0 on (3,3) (a repeat of R0: the search skips it). */
+static const char *joins_rules =
+    "{\"format\": \"tasc-rules\", \"version\": 1, \"tool\": \"tasc 0.1.0\", \"rules\": [\n"
+    "{\"id\":\"tt23\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]}],\"src\":[{\"op\":\"transpose\",\"params\":"
+    "{\"perm\":[1,0]},\"inputs\":[\"x0\"]},{\"op\":\"transpose\",\"params\":{\"perm\":[1,0]},\"inputs\":[\"%0\"]}],"
+    "\"dst\":[],\"outputs\":[{\"src\":\"%1\",\"dst\":\"x0\"}]},\n"
+    "{\"id\":\"t4\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]}],\"src\":[{\"op\":\"transpose\",\"params\":"
+    "{\"perm\":[1,0]},\"inputs\":[\"x0\"]},{\"op\":\"transpose\",\"params\":{\"perm\":[1,0]},\"inputs\":[\"%0\"]},"
+    "{\"op\":\"transpose\",\"params\":{\"perm\":[1,0]},\"inputs\":[\"%1\"]},{\"op\":\"transpose\",\"params\":"
+    "{\"perm\":[1,0]},\"inputs\":[\"%2\"]}],\"dst\":[],\"outputs\":[{\"src\":\"%3\",\"dst\":\"x0\"}]},\n"
+    "{\"id\":\"rr\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]}],\"src\":[{\"op\":\"relu\",\"inputs\":[\"x0\"]},"
+    "{\"op\":\"relu\",\"inputs\":[\"%0\"]}],\"dst\":[{\"op\":\"relu\",\"inputs\":[\"x0\"]}],"
+    "\"outputs\":[{\"src\":\"%1\",\"dst\":\"%0\"}]},\n"
+    "{\"id\":\"tt33\",\"vars\":[{\"name\":\"w0\",\"shape\":[3,3]}],\"src\":[{\"op\":\"transpose\",\"params\":"
+    "{\"perm\":[1,0]},\"inputs\":[\"w0\"]},{\"op\":\"transpose\",\"params\":{\"perm\":[1,0]},\"inputs\":[\"%0\"]}],"
+    "\"dst\":[],\"outputs\":[{\"src\":\"%1\",\"dst\":\"w0\"}]}\n"
+    "]}\n";
+
+/* Whether the rules not off derive rule r; *rounds the rounds it took. */
+static int joins(eqsat_prover *pv, const rules_set *rs, cost_model *cm, int32_t r, const uint8_t *off, int32_t *rounds) {
+    char err[256];
+    int32_t a[RULES_MAX_OUTPUTS], b[RULES_MAX_OUTPUTS], n = 0;
+    uint8_t joined[RULES_MAX_OUTPUTS];
+    graph *g = rules_pair_graph(&rs->rules[r], a, b, &n, err, sizeof err);
+    CHECK(g != NULL);
+    if (!g)
+        return -1;
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(g->n_nodes, rs->rules[r].src.n_ops + rs->rules[r].dst.n_ops);
+    search_opts so;
+    search_opts_default(&so);
+    so.eqsat_iters = 3;
+    so.eqsat_nodes = 400;
+    so.time_limit_s = 0;
+    int rc = eqsat_joins(pv, g, off, cm, &so, n, a, b, joined, rounds, err, sizeof err);
+    CHECK_EQ_INT(rc, 0);
+    graph_free(g);
+    return rc < 0 ? -1 : joined[0];
+}
+
+static void test_joins(cost_model *cm) {
+    char err[256];
+    rules_set *rs = rules_from_json_string(joins_rules, "joins", err, sizeof err);
+    CHECK(rs != NULL);
+    if (!rs)
+        return;
+    CHECK_EQ_INT(rs->n_rules, 4);
+    eqsat_prover *pv = eqsat_prover_new(rs);
+    for (int32_t r = 0; r < 3; r++)
+        CHECK(eqsat_prover_uses(pv, r));
+    CHECK(!eqsat_prover_uses(pv, 3));
+    int32_t rounds = -1;
+    uint8_t off[4] = {0, 1, 0, 0};
+    CHECK_EQ_INT(joins(pv, rs, cm, 1, off, &rounds), 1); /* four transposes: R0 twice, in one round */
+    CHECK_EQ_INT(rounds, 1);
+    uint8_t off2[4] = {1, 1, 0, 0};
+    CHECK_EQ_INT(joins(pv, rs, cm, 1, off2, &rounds), 0); /* not without R0 */
+    CHECK_EQ_INT(rounds, 1);                              /* nothing matched: saturated after one */
+    uint8_t off3[4] = {0, 0, 1, 0};
+    CHECK_EQ_INT(joins(pv, rs, cm, 2, off3, &rounds), 0); /* relu(relu(x)) from transposes: no */
+    uint8_t none[4] = {0, 0, 0, 0};
+    CHECK_EQ_INT(joins(pv, rs, cm, 2, none, &rounds), 1); /* a rule proves itself */
+    CHECK_EQ_INT(joins(pv, rs, cm, 3, none, &rounds), 1); /* R0 on another shape: the matcher binds any (K, K) */
+    eqsat_prover_free(pv);
+    rules_set_free(rs);
+}
+
 int main(void) {
     rules_set *rs = load("tests/data/opt/rules_small.json");
     CHECK(rs != NULL);
@@ -427,6 +499,7 @@ int main(void) {
     test_no_cycle(rs, cm);
     test_relu6_cost(rs, cm);
     test_match_order(cm);
+    test_joins(cm);
     cost_model_free(cm);
     rules_set_free(rs);
     return TEST_REPORT();

@@ -74,19 +74,9 @@ static int vf_has_equal2(const rules_rule *r) {
 
 /* A copy of rs: manifest and rules (the markers as they are). NULL when out of memory. */
 static rules_set *vf_copy(const rules_set *rs) {
-    rules_set *d = rules_set_new();
-    if (!d)
-        return NULL;
-    int bad = 0;
-    d->tool = rs->tool ? strdup(rs->tool) : NULL;
-    d->generator = rs->generator ? strdup(rs->generator) : NULL;
-    d->extra_json = rs->extra_json ? strdup(rs->extra_json) : NULL;
-    bad |= (rs->tool && !d->tool) || (rs->generator && !d->generator) || (rs->extra_json && !d->extra_json);
-    memcpy(d->op_set, rs->op_set, sizeof d->op_set);
-    d->max_ops = rs->max_ops;
-    for (int32_t i = 0; i < rs->n_counts; i++)
-        bad |= rules_set_count(d, rs->counts[i].name, rs->counts[i].value) < 0;
-    for (int32_t i = 0; i < rs->n_rules && !bad; i++)
+    rules_set *d = rules_set_manifest_copy(rs);
+    int bad = !d;
+    for (int32_t i = 0; i < (d ? rs->n_rules : 0) && !bad; i++)
         bad |= rules_set_add(d, &rs->rules[i]) < 0;
     if (bad) {
         rules_set_free(d);

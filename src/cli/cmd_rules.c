@@ -3,6 +3,8 @@
  * cross-check the rules. Written to stdout, or through a temporary and a rename to FILE.
  * `tasc rules usage --rules FILE MODEL...`: the optimizer's per-rule statistics (search.h,
  * search_opts.stats) summed over models and printed as a table, most applied first.
+ * `tasc rules prune --rules FILE --out FILE`: the rules that the others derive, dropped (each
+ * proved from the rest by equality saturation, eqsat.h's eqsat_joins).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,9 @@
 
 #include "cmd.h"
 #include "cost.h"
+#include "eqsat.h"
 #include "graph.h"
+#include "match.h"
 #include "rules.h"
 #include "search.h"
 #include "verify.h"
@@ -57,12 +61,37 @@ static void usage_defaults(usage_args *a) {
     a->top = 30;
 }
 
+typedef struct {
+    const char *rules, *out, *list;
+    int64_t iters, nodes;
+} prune_args;
+
+static const cmd_opt prune_opts[] = {
+    CMD_NONEMPTY("--rules", "FILE", offsetof(prune_args, rules), "a file", "the rule file (required)"),
+    CMD_NONEMPTY("--out", "FILE", offsetof(prune_args, out), "a file", "the rules kept, as a rule file (required)"),
+    CMD_NONEMPTY("--list", "FILE", offsetof(prune_args, list), "a file",
+                 "also write the rules dropped, one \"ID ROUNDS\" line each, in the order tried"),
+    CMD_I64("--iters", "N", offsetof(prune_args, iters), 1, 64, "rounds of rewriting per rule at most (default %D)"),
+    CMD_I64("--nodes", "N", offsetof(prune_args, nodes), 16, 1000000,
+            "no round starts once the e-graph holds N e-nodes (default %D)"),
+    CMD_OPT_END,
+};
+
+static void prune_defaults(prune_args *a) {
+    memset(a, 0, sizeof *a);
+    a->iters = 3;
+    a->nodes = 400;
+}
+
 static void rules_usage(const rules_args *defaults) {
     usage_args ud;
     usage_defaults(&ud);
+    prune_args pd;
+    prune_defaults(&pd);
     printf("usage: tasc rules export --egg RULES [--out FILE]\n"
            "       tasc rules usage --rules FILE MODEL... [--builtins all|minimal] [--alpha A] [--budget B]\n"
            "                        [--time-limit S] [--top N] [--json FILE] [ONNX options]\n"
+           "       tasc rules prune --rules FILE --out FILE [--list FILE] [--iters N] [--nodes N]\n"
            "\n"
            "Write the rules of RULES (a rule file) as Tensat/egg rewrites, one \"lhs=>rhs\" line per\n"
            "mapped output, terms in the language of verifier/axioms.smt2 (integer parameters first,\n"
@@ -80,6 +109,18 @@ static void rules_usage(const rules_args *defaults) {
            "\n"
            "usage options:\n");
     cmd_opts_help(usage_opts, &ud);
+    printf("\n"
+           "prune: drop the rules the others derive. Rules are tried largest first (most ops on both\n"
+           "sides, then the later id); those the search never uses (repeats, commutativity rules, patterns\n"
+           "it cannot match) are kept untried. Both sides of the rule become one graph over its variables (the\n"
+           "shapes it was found at) and the optimizer's equality saturation rewrites it with every rule\n"
+           "still kept but this one (no built-in rewrite); where each output's two sides end in one\n"
+           "e-class, the rule is derived by verified rules and dropped. A rule dropped is derived from\n"
+           "the rules kept in the end. The rest are written to --out in their order, with the manifest\n"
+           "count \"derived\". Progress on stderr; a summary on stdout. Deterministic.\n"
+           "\n"
+           "prune options:\n");
+    cmd_opts_help(prune_opts, &pd);
     printf("\n"
            "exit codes: 0 ok, 1 bad input, 2 bad command line\n");
 }
@@ -238,6 +279,157 @@ static int usage_main(int argc, char **argv) {
     return rc;
 }
 
+/* Ops on both sides of rule i. */
+static int32_t prune_size(const rules_set *rs, int32_t i) {
+    return rs->rules[i].src.n_ops + rs->rules[i].dst.n_ops;
+}
+
+static const rules_set *prune_sort_rs;
+
+/* Largest first, then the later rule first (the generator numbers rules fewest ops first). */
+static int prune_cmp(const void *pa, const void *pb) {
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    int32_t sa = prune_size(prune_sort_rs, a), sb = prune_size(prune_sort_rs, b);
+    if (sa != sb)
+        return sa > sb ? -1 : 1;
+    return (a < b) - (a > b);
+}
+
+/* Whether the rules not off derive rule i: 1, 0, or -1 with a message. */
+static int prune_derived(eqsat_prover *pv, const rules_set *rs, int32_t i, const uint8_t *off, cost_model *cm,
+                         const search_opts *so, int32_t *rounds, char *err, size_t errlen) {
+    int32_t a[RULES_MAX_OUTPUTS], b[RULES_MAX_OUTPUTS], n = 0;
+    uint8_t joined[RULES_MAX_OUTPUTS];
+    graph *g = rules_pair_graph(&rs->rules[i], a, b, &n, err, errlen);
+    if (!g)
+        return -1;
+    int rc = eqsat_joins(pv, g, off, cm, so, n, a, b, joined, rounds, err, errlen);
+    graph_free(g);
+    if (rc < 0)
+        return -1;
+    int all = 1;
+    for (int32_t k = 0; k < n; k++)
+        all &= joined[k];
+    return all;
+}
+
+/* The kept rules of rs (off[i] == 0) as a set with the manifest and the count "derived"; NULL
+ * with a message. */
+static rules_set *prune_kept(const rules_set *rs, const uint8_t *off, int64_t derived, char *err, size_t errlen) {
+    rules_set *out = rules_set_manifest_copy(rs);
+    if (out && rules_set_count(out, "derived", (uint64_t)derived) < 0) {
+        snprintf(err, errlen, "the manifest holds %d counts already: no room for \"derived\"", RULES_MAX_COUNTS);
+        rules_set_free(out);
+        return NULL;
+    }
+    int bad = !out;
+    for (int32_t i = 0; i < rs->n_rules && !bad; i++)
+        if (!off[i])
+            bad |= rules_set_add(out, &rs->rules[i]) < 0;
+    if (bad) {
+        snprintf(err, errlen, "out of memory");
+        rules_set_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* `tasc rules prune`; an exit code. */
+static int prune_main(int argc, char **argv) {
+    prune_args a;
+    prune_defaults(&a);
+    if (cmd_opts_parse("rules", prune_opts, &a, argc, argv, 2, NULL, 0) < 0)
+        return TASC_EXIT_USAGE;
+    if (!a.rules || !a.out) {
+        cmd_error("rules", "prune needs --rules FILE and --out FILE (tasc rules --help)");
+        return TASC_EXIT_USAGE;
+    }
+    char err[1024];
+    rules_set *rs = rules_load(a.rules, err, sizeof err);
+    if (!rs) {
+        cmd_error("rules", "%s", err);
+        return TASC_EXIT_INPUT;
+    }
+    cost_analytic_config cfg;
+    cost_analytic_defaults(&cfg);
+    cost_model *cm = cost_analytic_new(&cfg);
+    search_opts so;
+    search_opts_default(&so);
+    so.eqsat_iters = (int32_t)a.iters;
+    so.eqsat_nodes = (int32_t)a.nodes;
+    so.time_limit_s = 0; /* the limits above bound each proof; a clock would make the result vary */
+    eqsat_prover *pv = eqsat_prover_new(rs);
+    int32_t n = rs->n_rules, *order = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
+    uint8_t *off = base_xcalloc((size_t)n + 1, 1);
+    int32_t *rounds = base_xcalloc((size_t)n + 1, sizeof *rounds);
+    int64_t by_size[2 * RULES_MAX_OPS + 1][2] = {{0}}; /* [ops][derived?] */
+    for (int32_t i = 0; i < n; i++)
+        order[i] = i;
+    prune_sort_rs = rs;
+    qsort(order, (size_t)n, sizeof *order, prune_cmp);
+    double t0 = base_now(), shown = t0;
+    int64_t derived = 0, unused = 0;
+    int rc = TASC_EXIT_OK;
+    for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++) {
+        int32_t i = order[k];
+        if (!eqsat_prover_uses(pv, i)) { /* never searched (a commutativity rule declares its op's) */
+            unused++;
+            continue;
+        }
+        off[i] = 1;
+        int d = prune_derived(pv, rs, i, off, cm, &so, &rounds[i], err, sizeof err);
+        if (d < 0) {
+            cmd_error("rules", "%s: %s", a.rules, err);
+            rc = TASC_EXIT_INPUT;
+            break;
+        }
+        off[i] = (uint8_t)d;
+        derived += d;
+        by_size[prune_size(rs, i)][d]++;
+        if (base_now() - shown >= 5.0 || k + 1 == n) {
+            shown = base_now();
+            fprintf(stderr, "tasc rules prune: %d of %d rules tried, %lld derived, %.0f s\n", (int)(k + 1), (int)n,
+                    (long long)derived, shown - t0);
+        }
+    }
+    if (rc == TASC_EXIT_OK) {
+        rules_set *kept = prune_kept(rs, off, derived, err, sizeof err);
+        if (!kept || rules_save(kept, a.out, err, sizeof err) < 0) {
+            cmd_error("rules", "%s: %s", kept ? a.out : a.rules, err);
+            rc = TASC_EXIT_INPUT;
+        }
+        rules_set_free(kept);
+    }
+    if (rc == TASC_EXIT_OK && a.list) {
+        cmd_tmpfile tf;
+        rc = cmd_tmp_open("rules", a.list, &tf) < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+        for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++)
+            if (off[order[k]])
+                fprintf(tf.f, "%s %d\n", rs->rules[order[k]].id, (int)rounds[order[k]]);
+        if (rc == TASC_EXIT_OK && cmd_tmp_commit("rules", &tf) < 0)
+            rc = TASC_EXIT_INPUT;
+    }
+    if (rc == TASC_EXIT_OK) {
+        printf("%-10s %10s %10s %10s\n", "ops (both)", "rules", "derived", "kept");
+        for (int32_t s = 0; s <= 2 * RULES_MAX_OPS; s++)
+            if (by_size[s][0] + by_size[s][1])
+                printf("%-10d %10lld %10lld %10lld\n", (int)s, (long long)(by_size[s][0] + by_size[s][1]),
+                       (long long)by_size[s][1], (long long)by_size[s][0]);
+        printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)derived, (long long)(n - derived));
+        printf("%lld rules the search never uses (repeats, commutativity, unusable patterns) kept untried\n",
+               (long long)unused);
+        printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)a.iters,
+               (long long)a.nodes, base_now() - t0, a.out);
+    }
+    free(order);
+    free(off);
+    free(rounds);
+    eqsat_prover_free(pv);
+    cost_model_free(cm);
+    rules_set_free(rs);
+    return rc;
+}
+
 int cmd_rules(int argc, char **argv) {
     const char *cmd = "rules";
     rules_args a = {0};
@@ -247,8 +439,10 @@ int cmd_rules(int argc, char **argv) {
     }
     if (argc >= 2 && !strcmp(argv[1], "usage"))
         return usage_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "prune"))
+        return prune_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "export") != 0) {
-        cmd_error(cmd, "expected 'export' or 'usage' (tasc rules --help)");
+        cmd_error(cmd, "expected 'export', 'usage' or 'prune' (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
     const char *in = NULL;

@@ -1543,9 +1543,24 @@ static void eq_tally(eq_ctx *c, const int32_t *choice, const uint8_t *reached) {
     free(seen);
 }
 
-/* The context's rule sources and their needs. */
-static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o,
-                        search_result *res) {
+/* Rule directions the search uses (search_rule_sources), their needs and which are sibling merges,
+ * for c->rs: what a context computes once per rule set. */
+static void eq_ctx_sources(eq_ctx *c) {
+    c->src_ok = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    c->needs = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->needs);
+    uint8_t comm[OP_COUNT];
+    search_rule_sources(c->rs, c->src_ok, comm);
+    for (int32_t s = 0; s < c->n_rule_src; s++)
+        if (c->src_ok[s])
+            rules_match_needs_of(&c->rs->rules[s / 2], (rules_dir)(s % 2), &c->needs[s]);
+    c->merge = base_xcalloc((size_t)c->n_rule_src + 1, 1);
+    for (int32_t s = 0; s < c->n_rule_src; s++)
+        c->merge[s] = c->src_ok[s] && eq_sibling_merge(c, s);
+}
+
+/* The context, without its rule sources (eq_ctx_sources). */
+static void eq_ctx_init_base(eq_ctx *c, const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o,
+                             search_result *res) {
     static const rules_set empty;
     memset(c, 0, sizeof *c);
     egraph_init(&c->eg);
@@ -1555,17 +1570,7 @@ static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_mod
     c->o = o;
     c->res = res;
     c->n_rule_src = 2 * c->rs->n_rules;
-    c->src_ok = base_xcalloc((size_t)c->n_rule_src + 1, 1);
-    c->needs = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->needs);
-    uint8_t comm[OP_COUNT];
-    search_rule_sources(c->rs, c->src_ok, comm);
-    for (int32_t s = 0; s < c->n_rule_src; s++)
-        if (c->src_ok[s])
-            rules_match_needs_of(&c->rs->rules[s / 2], (rules_dir)(s % 2), &c->needs[s]);
-    c->merge = base_xcalloc((size_t)c->n_rule_src + 1, 1);
     c->chained = base_xcalloc((size_t)c->n_rule_src + 1, 1);
-    for (int32_t s = 0; s < c->n_rule_src; s++)
-        c->merge[s] = c->src_ok[s] && eq_sibling_merge(c, s);
     c->chain_from = -1;
     c->edges = base_xcalloc(RULES_EDGE_WORDS, sizeof *c->edges);
     c->banned_until = base_xcalloc((size_t)c->n_rule_src + 1, sizeof *c->banned_until);
@@ -1579,6 +1584,12 @@ static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_mod
         res->n_stats = c->n_rule_src + REWRITE_COUNT;
         res->stats = c->stats = base_xcalloc((size_t)res->n_stats, sizeof *res->stats);
     }
+}
+
+static void eq_ctx_init(eq_ctx *c, const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o,
+                        search_result *res) {
+    eq_ctx_init_base(c, g, rs, cm, o, res);
+    eq_ctx_sources(c);
 }
 
 static void eq_ctx_free(eq_ctx *c) {
@@ -1603,23 +1614,26 @@ static void eq_ctx_free(eq_ctx *c) {
     free(c->enc_q);
 }
 
+/* Whether another round may start: not past the time or node limit, nor after a round the node
+ * limits cut (eq_apply_round: it would have passed them), nor once the rounds so far found twice
+ * the node limit in matches: rounds of rules that mostly union classes already there
+ * (commutations, regroupings) add few e-nodes but cost matching time without end (bert_mini.onnx
+ * --builtins minimal at 8000 e-nodes: 6 rounds, 1.76 s of CPU; 4 rounds with this, same cost).
+ * Counted, not timed: the same rounds on any machine. */
+static int eq_may_round(eq_ctx *c) {
+    const search_opts *o = c->o;
+    if (eq_out_of_time(c) || (o->eqsat_nodes > 0 && c->eg.n_live >= o->eqsat_nodes) || c->round_cut)
+        return 0;
+    return !(o->eqsat_nodes > 0 && c->n_found > 2 * (int64_t)o->eqsat_nodes);
+}
+
 /* Rounds until saturation or a limit. */
 static int eq_saturate(eq_ctx *c) {
     const search_opts *o = c->o;
     double t0 = base_now();
     clock_t c0 = clock(); /* the progress lines' CPU time: wall time means little on a loaded machine */
     for (int32_t it = 0; it < o->eqsat_iters; it++) {
-        if (eq_out_of_time(c) || (o->eqsat_nodes > 0 && c->eg.n_live >= o->eqsat_nodes))
-            break;
-        /* nor after a round the node limits cut (eq_apply_round): it would have passed them */
-        if (c->round_cut)
-            break;
-        /* nor once the rounds so far found twice the node limit in matches: rounds of rules that
-         * mostly union classes already there (commutations, regroupings) add few e-nodes but
-         * cost matching time without end (bert_mini.onnx --builtins minimal at 8000 e-nodes:
-         * 6 rounds, 1.76 s of CPU; 4 rounds with this, same cost). Counted, not timed: the same
-         * rounds on any machine. */
-        if (o->eqsat_nodes > 0 && c->n_found > 2 * (int64_t)o->eqsat_nodes)
+        if (!eq_may_round(c))
             break;
         c->round = it;
         int rc = eq_round(c);
@@ -1749,5 +1763,90 @@ done:
                 (double)(clock() - c0) / CLOCKS_PER_SEC, res->cost_before, res->cost_after);
         fflush(o->progress);
     }
+    return rc;
+}
+
+/* --- proofs by rewriting --------------------------------------------------------------------------- */
+
+struct eqsat_prover {
+    eq_ctx src; /* only its rule sources: src_ok, needs, merge */
+};
+
+eqsat_prover *eqsat_prover_new(const rules_set *rs) {
+    eqsat_prover *p = base_xcalloc(1, sizeof *p);
+    static const rules_set empty;
+    p->src.rs = rs ? rs : &empty;
+    p->src.n_rule_src = 2 * p->src.rs->n_rules;
+    eq_ctx_sources(&p->src);
+    return p;
+}
+
+void eqsat_prover_free(eqsat_prover *p) {
+    if (!p)
+        return;
+    free(p->src.src_ok);
+    free(p->src.needs);
+    free(p->src.merge);
+    free(p);
+}
+
+int eqsat_prover_uses(const eqsat_prover *p, int32_t r) {
+    return p->src.src_ok[2 * r] || p->src.src_ok[2 * r + 1];
+}
+
+/* Whether every pair is in one class. */
+static int eq_all_joined(eq_ctx *c, int32_t n, const int32_t *a, const int32_t *b, uint8_t *joined) {
+    int all = 1;
+    for (int32_t i = 0; i < n; i++) {
+        joined[i] = egraph_find(&c->eg, c->t_cls[a[i]]) == egraph_find(&c->eg, c->t_cls[b[i]]);
+        all &= joined[i];
+    }
+    return all;
+}
+
+int eqsat_joins(eqsat_prover *p, const graph *g, const uint8_t *off, cost_model *cm, const search_opts *o, int32_t n,
+                const int32_t *a, const int32_t *b, uint8_t *joined, int32_t *rounds, char *err, size_t errlen) {
+    search_opts so = *o;
+    memset(so.moves, 0, sizeof so.moves);
+    so.split_bias = 0;
+    so.stats = 0;
+    so.progress = NULL;
+    search_result res;
+    memset(&res, 0, sizeof res);
+    eq_ctx c;
+    eq_ctx_init_base(&c, g, p->src.rs, cm, &so, &res);
+    c.err = err;
+    c.errlen = errlen;
+    c.deadline = so.time_limit_s > 0 ? base_now() + so.time_limit_s : 0.0;
+    c.src_ok = base_xmalloc((size_t)c.n_rule_src + 1);
+    for (int32_t s = 0; s < c.n_rule_src; s++)
+        c.src_ok[s] = p->src.src_ok[s] && !(off && off[s / 2]);
+    c.needs = p->src.needs; /* borrowed */
+    c.merge = p->src.merge;
+    *rounds = 0;
+    int rc = -1;
+    if (eq_from_graph(&c) < 0)
+        goto done;
+    c.n_init = c.eg.n_nodes;
+    egraph_rebuild(&c.eg);
+    rc = 0;
+    for (int32_t it = 0; it < so.eqsat_iters && !eq_all_joined(&c, n, a, b, joined) && eq_may_round(&c); it++) {
+        c.round = it;
+        int changed = eq_round(&c);
+        if (changed < 0) {
+            rc = -1;
+            break;
+        }
+        ++*rounds;
+        if (!changed)
+            break;
+    }
+    if (rc == 0)
+        eq_all_joined(&c, n, a, b, joined);
+done:
+    c.needs = NULL;
+    c.merge = NULL;
+    eq_ctx_free(&c);
+    search_result_free(&res);
     return rc;
 }

@@ -37,4 +37,21 @@
 int eqsat_run(const graph *g, const rules_set *rs, cost_model *cm, const search_opts *o, const char *prefix,
               int64_t *counter, graph **best, search_result *res, char *err, size_t errlen);
 
+/* Proofs by rewriting: whether the rules derive equalities. A prover holds a rule set's matching
+ * needs, computed once (eqsat_prover_new; rs is borrowed and must outlive it). eqsat_joins builds
+ * g's e-graph (g holds both sides of each pair: tensors a[i] and b[i], as rules_pair_graph makes
+ * them) and runs rounds of the rule directions that `off` leaves on (off[r] = 1: rule r not used;
+ * off may be NULL) under o's round, node and time limits, with no built-in move and no bias normal
+ * form, until every pair is in one e-class, saturation or a limit: joined[i] = 1 where a[i] and
+ * b[i] ended in one class (then the rules used prove a[i] = b[i]: every step is a verified
+ * rule applied where its checks pass); *rounds: the rounds run. 0, or -1 with a message. */
+typedef struct eqsat_prover eqsat_prover;
+eqsat_prover *eqsat_prover_new(const rules_set *rs);
+void eqsat_prover_free(eqsat_prover *p);
+/* Whether the search uses rule r in either direction (search_rule_sources: not a repeat, not a
+ * commutativity rule, usable, a connected pattern). */
+int eqsat_prover_uses(const eqsat_prover *p, int32_t r);
+int eqsat_joins(eqsat_prover *p, const graph *g, const uint8_t *off, cost_model *cm, const search_opts *o, int32_t n,
+                const int32_t *a, const int32_t *b, uint8_t *joined, int32_t *rounds, char *err, size_t errlen);
+
 #endif
