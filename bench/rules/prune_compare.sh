@@ -53,6 +53,8 @@ hdr=$(printf "| %-22s | %-8s | %9s | %9s | %8s | %8s | %-4s |" model mode "full 
 sep="|$(printf -- '-%.0s' $(seq 1 24))|----------|-----------|-----------|----------|----------|------|"
 rows=""
 diffs=0
+sum_full=0
+sum_pruned=0
 echo "$hdr"
 for m in $models; do
     for mode in default minimal eqsat; do
@@ -63,14 +65,16 @@ for m in $models; do
         row=$(printf "| %-22s | %-8s | %9s | %9s | %8s | %8s | %-4s |" "$m" "$mode" "$fsp" "$psp" "$fs" "$ps" "$same")
         echo "$row"
         rows="$rows$row"$'\n'
+        sum_full=$(awk -v a="$sum_full" -v b="$fs" 'BEGIN { printf "%.2f", a + b }')
+        sum_pruned=$(awk -v a="$sum_pruned" -v b="$ps" 'BEGIN { printf "%.2f", a + b }')
     done
 done
-echo "results that differ: $diffs"
+echo "results that differ: $diffs; search time of all runs: full $sum_full s, pruned $sum_pruned s"
 {
     echo
     echo "## $(date -u +%Y-%m-%d) $(basename "$FULL") ($(grep -c '"id"' "$FULL") rules) vs $(basename "$PRUNED") ($(grep -c '"id"' "$PRUNED") rules)"
     echo
-    echo "Machine: $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg); tasc $("$TASC" --version 2>&1 | head -1)."
+    echo "Machine: $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg); $("$TASC" --version 2>&1 | head -1), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)."
     echo "Command: \`bench/rules/prune_compare.sh $TASC $FULL $PRUNED\`; speedups are predicted (analytic cost model),"
     echo "\"same\": the optimized graphs are identical (JSON and folded weights hashed, the sidecar's name masked)."
     echo
@@ -78,5 +82,5 @@ echo "results that differ: $diffs"
     echo "$sep"
     printf "%s" "$rows"
     echo
-    echo "Results that differ: $diffs of $(($(echo $models | wc -w) * 3))."
+    echo "Results that differ: $diffs of $(($(echo $models | wc -w) * 3)). Search time of all runs: full $sum_full s, pruned $sum_pruned s."
 } >>"$OUT_MD"
