@@ -584,12 +584,27 @@ static int ra_pair_side(graph *g, const rules_graph *sg, const char *side, const
     return 0;
 }
 
-graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n, char *err, size_t errlen) {
+/* A graph named after r with each variable as an input; vars[v] their tensors. */
+static graph *ra_vars_graph(const rules_rule *r, int32_t *vars) {
     graph *g = graph_new(r->id);
-    int32_t vars[RULES_MAX_VARS];
-    int32_t src[RULES_MAX_OPS][OPS_MAX_OUTPUTS], dst[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
     for (int32_t v = 0; v < r->n_vars && graph_ok(g); v++)
         vars[v] = graph_input(g, r->vars[v].name, r->vars[v].shape.rank, r->vars[v].shape.dims);
+    return g;
+}
+
+/* NULL with the message of g's first error (g freed), else g. */
+static graph *ra_graph_done(graph *g, const rules_rule *r, char *err, size_t errlen) {
+    if (graph_ok(g))
+        return g;
+    snprintf(err, errlen, "rule '%s' as a graph: %s", r->id, graph_error(g));
+    graph_free(g);
+    return NULL;
+}
+
+graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n, char *err, size_t errlen) {
+    int32_t vars[RULES_MAX_VARS];
+    int32_t src[RULES_MAX_OPS][OPS_MAX_OUTPUTS], dst[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    graph *g = ra_vars_graph(r, vars);
     if (graph_ok(g) && ra_pair_side(g, &r->src, "src", vars, src) == 0)
         ra_pair_side(g, &r->dst, "dst", vars, dst);
     *n = 0;
@@ -606,10 +621,17 @@ graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n,
         }
         *n = i + 1;
     }
-    if (!graph_ok(g)) {
-        snprintf(err, errlen, "rule '%s' as a graph: %s", r->id, graph_error(g));
-        graph_free(g);
-        return NULL;
-    }
-    return g;
+    return ra_graph_done(g, r, err, errlen);
+}
+
+graph *rules_side_graph(const rules_rule *r, rules_side side, char *err, size_t errlen) {
+    int32_t vars[RULES_MAX_VARS], outs[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
+    const rules_graph *sg = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+    graph *g = ra_vars_graph(r, vars);
+    if (graph_ok(g))
+        ra_pair_side(g, sg, side == RULES_SIDE_SRC ? "src" : "dst", vars, outs);
+    for (int32_t i = 0; i < r->n_outputs && graph_ok(g); i++)
+        graph_mark_output(g, ra_pair_tensor(vars, (const int32_t(*)[OPS_MAX_OUTPUTS])outs,
+                                            side == RULES_SIDE_SRC ? r->outputs[i].src : r->outputs[i].dst));
+    return ra_graph_done(g, r, err, errlen);
 }

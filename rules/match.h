@@ -310,5 +310,9 @@ const char *rules_apply_prefix(const graph *g, char *buf, size_t len);
  * shape of a proof by rewriting: the rules derive r where a[i] and b[i] become equal (eqsat.h,
  * eqsat_joins). *n: the outputs. Caller owns the graph; NULL with a message. */
 graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n, char *err, size_t errlen);
+/* One side of rule r as a graph: each variable an input (as rules_pair_graph), the side's ops,
+ * and as outputs, in the rule's output order, that side's tensors (a bare variable: its input).
+ * Two sides are equal graphs where graph_hash says so. Caller owns; NULL with a message. */
+graph *rules_side_graph(const rules_rule *r, rules_side side, char *err, size_t errlen);
 
 #endif

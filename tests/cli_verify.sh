@@ -127,8 +127,14 @@ check "prune: commutativity kept" grep -q '"id":"g3_00002"' "$dir/p3.json"
 check "prune: the kept set loads" test $? -eq 0
 "$tasc" rules prune --rules $R3 --out "$dir/p3b.json" >/dev/null 2>&1
 check "prune: the same bytes again" cmp -s "$dir/p3.json" "$dir/p3b.json"
+"$tasc" rules prune --rules $R3 --by move --out "$dir/p3m.json" --list "$dir/p3m.txt" >"$dir/out" 2>"$dir/err"
+check "prune --by move: exit 0" test $? -eq 0
+n_move=$(wc -l <"$dir/p3m.txt")
+check "prune --by move: fewer than by rounds, some" test "$n_move" -gt 0 -a "$n_move" -lt "$n_drop"
+check "prune --by move: the summary" grep -q "derived by one move in each direction searched" "$dir/out"
 expect 2 "needs --rules FILE and --out FILE" rules prune --rules $R3
 expect 2 "bad value for --iters" rules prune --rules $R3 --out "$dir/x.json" --iters 0
+expect 2 "bad value for --by" rules prune --rules $R3 --out "$dir/x.json" --by magic
 expect 1 "no-such.json" rules prune --rules "$dir/no-such.json" --out "$dir/x.json"
 check "prune: nothing written on error" test ! -e "$dir/x.json"
 

@@ -8,7 +8,8 @@
  * extraction costs a relu6 behind a conv as lowering does; its e-matcher (match order, signature
  * and edge indexes) finds the matches rules/match.c finds on the same graph. Proofs by rewriting
  * (eqsat_joins, `tasc rules prune`): a rule for another shape and a four-transpose rule are
- * derived from transpose(transpose(x)) = x, and nothing is derived once that rule is off.
+ * derived from transpose(transpose(x)) = x, and nothing is derived once that rule is off; one
+ * move (eqsat_one_move) derives a lifted rule both ways, not the four transposes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -418,7 +419,8 @@ static void test_match_order(cost_model *cm) {
 }
 
 /* Rules in the file format: R0 transpose(transpose(x0)) = x0 on (2,3); R1 four transposes = x0;
- * R2 relu(relu(x0)) = relu(x0); R3 R0 on (3,3) (a repeat of R0: the search skips it). */
+ * R2 relu(relu(x0)) = relu(x0); R3 R0 on (3,3) (a repeat of R0: the search skips it); R4 R2 on
+ * (1,2,3) (R2 lifted: one move of R2 either way). */
 static const char *joins_rules =
     "{\"format\": \"tasc-rules\", \"version\": 1, \"tool\": \"tasc 0.1.0\", \"rules\": [\n"
     "{\"id\":\"tt23\",\"vars\":[{\"name\":\"x0\",\"shape\":[2,3]}],\"src\":[{\"op\":\"transpose\",\"params\":"
@@ -433,7 +435,10 @@ static const char *joins_rules =
     "\"outputs\":[{\"src\":\"%1\",\"dst\":\"%0\"}]},\n"
     "{\"id\":\"tt33\",\"vars\":[{\"name\":\"w0\",\"shape\":[3,3]}],\"src\":[{\"op\":\"transpose\",\"params\":"
     "{\"perm\":[1,0]},\"inputs\":[\"w0\"]},{\"op\":\"transpose\",\"params\":{\"perm\":[1,0]},\"inputs\":[\"%0\"]}],"
-    "\"dst\":[],\"outputs\":[{\"src\":\"%1\",\"dst\":\"w0\"}]}\n"
+    "\"dst\":[],\"outputs\":[{\"src\":\"%1\",\"dst\":\"w0\"}]},\n"
+    "{\"id\":\"rr3\",\"vars\":[{\"name\":\"x0\",\"shape\":[1,2,3]}],\"src\":[{\"op\":\"relu\",\"inputs\":[\"x0\"]},"
+    "{\"op\":\"relu\",\"inputs\":[\"%0\"]}],\"dst\":[{\"op\":\"relu\",\"inputs\":[\"x0\"]}],"
+    "\"outputs\":[{\"src\":\"%1\",\"dst\":\"%0\"}]}\n"
     "]}\n";
 
 /* Whether the rules not off derive rule r; *rounds the rounds it took. */
@@ -458,29 +463,52 @@ static int joins(eqsat_prover *pv, const rules_set *rs, cost_model *cm, int32_t 
     return rc < 0 ? -1 : joined[0];
 }
 
+/* Whether one move of the rules not off takes rule r's side `from` to its other side. */
+static int one_move(eqsat_prover *pv, const rules_set *rs, int32_t r, rules_side from, const uint8_t *off) {
+    char err[256];
+    graph *a = rules_side_graph(&rs->rules[r], from, err, sizeof err);
+    graph *b = rules_side_graph(&rs->rules[r], from == RULES_SIDE_SRC ? RULES_SIDE_DST : RULES_SIDE_SRC, err, sizeof err);
+    CHECK(a && b);
+    int found = -1;
+    if (a && b)
+        CHECK_EQ_INT(eqsat_one_move(pv, a, b, off, &found, err, sizeof err), 0);
+    graph_free(a);
+    graph_free(b);
+    return found;
+}
+
 static void test_joins(cost_model *cm) {
     char err[256];
     rules_set *rs = rules_from_json_string(joins_rules, "joins", err, sizeof err);
     CHECK(rs != NULL);
     if (!rs)
         return;
-    CHECK_EQ_INT(rs->n_rules, 4);
+    CHECK_EQ_INT(rs->n_rules, 5);
     eqsat_prover *pv = eqsat_prover_new(rs);
-    for (int32_t r = 0; r < 3; r++)
-        CHECK(eqsat_prover_uses(pv, r));
-    CHECK(!eqsat_prover_uses(pv, 3));
+    CHECK_EQ_INT(eqsat_prover_uses(pv, 0), 1); /* a bare variable is no pattern */
+    CHECK_EQ_INT(eqsat_prover_uses(pv, 1), 1);
+    CHECK_EQ_INT(eqsat_prover_uses(pv, 2), 3);
+    CHECK_EQ_INT(eqsat_prover_uses(pv, 3), 0);
+    CHECK_EQ_INT(eqsat_prover_uses(pv, 4), 3);
     int32_t rounds = -1;
-    uint8_t off[4] = {0, 1, 0, 0};
+    uint8_t off[5] = {0, 1, 0, 0, 0};
     CHECK_EQ_INT(joins(pv, rs, cm, 1, off, &rounds), 1); /* four transposes: R0 twice, in one round */
     CHECK_EQ_INT(rounds, 1);
-    uint8_t off2[4] = {1, 1, 0, 0};
+    uint8_t off2[5] = {1, 1, 0, 0, 0};
     CHECK_EQ_INT(joins(pv, rs, cm, 1, off2, &rounds), 0); /* not without R0 */
     CHECK_EQ_INT(rounds, 1);                              /* nothing matched: saturated after one */
-    uint8_t off3[4] = {0, 0, 1, 0};
+    uint8_t off3[5] = {0, 0, 1, 0, 0};
     CHECK_EQ_INT(joins(pv, rs, cm, 2, off3, &rounds), 0); /* relu(relu(x)) from transposes: no */
-    uint8_t none[4] = {0, 0, 0, 0};
+    uint8_t none[5] = {0, 0, 0, 0, 0};
     CHECK_EQ_INT(joins(pv, rs, cm, 2, none, &rounds), 1); /* a rule proves itself */
     CHECK_EQ_INT(joins(pv, rs, cm, 3, none, &rounds), 1); /* R0 on another shape: the matcher binds any (K, K) */
+    /* one move: R4 is R2 lifted, either way; four transposes need two moves of R0 */
+    uint8_t off5[5] = {0, 0, 0, 0, 1};
+    CHECK_EQ_INT(one_move(pv, rs, 4, RULES_SIDE_SRC, off5), 1);
+    CHECK_EQ_INT(one_move(pv, rs, 4, RULES_SIDE_DST, off5), 1);
+    uint8_t off6[5] = {0, 0, 1, 0, 1};
+    CHECK_EQ_INT(one_move(pv, rs, 4, RULES_SIDE_SRC, off6), 0); /* not without R2 */
+    CHECK_EQ_INT(one_move(pv, rs, 1, RULES_SIDE_SRC, off), 0);
     eqsat_prover_free(pv);
     rules_set_free(rs);
 }

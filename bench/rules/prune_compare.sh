@@ -58,8 +58,10 @@ sum_pruned=0
 echo "$hdr"
 for m in $models; do
     for mode in default minimal eqsat; do
-        read -r fsp fs fh <<<"$(run "$m" "$mode" "$FULL" full)" || exit 1
-        read -r psp ps ph <<<"$(run "$m" "$mode" "$PRUNED" pruned)" || exit 1
+        f=$(run "$m" "$mode" "$FULL" full) || exit 1
+        p=$(run "$m" "$mode" "$PRUNED" pruned) || exit 1
+        read -r fsp fs fh <<<"$f"
+        read -r psp ps ph <<<"$p"
         same=yes
         [ "$fh" != "$ph" ] && { same=no; diffs=$((diffs + 1)); }
         row=$(printf "| %-22s | %-8s | %9s | %9s | %8s | %8s | %-4s |" "$m" "$mode" "$fsp" "$psp" "$fs" "$ps" "$same")

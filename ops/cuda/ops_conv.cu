@@ -181,6 +181,7 @@ typedef ct_entry oc_conv_choice;
 /* Choices of this process: measured here, or read from the per-device cache file (conv_table.h)
  * at the first convolution's setup. Configurations recur within and across graphs and processes. */
 static ct_table *oc_conv_cache;
+static ct_table *oc_conv_pending; /* choices made since the file was last written (NULL: none) */
 static int oc_conv_cache_bad; /* the file could not be read or written: reported once, not written */
 static ops_cuda_conv_stats oc_conv_stats;
 
@@ -225,17 +226,30 @@ static void oc_conv_cache_load(const ops_cuda_env *env) {
     }
 }
 
-/* Records e for this process and, under the file's lock, in the per-device cache. */
+/* Records e for this process and for the per-device cache, written once per setup
+ * (ops_cuda_conv_cache_flush): a setup that measures many configurations locks and rewrites the
+ * file once, not once per choice. */
 static void oc_conv_cache_put(const oc_conv_choice *e) {
     ct_table_set(oc_conv_cache, e);
     if (!oc_conv_cache_file_on() || oc_conv_cache_bad)
         return;
-    ct_table *add = ct_table_new(&oc_cfg_names);
-    ct_table_set(add, e);
-    char path[4096], err[4400];
-    if (ct_table_update(ct_cache_path(mm_device_key(), path, sizeof path), add, err, sizeof err) < 0) {
-        fprintf(stderr, "tasc: %s (convolution path choices kept for this process only)\n", err);
-        oc_conv_cache_bad = 1;
+    static int at_exit;
+    if (!at_exit) /* what a caller outside the runtime's setup leaves pending is written at exit */
+        at_exit = atexit(ops_cuda_conv_cache_flush) == 0;
+    if (!oc_conv_pending)
+        oc_conv_pending = ct_table_new(&oc_cfg_names);
+    ct_table_set(oc_conv_pending, e);
+}
+
+extern "C" void ops_cuda_conv_cache_flush(void) {
+    ct_table *add = oc_conv_pending;
+    oc_conv_pending = NULL;
+    if (add && ct_table_size(add) > 0 && oc_conv_cache_file_on() && !oc_conv_cache_bad) {
+        char path[4096], err[4400];
+        if (ct_table_update(ct_cache_path(mm_device_key(), path, sizeof path), add, err, sizeof err) < 0) {
+            fprintf(stderr, "tasc: %s (convolution path choices kept for this process only)\n", err);
+            oc_conv_cache_bad = 1;
+        }
     }
     ct_table_free(add);
 }
@@ -246,6 +260,7 @@ extern "C" void ops_cuda_conv_stats_take(ops_cuda_conv_stats *st) {
 }
 
 extern "C" void ops_cuda_conv_cache_reset(void) {
+    ops_cuda_conv_cache_flush();
     ct_table_free(oc_conv_cache);
     oc_conv_cache = NULL;
     oc_conv_cache_bad = 0;

@@ -110,7 +110,11 @@ typedef struct {
     int32_t reused;
 } ops_cuda_conv_stats;
 void ops_cuda_conv_stats_take(ops_cuda_conv_stats *st);
-/* Forgets this process's choices: the next setup reads the cache file again (tests). */
+/* Writes the choices made since the last write into the cache file, under its lock, in one
+ * rewrite (the runtime calls it at the end of each setup; nothing to write: nothing done). */
+void ops_cuda_conv_cache_flush(void);
+/* Writes what is pending (ops_cuda_conv_cache_flush), then forgets this process's choices: the
+ * next setup reads the cache file again (tests). */
 void ops_cuda_conv_cache_reset(void);
 /* The cache file choices are read from and written to; "" when TASC_CONV_CACHE=off, or after the
  * file could not be read or written (reported on stderr then). */

@@ -62,7 +62,7 @@ static void usage_defaults(usage_args *a) {
 }
 
 typedef struct {
-    const char *rules, *out, *list;
+    const char *rules, *out, *list, *by;
     int64_t iters, nodes;
 } prune_args;
 
@@ -71,6 +71,9 @@ static const cmd_opt prune_opts[] = {
     CMD_NONEMPTY("--out", "FILE", offsetof(prune_args, out), "a file", "the rules kept, as a rule file (required)"),
     CMD_NONEMPTY("--list", "FILE", offsetof(prune_args, list), "a file",
                  "also write the rules dropped, one \"ID ROUNDS\" line each, in the order tried"),
+    CMD_CHOICE("--by", "HOW", offsetof(prune_args, by), "rounds|move",
+               "rounds: equality saturation joins the two sides; move: one application of one other rule turns each "
+               "side the search rewrites from into the other (default rounds)"),
     CMD_I64("--iters", "N", offsetof(prune_args, iters), 1, 64, "rounds of rewriting per rule at most (default %D)"),
     CMD_I64("--nodes", "N", offsetof(prune_args, nodes), 16, 1000000,
             "no round starts once the e-graph holds N e-nodes (default %D)"),
@@ -79,6 +82,7 @@ static const cmd_opt prune_opts[] = {
 
 static void prune_defaults(prune_args *a) {
     memset(a, 0, sizeof *a);
+    a->by = "rounds";
     a->iters = 3;
     a->nodes = 400;
 }
@@ -91,7 +95,7 @@ static void rules_usage(const rules_args *defaults) {
     printf("usage: tasc rules export --egg RULES [--out FILE]\n"
            "       tasc rules usage --rules FILE MODEL... [--builtins all|minimal] [--alpha A] [--budget B]\n"
            "                        [--time-limit S] [--top N] [--json FILE] [ONNX options]\n"
-           "       tasc rules prune --rules FILE --out FILE [--list FILE] [--iters N] [--nodes N]\n"
+           "       tasc rules prune --rules FILE --out FILE [--list FILE] [--by rounds|move] [--iters N] [--nodes N]\n"
            "\n"
            "Write the rules of RULES (a rule file) as Tensat/egg rewrites, one \"lhs=>rhs\" line per\n"
            "mapped output, terms in the language of verifier/axioms.smt2 (integer parameters first,\n"
@@ -112,12 +116,15 @@ static void rules_usage(const rules_args *defaults) {
     printf("\n"
            "prune: drop the rules the others derive. Rules are tried largest first (most ops on both\n"
            "sides, then the later id); those the search never uses (repeats, commutativity rules, patterns\n"
-           "it cannot match) are kept untried. Both sides of the rule become one graph over its variables (the\n"
-           "shapes it was found at) and the optimizer's equality saturation rewrites it with every rule\n"
-           "still kept but this one (no built-in rewrite); where each output's two sides end in one\n"
-           "e-class, the rule is derived by verified rules and dropped. A rule dropped is derived from\n"
-           "the rules kept in the end. The rest are written to --out in their order, with the manifest\n"
-           "count \"derived\". Progress on stderr; a summary on stdout. Deterministic.\n"
+           "it cannot match) are kept untried. --by rounds: both sides of the rule become one graph over\n"
+           "its variables (the shapes it was found at) and the optimizer's equality saturation rewrites it\n"
+           "with every rule still kept but this one (no built-in rewrite); where each output's two sides\n"
+           "end in one e-class, the rule is derived by verified rules and dropped. --by move: dropped\n"
+           "where, for each direction the search uses it in, one application of one other kept rule turns\n"
+           "that side's graph into the other's (the backtracking search then reaches the same graphs in as\n"
+           "many moves). A rule dropped is derived from the rules kept in the end. The rest are written\n"
+           "to --out in their order, with the manifest count \"derived\". Progress on stderr; a summary\n"
+           "on stdout. Deterministic.\n"
            "\n"
            "prune options:\n");
     cmd_opts_help(prune_opts, &pd);
@@ -295,12 +302,34 @@ static int prune_cmp(const void *pa, const void *pb) {
     return (a < b) - (a > b);
 }
 
-/* Whether the rules not off derive rule i: 1, 0, or -1 with a message. */
-static int prune_derived(eqsat_prover *pv, const rules_set *rs, int32_t i, const uint8_t *off, cost_model *cm,
-                         const search_opts *so, int32_t *rounds, char *err, size_t errlen) {
+/* Whether one move of the rules not off takes rule i's side `from` to its other side. */
+static int prune_move(eqsat_prover *pv, const rules_rule *r, rules_side from, const uint8_t *off, char *err,
+                      size_t errlen) {
+    graph *a = rules_side_graph(r, from, err, errlen);
+    graph *b = a ? rules_side_graph(r, from == RULES_SIDE_SRC ? RULES_SIDE_DST : RULES_SIDE_SRC, err, errlen) : NULL;
+    int found = 0, rc = b ? eqsat_one_move(pv, a, b, off, &found, err, errlen) : -1;
+    graph_free(a);
+    graph_free(b);
+    return rc < 0 ? -1 : found;
+}
+
+/* Whether the rules not off derive rule i (a.by: by rounds of equality saturation, or by one
+ * move in each direction the search uses it in): 1, 0, or -1 with a message. */
+static int prune_derived(const prune_args *pa, eqsat_prover *pv, const rules_set *rs, int32_t i, const uint8_t *off,
+                         cost_model *cm, const search_opts *so, int32_t *rounds, char *err, size_t errlen) {
+    const rules_rule *r = &rs->rules[i];
+    if (!strcmp(pa->by, "move")) {
+        int dirs = eqsat_prover_uses(pv, i), d = 1;
+        if (dirs & 1)
+            d = prune_move(pv, r, RULES_SIDE_SRC, off, err, errlen);
+        if (d == 1 && (dirs & 2))
+            d = prune_move(pv, r, RULES_SIDE_DST, off, err, errlen);
+        *rounds = 1;
+        return d;
+    }
     int32_t a[RULES_MAX_OUTPUTS], b[RULES_MAX_OUTPUTS], n = 0;
     uint8_t joined[RULES_MAX_OUTPUTS];
-    graph *g = rules_pair_graph(&rs->rules[i], a, b, &n, err, errlen);
+    graph *g = rules_pair_graph(r, a, b, &n, err, errlen);
     if (!g)
         return -1;
     int rc = eqsat_joins(pv, g, off, cm, so, n, a, b, joined, rounds, err, errlen);
@@ -377,7 +406,7 @@ static int prune_main(int argc, char **argv) {
             continue;
         }
         off[i] = 1;
-        int d = prune_derived(pv, rs, i, off, cm, &so, &rounds[i], err, sizeof err);
+        int d = prune_derived(&a, pv, rs, i, off, cm, &so, &rounds[i], err, sizeof err);
         if (d < 0) {
             cmd_error("rules", "%s: %s", a.rules, err);
             rc = TASC_EXIT_INPUT;
@@ -418,8 +447,12 @@ static int prune_main(int argc, char **argv) {
         printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)derived, (long long)(n - derived));
         printf("%lld rules the search never uses (repeats, commutativity, unusable patterns) kept untried\n",
                (long long)unused);
-        printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)a.iters,
-               (long long)a.nodes, base_now() - t0, a.out);
+        if (!strcmp(a.by, "move"))
+            printf("derived by one move in each direction searched; %.1f s; kept rules written to %s\n",
+                   base_now() - t0, a.out);
+        else
+            printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)a.iters,
+                   (long long)a.nodes, base_now() - t0, a.out);
     }
     free(order);
     free(off);

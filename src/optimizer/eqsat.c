@@ -1791,7 +1791,7 @@ void eqsat_prover_free(eqsat_prover *p) {
 }
 
 int eqsat_prover_uses(const eqsat_prover *p, int32_t r) {
-    return p->src.src_ok[2 * r] || p->src.src_ok[2 * r + 1];
+    return (p->src.src_ok[2 * r] ? 1 : 0) | (p->src.src_ok[2 * r + 1] ? 2 : 0);
 }
 
 /* Whether every pair is in one class. */
@@ -1849,4 +1849,49 @@ done:
     eq_ctx_free(&c);
     search_result_free(&res);
     return rc;
+}
+
+/* One move: the rule directions tried on `from` until one application gives `target`'s graph. */
+typedef struct {
+    const rules_set *rs;
+    rules_match_index *ix;
+    rules_apply_plan pl;
+    uint64_t target;
+    const char *prefix;
+    int found;
+} eq_one_move;
+
+static int eq_on_move(const rules_match *m, void *user) {
+    eq_one_move *x = user;
+    char err[256];
+    graph *out = NULL;
+    int64_t counter = 0;
+    if (rules_apply_plan_rule(x->rs, m, x->ix, &x->pl, err, sizeof err) < 0 ||
+        rules_apply_check(x->ix, &x->pl, err, sizeof err) < 0 ||
+        rules_apply_run(x->ix, &x->pl, x->prefix, &counter, &out, err, sizeof err) < 0)
+        return 0; /* not a move here (does not type-check, would close a cycle) */
+    x->found = graph_hash(out) == x->target;
+    graph_free(out);
+    return x->found;
+}
+
+int eqsat_one_move(eqsat_prover *p, const graph *from, const graph *to, const uint8_t *off, int *found, char *err,
+                   size_t errlen) {
+    eq_one_move x;
+    memset(&x, 0, sizeof x);
+    x.rs = p->src.rs;
+    x.target = graph_hash(to);
+    char prefix[16];
+    x.prefix = rules_apply_prefix(from, prefix, sizeof prefix);
+    rules_match_index ix;
+    if (rules_match_index_build(&ix, from, err, errlen) < 0)
+        return -1;
+    x.ix = &ix;
+    for (int32_t s = 0; s < p->src.n_rule_src && !x.found; s++)
+        if (p->src.src_ok[s] && !(off && off[s / 2]) && rules_match_possible(&p->src.needs[s], &ix))
+            rules_match_find(x.rs, s / 2, (rules_dir)(s % 2), &ix, eq_on_move, &x);
+    rules_apply_plan_clear(&x.pl);
+    rules_match_index_free(&ix);
+    *found = x.found;
+    return 0;
 }

@@ -48,10 +48,16 @@ int eqsat_run(const graph *g, const rules_set *rs, cost_model *cm, const search_
 typedef struct eqsat_prover eqsat_prover;
 eqsat_prover *eqsat_prover_new(const rules_set *rs);
 void eqsat_prover_free(eqsat_prover *p);
-/* Whether the search uses rule r in either direction (search_rule_sources: not a repeat, not a
- * commutativity rule, usable, a connected pattern). */
+/* The directions the search uses rule r in (search_rule_sources: not a repeat, not a commutativity
+ * rule, usable, a connected pattern): 1 src->dst, 2 dst->src, 3 both, 0 none. */
 int eqsat_prover_uses(const eqsat_prover *p, int32_t r);
 int eqsat_joins(eqsat_prover *p, const graph *g, const uint8_t *off, cost_model *cm, const search_opts *o, int32_t n,
                 const int32_t *a, const int32_t *b, uint8_t *joined, int32_t *rounds, char *err, size_t errlen);
+/* Whether one move of the backtracking search proves the equality: one application of one rule
+ * direction that `off` leaves on, where it type-checks and closes no cycle, turns `from` into a
+ * graph equal to `to` (graph_hash; both as rules_side_graph makes them). *found = 1 if so.
+ * 0, or -1 with a message. */
+int eqsat_one_move(eqsat_prover *p, const graph *from, const graph *to, const uint8_t *off, int *found, char *err,
+                   size_t errlen);
 
 #endif

@@ -1015,6 +1015,7 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     ops_cuda_conv_stats *cs = &c->conv;
     ops_cuda_conv_stats_take(cs); /* from zero */
     int rc = rt_setup(c, err, errlen);
+    ops_cuda_conv_cache_flush(); /* this setup's new convolution choices, one write of the file */
     mm_autotune_stats st;
     mm_autotune_get_stats(&st);
     mm_autotune_set(0);
