@@ -132,6 +132,9 @@ check "prune --by move: exit 0" test $? -eq 0
 n_move=$(wc -l <"$dir/p3m.txt")
 check "prune --by move: fewer than by rounds, some" test "$n_move" -gt 0 -a "$n_move" -lt "$n_drop"
 check "prune --by move: the summary" grep -q "derived by one move in each direction searched" "$dir/out"
+# the shipped default is exactly the full 4-op set pruned by move (verifier/ship_prune.sh)
+"$tasc" rules prune --rules rules/verified-4-full.json --by move --out "$dir/p4.json" >"$dir/out" 2>"$dir/err"
+check "the default 4-op set is the full one pruned by move" cmp -s "$dir/p4.json" rules/verified-4.json
 expect 2 "needs --rules FILE and --out FILE" rules prune --rules $R3
 expect 2 "bad value for --iters" rules prune --rules $R3 --out "$dir/x.json" --iters 0
 expect 2 "bad value for --by" rules prune --rules $R3 --out "$dir/x.json" --by magic

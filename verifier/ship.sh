@@ -5,8 +5,10 @@
 #   tasc verify CANDIDATES --out rules/verified-N.json --quarantine rules/verified-N.quarantine.json \
 #       --mark-free-splits
 #
-# and write rules/MANIFEST: for each file its sha256, its manifest (op set, max ops, the count of
-# every stage, the axioms' and op set's hashes, the tool), and the two commands' summary tables.
+# (the 4-op set as rules/verified-4-full.json) and write rules/MANIFEST: for each file its sha256,
+# its manifest (op set, max ops, the count of every stage, the axioms' and op set's hashes, the
+# tool), and the two commands' summary tables; then verifier/ship_prune.sh makes the default 4-op
+# set, rules/verified-4.json: the full one less the rules one move of another derives.
 # Run from anywhere; TASC is the tasc binary (a Release build: the 4-op generation takes minutes).
 set -euo pipefail
 if [ $# -ne 1 ]; then
@@ -26,6 +28,7 @@ man=rules/MANIFEST.tmp
 for n in 3 4; do
     cand="$tmp/candidates-$n.json"
     out="rules/verified-$n.json"
+    [ "$n" = 4 ] && out="rules/verified-4-full.json"
     quar="rules/verified-$n.quarantine.json"
     "$tasc" generate --max-ops "$n" --out "$cand" > "$tmp/generate-$n.txt"
     "$tasc" verify "$cand" --out "$out" --quarantine "$quar" --no-cache --mark-free-splits > "$tmp/verify-$n.txt"
@@ -44,4 +47,5 @@ for n in 3 4; do
     } >> "$man"
 done
 mv "$man" rules/MANIFEST
-echo "wrote rules/verified-3.json, rules/verified-4.json, their quarantine files and rules/MANIFEST"
+verifier/ship_prune.sh "$tasc" # run from the repository root (the cd above)
+echo "wrote rules/verified-3.json, rules/verified-4-full.json, their quarantine files, rules/verified-4.json and rules/MANIFEST"

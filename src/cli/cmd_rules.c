@@ -342,10 +342,17 @@ static int prune_derived(const prune_args *pa, eqsat_prover *pv, const rules_set
     return all;
 }
 
-/* The kept rules of rs (off[i] == 0) as a set with the manifest and the count "derived"; NULL
- * with a message. */
-static rules_set *prune_kept(const rules_set *rs, const uint8_t *off, int64_t derived, char *err, size_t errlen) {
+/* The kept rules of rs (off[i] == 0) as a set with the manifest, the command (how: its options)
+ * appended to the generator, and the count "derived"; NULL with a message. */
+static rules_set *prune_kept(const rules_set *rs, const uint8_t *off, int64_t derived, const char *how, char *err,
+                             size_t errlen) {
     rules_set *out = rules_set_manifest_copy(rs);
+    if (out) {
+        char *gen = base_xmalloc(strlen(out->generator ? out->generator : "") + strlen(how) + 32);
+        sprintf(gen, "%s%stasc rules prune %s", out->generator ? out->generator : "", out->generator ? "; " : "", how);
+        free(out->generator);
+        out->generator = gen;
+    }
     if (out && rules_set_count(out, "derived", (uint64_t)derived) < 0) {
         snprintf(err, errlen, "the manifest holds %d counts already: no room for \"derived\"", RULES_MAX_COUNTS);
         rules_set_free(out);
@@ -361,6 +368,107 @@ static rules_set *prune_kept(const rules_set *rs, const uint8_t *off, int64_t de
         return NULL;
     }
     return out;
+}
+
+/* One prune: the rules in the order tried, which are dropped (off), the rounds each took, counts. */
+typedef struct {
+    const prune_args *a;
+    const rules_set *rs;
+    int32_t *order;
+    uint8_t *off;
+    int32_t *rounds;
+    int64_t by_size[2 * RULES_MAX_OPS + 1][2]; /* [ops][derived?] */
+    int64_t derived, unused;
+    double t0;
+} prune_run;
+
+/* Try every rule the search uses, largest first; an exit code. */
+static int prune_loop(prune_run *p) {
+    const rules_set *rs = p->rs;
+    int32_t n = rs->n_rules;
+    cost_analytic_config cfg;
+    cost_analytic_defaults(&cfg);
+    cost_model *cm = cost_analytic_new(&cfg);
+    search_opts so;
+    search_opts_default(&so);
+    so.eqsat_iters = (int32_t)p->a->iters;
+    so.eqsat_nodes = (int32_t)p->a->nodes;
+    so.time_limit_s = 0; /* the limits above bound each proof; a clock would make the result vary */
+    eqsat_prover *pv = eqsat_prover_new(rs);
+    char err[1024];
+    double shown = p->t0;
+    int rc = TASC_EXIT_OK;
+    for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++) {
+        int32_t i = p->order[k];
+        if (!eqsat_prover_uses(pv, i)) { /* never searched (a commutativity rule declares its op's) */
+            p->unused++;
+            continue;
+        }
+        p->off[i] = 1;
+        int d = prune_derived(p->a, pv, rs, i, p->off, cm, &so, &p->rounds[i], err, sizeof err);
+        if (d < 0) {
+            cmd_error("rules", "%s: %s", p->a->rules, err);
+            rc = TASC_EXIT_INPUT;
+            break;
+        }
+        p->off[i] = (uint8_t)d;
+        p->derived += d;
+        p->by_size[prune_size(rs, i)][d]++;
+        if (base_now() - shown >= 5.0 || k + 1 == n) {
+            shown = base_now();
+            fprintf(stderr, "tasc rules prune: %d of %d rules tried, %lld derived, %.0f s\n", (int)(k + 1), (int)n,
+                    (long long)p->derived, shown - p->t0);
+        }
+    }
+    eqsat_prover_free(pv);
+    cost_model_free(cm);
+    return rc;
+}
+
+/* The kept rules to --out, the dropped ones to --list; an exit code. */
+static int prune_write(const prune_run *p) {
+    const prune_args *a = p->a;
+    char how[64], err[1024];
+    if (!strcmp(a->by, "move"))
+        snprintf(how, sizeof how, "--by move");
+    else
+        snprintf(how, sizeof how, "--by rounds --iters %lld --nodes %lld", (long long)a->iters, (long long)a->nodes);
+    rules_set *kept = prune_kept(p->rs, p->off, p->derived, how, err, sizeof err);
+    int rc = TASC_EXIT_OK;
+    if (!kept || rules_save(kept, a->out, err, sizeof err) < 0) {
+        cmd_error("rules", "%s: %s", kept ? a->out : a->rules, err);
+        rc = TASC_EXIT_INPUT;
+    }
+    rules_set_free(kept);
+    if (rc == TASC_EXIT_OK && a->list) {
+        cmd_tmpfile tf;
+        rc = cmd_tmp_open("rules", a->list, &tf) < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
+        for (int32_t k = 0; k < p->rs->n_rules && rc == TASC_EXIT_OK; k++)
+            if (p->off[p->order[k]])
+                fprintf(tf.f, "%s %d\n", p->rs->rules[p->order[k]].id, (int)p->rounds[p->order[k]]);
+        if (rc == TASC_EXIT_OK && cmd_tmp_commit("rules", &tf) < 0)
+            rc = TASC_EXIT_INPUT;
+    }
+    return rc;
+}
+
+/* The summary table on stdout. */
+static void prune_print(const prune_run *p) {
+    int32_t n = p->rs->n_rules;
+    printf("%-10s %10s %10s %10s\n", "ops (both)", "rules", "derived", "kept");
+    for (int32_t s = 0; s <= 2 * RULES_MAX_OPS; s++)
+        if (p->by_size[s][0] + p->by_size[s][1])
+            printf("%-10d %10lld %10lld %10lld\n", (int)s, (long long)(p->by_size[s][0] + p->by_size[s][1]),
+                   (long long)p->by_size[s][1], (long long)p->by_size[s][0]);
+    printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)p->derived, (long long)(n - p->derived));
+    printf("%lld rules the search never uses (repeats, commutativity, unusable patterns) kept untried\n",
+           (long long)p->unused);
+    if (!strcmp(p->a->by, "move"))
+        printf("derived by one move in each direction searched; %.1f s; kept rules written to %s\n",
+               base_now() - p->t0, p->a->out);
+    else
+        printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)p->a->iters,
+               (long long)p->a->nodes, base_now() - p->t0, p->a->out);
 }
 
 /* `tasc rules prune`; an exit code. */
@@ -379,86 +487,27 @@ static int prune_main(int argc, char **argv) {
         cmd_error("rules", "%s", err);
         return TASC_EXIT_INPUT;
     }
-    cost_analytic_config cfg;
-    cost_analytic_defaults(&cfg);
-    cost_model *cm = cost_analytic_new(&cfg);
-    search_opts so;
-    search_opts_default(&so);
-    so.eqsat_iters = (int32_t)a.iters;
-    so.eqsat_nodes = (int32_t)a.nodes;
-    so.time_limit_s = 0; /* the limits above bound each proof; a clock would make the result vary */
-    eqsat_prover *pv = eqsat_prover_new(rs);
-    int32_t n = rs->n_rules, *order = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
-    uint8_t *off = base_xcalloc((size_t)n + 1, 1);
-    int32_t *rounds = base_xcalloc((size_t)n + 1, sizeof *rounds);
-    int64_t by_size[2 * RULES_MAX_OPS + 1][2] = {{0}}; /* [ops][derived?] */
+    prune_run p;
+    memset(&p, 0, sizeof p);
+    p.a = &a;
+    p.rs = rs;
+    int32_t n = rs->n_rules;
+    p.order = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
+    p.off = base_xcalloc((size_t)n + 1, 1);
+    p.rounds = base_xcalloc((size_t)n + 1, sizeof *p.rounds);
     for (int32_t i = 0; i < n; i++)
-        order[i] = i;
+        p.order[i] = i;
     prune_sort_rs = rs;
-    qsort(order, (size_t)n, sizeof *order, prune_cmp);
-    double t0 = base_now(), shown = t0;
-    int64_t derived = 0, unused = 0;
-    int rc = TASC_EXIT_OK;
-    for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++) {
-        int32_t i = order[k];
-        if (!eqsat_prover_uses(pv, i)) { /* never searched (a commutativity rule declares its op's) */
-            unused++;
-            continue;
-        }
-        off[i] = 1;
-        int d = prune_derived(&a, pv, rs, i, off, cm, &so, &rounds[i], err, sizeof err);
-        if (d < 0) {
-            cmd_error("rules", "%s: %s", a.rules, err);
-            rc = TASC_EXIT_INPUT;
-            break;
-        }
-        off[i] = (uint8_t)d;
-        derived += d;
-        by_size[prune_size(rs, i)][d]++;
-        if (base_now() - shown >= 5.0 || k + 1 == n) {
-            shown = base_now();
-            fprintf(stderr, "tasc rules prune: %d of %d rules tried, %lld derived, %.0f s\n", (int)(k + 1), (int)n,
-                    (long long)derived, shown - t0);
-        }
-    }
-    if (rc == TASC_EXIT_OK) {
-        rules_set *kept = prune_kept(rs, off, derived, err, sizeof err);
-        if (!kept || rules_save(kept, a.out, err, sizeof err) < 0) {
-            cmd_error("rules", "%s: %s", kept ? a.out : a.rules, err);
-            rc = TASC_EXIT_INPUT;
-        }
-        rules_set_free(kept);
-    }
-    if (rc == TASC_EXIT_OK && a.list) {
-        cmd_tmpfile tf;
-        rc = cmd_tmp_open("rules", a.list, &tf) < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
-        for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++)
-            if (off[order[k]])
-                fprintf(tf.f, "%s %d\n", rs->rules[order[k]].id, (int)rounds[order[k]]);
-        if (rc == TASC_EXIT_OK && cmd_tmp_commit("rules", &tf) < 0)
-            rc = TASC_EXIT_INPUT;
-    }
-    if (rc == TASC_EXIT_OK) {
-        printf("%-10s %10s %10s %10s\n", "ops (both)", "rules", "derived", "kept");
-        for (int32_t s = 0; s <= 2 * RULES_MAX_OPS; s++)
-            if (by_size[s][0] + by_size[s][1])
-                printf("%-10d %10lld %10lld %10lld\n", (int)s, (long long)(by_size[s][0] + by_size[s][1]),
-                       (long long)by_size[s][1], (long long)by_size[s][0]);
-        printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)derived, (long long)(n - derived));
-        printf("%lld rules the search never uses (repeats, commutativity, unusable patterns) kept untried\n",
-               (long long)unused);
-        if (!strcmp(a.by, "move"))
-            printf("derived by one move in each direction searched; %.1f s; kept rules written to %s\n",
-                   base_now() - t0, a.out);
-        else
-            printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)a.iters,
-                   (long long)a.nodes, base_now() - t0, a.out);
-    }
-    free(order);
-    free(off);
-    free(rounds);
-    eqsat_prover_free(pv);
-    cost_model_free(cm);
+    qsort(p.order, (size_t)n, sizeof *p.order, prune_cmp);
+    p.t0 = base_now();
+    int rc = prune_loop(&p);
+    if (rc == TASC_EXIT_OK)
+        rc = prune_write(&p);
+    if (rc == TASC_EXIT_OK)
+        prune_print(&p);
+    free(p.order);
+    free(p.off);
+    free(p.rounds);
     rules_set_free(rs);
     return rc;
 }

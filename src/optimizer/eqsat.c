@@ -126,7 +126,8 @@ static void eq_edge(eq_ctx *c, int32_t n, int32_t pop, int32_t out, int32_t rcls
 
 /* by_edge sorted by key, then reader, each pair once. */
 static void eq_edge_sort(eq_ctx *c) {
-    qsort(c->by_edge, (size_t)c->n_by_edge, sizeof *c->by_edge, eq_sig_cmp);
+    if (c->n_by_edge > 1) /* none in an e-graph without op-to-op edges (a rule's one op, tasc rules prune) */
+        qsort(c->by_edge, (size_t)c->n_by_edge, sizeof *c->by_edge, eq_sig_cmp);
     int32_t m = 0;
     for (int32_t i = 0; i < c->n_by_edge; i++)
         if (m == 0 || c->by_edge[i].sig != c->by_edge[m - 1].sig || c->by_edge[i].node != c->by_edge[m - 1].node)
@@ -163,7 +164,8 @@ static void eq_index_sigs(eq_ctx *c) {
             c->by_sig[c->n_by_sig++] = (eq_sig_ent){sig[k], n};
         }
     }
-    qsort(c->by_sig, (size_t)c->n_by_sig, sizeof *c->by_sig, eq_sig_cmp);
+    if (c->n_by_sig > 1)
+        qsort(c->by_sig, (size_t)c->n_by_sig, sizeof *c->by_sig, eq_sig_cmp);
 }
 
 /* The entries of key in sorted list a[0..n_a): *n of them from the returned one on (NULL, 0: none). */
