@@ -132,14 +132,21 @@ static void rules_usage(const rules_args *defaults) {
            "exit codes: 0 ok, 1 bad input, 2 bad command line\n");
 }
 
+/* The rule file at path, or NULL after its one-line message. */
+static rules_set *rules_open(const char *path) {
+    char err[1024];
+    rules_set *rs = rules_load(path, err, sizeof err);
+    if (!rs)
+        cmd_error("rules", "%s", err);
+    return rs;
+}
+
 /* The egg text of the rule file in; NULL after the message. Caller frees. */
 static char *rules_egg_text(const char *in, int64_t *skipped) {
     char err[1024];
-    rules_set *rs = rules_load(in, err, sizeof err);
-    if (!rs) {
-        cmd_error("rules", "%s", err);
+    rules_set *rs = rules_open(in);
+    if (!rs)
         return NULL;
-    }
     char *text = verify_export_egg(rs, skipped, err, sizeof err);
     rules_set_free(rs);
     if (!text)
@@ -260,15 +267,10 @@ static int usage_main(int argc, char **argv) {
         cmd_error("rules", "usage needs --rules FILE and at least one MODEL (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
-    char err[1024];
-    rules_set *rs = rules_load(a.rules, err, sizeof err);
-    if (!rs) {
-        cmd_error("rules", "%s", err);
+    rules_set *rs = rules_open(a.rules);
+    if (!rs)
         return TASC_EXIT_INPUT;
-    }
-    cost_analytic_config cfg;
-    cost_analytic_defaults(&cfg);
-    cost_model *cm = cost_analytic_new(&cfg);
+    cost_model *cm = cost_analytic_new(NULL);
     usage_sum u;
     memset(&u, 0, sizeof u);
     int rc = TASC_EXIT_OK;
@@ -386,9 +388,7 @@ typedef struct {
 static int prune_loop(prune_run *p) {
     const rules_set *rs = p->rs;
     int32_t n = rs->n_rules;
-    cost_analytic_config cfg;
-    cost_analytic_defaults(&cfg);
-    cost_model *cm = cost_analytic_new(&cfg);
+    cost_model *cm = cost_analytic_new(NULL);
     search_opts so;
     search_opts_default(&so);
     so.eqsat_iters = (int32_t)p->a->iters;
@@ -481,12 +481,9 @@ static int prune_main(int argc, char **argv) {
         cmd_error("rules", "prune needs --rules FILE and --out FILE (tasc rules --help)");
         return TASC_EXIT_USAGE;
     }
-    char err[1024];
-    rules_set *rs = rules_load(a.rules, err, sizeof err);
-    if (!rs) {
-        cmd_error("rules", "%s", err);
+    rules_set *rs = rules_open(a.rules);
+    if (!rs)
         return TASC_EXIT_INPUT;
-    }
     prune_run p;
     memset(&p, 0, sizeof p);
     p.a = &a;
