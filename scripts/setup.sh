@@ -19,7 +19,8 @@ for a in "$@"; do
     esac
 done
 pkgs=(cmake make gcc pkg-config libjansson-dev uthash-dev libz3-dev
-      libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3 python3-dev python3-venv)
+      libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3 python3-dev python3-venv
+      xz-utils) # xz: the full 4-op rule set is kept compressed (rules/verified-4-full.json.xz)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

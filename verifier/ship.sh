@@ -5,7 +5,7 @@
 #   tasc verify CANDIDATES --out rules/verified-N.json --quarantine rules/verified-N.quarantine.json \
 #       --mark-free-splits
 #
-# (the 4-op set as rules/verified-4-full.json) and write rules/MANIFEST: for each file its sha256,
+# (the 4-op set as rules/verified-4-full.json, kept as rules/verified-4-full.json.xz) and write rules/MANIFEST: for each file its sha256,
 # its manifest (op set, max ops, the count of every stage, the axioms' and op set's hashes, the
 # tool), and the two commands' summary tables; then verifier/ship_prune.sh makes the default 4-op
 # set, rules/verified-4.json: the full one less the rules one move of another derives.
@@ -47,5 +47,6 @@ for n in 3 4; do
     } >> "$man"
 done
 mv "$man" rules/MANIFEST
+xz -9 -T1 -f rules/verified-4-full.json # -T1: the same bytes every time
 verifier/ship_prune.sh "$tasc" # run from the repository root (the cd above)
-echo "wrote rules/verified-3.json, rules/verified-4-full.json, their quarantine files, rules/verified-4.json and rules/MANIFEST"
+echo "wrote rules/verified-3.json, rules/verified-4-full.json.xz, their quarantine files, rules/verified-4.json and rules/MANIFEST"

@@ -3,16 +3,19 @@
 # set changes any optimization. `tasc rules prune` by one move, and by 1 and by 3 rounds of
 # equality saturation per rule (the summary tables and times), then
 # bench/rules/prune_compare.sh for each pruned set against RULES
-# (default rules/verified-4-full.json) on the zoo and the shared ONNX models. Everything is appended
+# (default: rules/verified-4-full.json.xz, decompressed; a .xz file is decompressed) on the zoo and the shared ONNX models. Everything is appended
 # to bench/rules/results.md (or $RESULTS_MD). Times are wall clock on this machine.
 set -u
 TASC=${1:?usage: bench/rules/run.sh TASC [RULES]}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-RULES=${2:-$ROOT/rules/verified-4-full.json}
+RULES=${2:-$ROOT/rules/verified-4-full.json.xz}
 OUT_MD=${RESULTS_MD:-$HERE/results.md}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+case "$RULES" in
+*.xz) base=$(basename "${RULES%.xz}"); xz -dc "$RULES" >"$work/$base" || exit 1; RULES=$work/$base ;;
+esac
 for how in move rounds1 rounds3; do
     case $how in
     move) opts="--by move" ;;
