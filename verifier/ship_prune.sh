@@ -27,7 +27,7 @@ xz -dc "$full.xz" > "$tmp/full.json"
 mv "$tmp/pruned.json" "$out"
 man=rules/MANIFEST
 # the full set's section under its own name; everything from the default's old section on dropped
-sed -e "s#^== rules/verified-4.json\$#== $full (stored as $full.xz)#" \
+sed -e "s#^== rules/verified-4.json\$#== $full (stored as $full.xz)#" -e "s#^== $full\$#== $full (stored as $full.xz)#" \
     -e "s#--out rules/verified-4.json --quarantine#--out $full --quarantine#" \
     -e "s#tasc verify rules/verified-4.json --out rules/verified-4.json#tasc verify $full --out $full#" "$man" |
     sed "\#^== $out (the default)\$#,\$d" > "$tmp/MANIFEST"
