@@ -30,7 +30,8 @@ man=rules/MANIFEST
 sed -e "s#^== rules/verified-4.json\$#== $full (stored as $full.xz)#" -e "s#^== $full\$#== $full (stored as $full.xz)#" \
     -e "s#--out rules/verified-4.json --quarantine#--out $full --quarantine#" \
     -e "s#tasc verify rules/verified-4.json --out rules/verified-4.json#tasc verify $full --out $full#" "$man" |
-    sed "\#^== $out (the default)\$#,\$d" > "$tmp/MANIFEST"
+    sed "\#^== $out (the default)\$#,\$d" |
+    awk '{ l[NR] = $0 } END { n = NR; while (n > 0 && l[n] == "") n--; for (i = 1; i <= n; i++) print l[i] }' > "$tmp/MANIFEST"
 {
     echo
     echo "== $out (the default)"
