@@ -4,7 +4,8 @@
 # runs, is byte-identical when made again, and --dot marks the rewritten nodes. A false rule
 # (relu(x) = x) fails the check: exit 1, one line, nothing written. Without --rules the default
 # rule set is used ($TASC_RULES, else the shipped rules/verified-4.json); --rules none: none.
-# --search eqsat gives the same cost, checked and byte-identical run to run.
+# --search eqsat gives the same cost, checked and byte-identical run to run. The default set and the
+# full 4-op set it is pruned from give the same graph on squeezenet.
 # Bad command lines exit 2, bad files exit 1, each with one line on stderr. Skipped (77) while
 # the tasc binary does not list `optimize` (src/main.c).
 set -u
@@ -73,6 +74,23 @@ if [ -f rules/verified-4.json ]; then
         { echo "FAIL: the default is not the shipped set: $(head -3 "$tmp/out")"; fail=1; }
     grep -q "^  $(grep -c '"id":' rules/verified-4.json) rules$" "$tmp/out" ||
         { echo "FAIL: the shipped set not loaded whole: $(head -3 "$tmp/out")"; fail=1; }
+fi
+
+# the default set is the full 4-op one pruned by move (rules/README.md, "Derivable rules"): on
+# squeezenet, with the default built-ins and rules only, both give the same graph, byte for byte
+if [ -f rules/verified-4-full.json.xz ] && command -v xz >/dev/null; then
+    xz -dc rules/verified-4-full.json.xz >"$tmp/full4.json"
+    for mode in all minimal; do
+        for set in rules/verified-4.json "$tmp/full4.json"; do
+            d="$tmp/$mode-$(basename "$set" .json)"
+            mkdir -p "$d"
+            "$TASC" optimize "$tmp/sq.json" --rules "$set" --builtins $mode --no-check --out "$d/sq.json" --quiet \
+                >/dev/null 2>"$tmp/err" || { echo "FAIL: optimize with $set ($mode): $(cat "$tmp/err")"; fail=1; }
+        done
+        cmp -s "$tmp/$mode-verified-4/sq.json" "$tmp/$mode-full4/sq.json" &&
+            cmp -s "$tmp/$mode-verified-4/sq.weights.bin" "$tmp/$mode-full4/sq.weights.bin" ||
+            { echo "FAIL: --builtins $mode: the default and the full 4-op set give different graphs"; fail=1; }
+    done
 fi
 
 # a false rule: the check fails, nothing is written
