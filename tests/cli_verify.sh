@@ -114,7 +114,7 @@ check "egg: --out writes the same" cmp -s "$dir/egg" "$dir/egg2"
 R3=rules/verified-3.json
 "$tasc" rules prune --rules $R3 --out "$dir/p3.json" --list "$dir/p3.txt" >"$dir/out" 2>"$dir/err"
 check "prune: exit 0" test $? -eq 0
-check "prune: progress on stderr" grep -q "tasc rules prune: [0-9]* of [0-9]* rules tried" "$dir/err"
+check "prune: progress on stderr" grep -q "tasc rules prune: pass 1: [0-9]* of [0-9]* rules tried" "$dir/err"
 n_all=$(grep -c '"id"' $R3)
 n_kept=$(grep -c '"id"' "$dir/p3.json")
 n_drop=$(wc -l <"$dir/p3.txt")
@@ -132,6 +132,10 @@ check "prune --by move: exit 0" test $? -eq 0
 n_move=$(wc -l <"$dir/p3m.txt")
 check "prune --by move: fewer than by rounds, some" test "$n_move" -gt 0 -a "$n_move" -lt "$n_drop"
 check "prune --by move: the summary" grep -q "derived by one move in each direction searched" "$dir/out"
+"$tasc" rules prune --rules "$dir/p3m.json" --by move --out "$dir/p3mm.json" >"$dir/out" 2>"$dir/err"
+check "prune --by move of its own output: nothing more (passes to a fixed point)" grep -Eq "^all +[0-9]+ +0 +[0-9]+\$" "$dir/out"
+check "prune --by move of its own output: the same rules" \
+    test "$(grep '"id"' "$dir/p3mm.json" | md5sum)" = "$(grep '"id"' "$dir/p3m.json" | md5sum)"
 # the shipped default is exactly the full 4-op set pruned by move (verifier/ship_prune.sh), and the
 # default's rules are proved (tests/test_verify.c), so the dropped ones are too: each is one move
 # of a kept rule

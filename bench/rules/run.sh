@@ -4,7 +4,8 @@
 # equality saturation per rule (the summary tables and times), then
 # bench/rules/prune_compare.sh for each pruned set against RULES
 # (default: rules/verified-4-full.json.xz, decompressed; a .xz file is decompressed) on the zoo and the shared ONNX models. Everything is appended
-# to bench/rules/results.md (or $RESULTS_MD). Times are wall clock on this machine.
+# to bench/rules/results.md (or $RESULTS_MD). Times are wall clock on this machine. PRUNES: which
+# prunes (default "move rounds1 rounds3").
 set -u
 TASC=${1:?usage: bench/rules/run.sh TASC [RULES]}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 case "$RULES" in
 *.xz) base=$(basename "${RULES%.xz}"); xz -dc "$RULES" >"$work/$base" || exit 1; RULES=$work/$base ;;
 esac
-for how in move rounds1 rounds3; do
+for how in ${PRUNES:-move rounds1 rounds3}; do
     case $how in
     move) opts="--by move" ;;
     rounds*) opts="--by rounds --iters ${how#rounds}" ;;

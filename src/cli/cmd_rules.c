@@ -372,57 +372,102 @@ static rules_set *prune_kept(const rules_set *rs, const uint8_t *off, int64_t de
     return out;
 }
 
-/* One prune: the rules in the order tried, which are dropped (off), the rounds each took, counts. */
+/* One prune, in passes until one drops nothing (a rule the search skipped as a repeat of a rule
+ * dropped since is searched in the next pass): which rules of rs are dropped (off), the rounds
+ * each took, the order they went in. */
 typedef struct {
     const prune_args *a;
     const rules_set *rs;
-    int32_t *order;
     uint8_t *off;
     int32_t *rounds;
-    int64_t by_size[2 * RULES_MAX_OPS + 1][2]; /* [ops][derived?] */
-    int64_t derived, unused;
+    int32_t *dropped, n_dropped; /* rules of rs in the order dropped */
+    int64_t unused;              /* rules of the result the search does not use */
+    int32_t passes;
     double t0;
 } prune_run;
 
-/* Try every rule the search uses, largest first; an exit code. */
-static int prune_loop(prune_run *p) {
-    const rules_set *rs = p->rs;
-    int32_t n = rs->n_rules;
+/* One pass over sub (the rules of rs still kept; map[j]: rule j's index in rs): every rule the
+ * search uses tried, largest first. The number dropped, or -1 after the message. */
+static int64_t prune_pass(prune_run *p, const rules_set *sub, const int32_t *map) {
+    int32_t n = sub->n_rules, *order = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
+    uint8_t *off = base_xcalloc((size_t)n + 1, 1);
+    for (int32_t j = 0; j < n; j++)
+        order[j] = j;
+    prune_sort_rs = sub;
+    qsort(order, (size_t)n, sizeof *order, prune_cmp);
     cost_model *cm = cost_analytic_new(NULL);
     search_opts so;
     search_opts_default(&so);
     so.eqsat_iters = (int32_t)p->a->iters;
     so.eqsat_nodes = (int32_t)p->a->nodes;
     so.time_limit_s = 0; /* the limits above bound each proof; a clock would make the result vary */
-    eqsat_prover *pv = eqsat_prover_new(rs);
+    eqsat_prover *pv = eqsat_prover_new(sub);
     char err[1024];
-    double shown = p->t0;
-    int rc = TASC_EXIT_OK;
-    for (int32_t k = 0; k < n && rc == TASC_EXIT_OK; k++) {
-        int32_t i = p->order[k];
-        if (!eqsat_prover_uses(pv, i)) { /* never searched (a commutativity rule declares its op's) */
+    double shown = base_now();
+    int64_t derived = 0;
+    p->unused = 0;
+    for (int32_t k = 0; k < n && derived >= 0; k++) {
+        int32_t j = order[k], i = map[j];
+        if (!eqsat_prover_uses(pv, j)) { /* never searched (a commutativity rule declares its op's) */
             p->unused++;
             continue;
         }
-        p->off[i] = 1;
-        int d = prune_derived(p->a, pv, rs, i, p->off, cm, &so, &p->rounds[i], err, sizeof err);
+        off[j] = 1;
+        int d = prune_derived(p->a, pv, sub, j, off, cm, &so, &p->rounds[i], err, sizeof err);
         if (d < 0) {
             cmd_error("rules", "%s: %s", p->a->rules, err);
-            rc = TASC_EXIT_INPUT;
+            derived = -1;
             break;
         }
-        p->off[i] = (uint8_t)d;
-        p->derived += d;
-        p->by_size[prune_size(rs, i)][d]++;
+        off[j] = (uint8_t)d;
+        if (d) {
+            p->off[i] = 1;
+            p->dropped[p->n_dropped++] = i;
+            derived++;
+        }
         if (base_now() - shown >= 5.0 || k + 1 == n) {
             shown = base_now();
-            fprintf(stderr, "tasc rules prune: %d of %d rules tried, %lld derived, %.0f s\n", (int)(k + 1), (int)n,
-                    (long long)p->derived, shown - p->t0);
+            fprintf(stderr, "tasc rules prune: pass %d: %d of %d rules tried, %lld derived, %.0f s\n", (int)p->passes,
+                    (int)(k + 1), (int)n, (long long)derived, shown - p->t0);
         }
     }
     eqsat_prover_free(pv);
     cost_model_free(cm);
-    return rc;
+    free(order);
+    free(off);
+    return derived;
+}
+
+/* Passes until one drops nothing; an exit code. */
+static int prune_passes(prune_run *p) {
+    const rules_set *rs = p->rs;
+    int32_t *map = base_xmalloc(sizeof(int32_t) * ((size_t)rs->n_rules + 1));
+    for (int32_t i = 0; i < rs->n_rules; i++)
+        map[i] = i;
+    const rules_set *sub = rs;
+    rules_set *kept = NULL;
+    int64_t d = 0;
+    do {
+        p->passes++;
+        d = prune_pass(p, sub, map);
+        if (d <= 0)
+            break;
+        rules_set_free(kept); /* the rules still kept, in their order, for the next pass */
+        kept = rules_set_new();
+        int32_t n = 0;
+        for (int32_t i = 0; i < rs->n_rules && d > 0; i++)
+            if (!p->off[i]) {
+                if (rules_set_add(kept, &rs->rules[i]) < 0) {
+                    cmd_error("rules", "out of memory");
+                    d = -1;
+                }
+                map[n++] = i;
+            }
+        sub = kept;
+    } while (d > 0);
+    rules_set_free(kept);
+    free(map);
+    return d < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
 }
 
 /* The kept rules to --out, the dropped ones to --list; an exit code. */
@@ -433,7 +478,7 @@ static int prune_write(const prune_run *p) {
         snprintf(how, sizeof how, "--by move");
     else
         snprintf(how, sizeof how, "--by rounds --iters %lld --nodes %lld", (long long)a->iters, (long long)a->nodes);
-    rules_set *kept = prune_kept(p->rs, p->off, p->derived, how, err, sizeof err);
+    rules_set *kept = prune_kept(p->rs, p->off, p->n_dropped, how, err, sizeof err);
     int rc = TASC_EXIT_OK;
     if (!kept || rules_save(kept, a->out, err, sizeof err) < 0) {
         cmd_error("rules", "%s: %s", kept ? a->out : a->rules, err);
@@ -443,32 +488,35 @@ static int prune_write(const prune_run *p) {
     if (rc == TASC_EXIT_OK && a->list) {
         cmd_tmpfile tf;
         rc = cmd_tmp_open("rules", a->list, &tf) < 0 ? TASC_EXIT_INPUT : TASC_EXIT_OK;
-        for (int32_t k = 0; k < p->rs->n_rules && rc == TASC_EXIT_OK; k++)
-            if (p->off[p->order[k]])
-                fprintf(tf.f, "%s %d\n", p->rs->rules[p->order[k]].id, (int)p->rounds[p->order[k]]);
+        for (int32_t k = 0; k < p->n_dropped && rc == TASC_EXIT_OK; k++)
+            fprintf(tf.f, "%s %d\n", p->rs->rules[p->dropped[k]].id, (int)p->rounds[p->dropped[k]]);
         if (rc == TASC_EXIT_OK && cmd_tmp_commit("rules", &tf) < 0)
             rc = TASC_EXIT_INPUT;
     }
     return rc;
 }
 
-/* The summary table on stdout. */
+/* The summary table on stdout: rules by ops on both sides, dropped and kept. */
 static void prune_print(const prune_run *p) {
     int32_t n = p->rs->n_rules;
+    int64_t by_size[2 * RULES_MAX_OPS + 1][2] = {{0}}; /* [ops][dropped?] */
+    for (int32_t i = 0; i < n; i++)
+        by_size[prune_size(p->rs, i)][p->off[i]]++;
     printf("%-10s %10s %10s %10s\n", "ops (both)", "rules", "derived", "kept");
     for (int32_t s = 0; s <= 2 * RULES_MAX_OPS; s++)
-        if (p->by_size[s][0] + p->by_size[s][1])
-            printf("%-10d %10lld %10lld %10lld\n", (int)s, (long long)(p->by_size[s][0] + p->by_size[s][1]),
-                   (long long)p->by_size[s][1], (long long)p->by_size[s][0]);
-    printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)p->derived, (long long)(n - p->derived));
-    printf("%lld rules the search never uses (repeats, commutativity, unusable patterns) kept untried\n",
+        if (by_size[s][0] + by_size[s][1])
+            printf("%-10d %10lld %10lld %10lld\n", (int)s, (long long)(by_size[s][0] + by_size[s][1]),
+                   (long long)by_size[s][1], (long long)by_size[s][0]);
+    printf("%-10s %10d %10lld %10lld\n", "all", (int)n, (long long)p->n_dropped, (long long)(n - p->n_dropped));
+    printf("%lld kept rules the search does not use (repeats, commutativity, unusable patterns): never tried\n",
            (long long)p->unused);
     if (!strcmp(p->a->by, "move"))
-        printf("derived by one move in each direction searched; %.1f s; kept rules written to %s\n",
-               base_now() - p->t0, p->a->out);
+        printf("derived by one move in each direction searched; %d pass%s, %.1f s; kept rules written to %s\n",
+               (int)p->passes, p->passes == 1 ? "" : "es", base_now() - p->t0, p->a->out);
     else
-        printf("rounds at most %lld, e-nodes at most %lld; %.1f s; kept rules written to %s\n", (long long)p->a->iters,
-               (long long)p->a->nodes, base_now() - p->t0, p->a->out);
+        printf("rounds at most %lld, e-nodes at most %lld; %d pass%s, %.1f s; kept rules written to %s\n",
+               (long long)p->a->iters, (long long)p->a->nodes, (int)p->passes, p->passes == 1 ? "" : "es",
+               base_now() - p->t0, p->a->out);
 }
 
 /* `tasc rules prune`; an exit code. */
@@ -489,22 +537,18 @@ static int prune_main(int argc, char **argv) {
     p.a = &a;
     p.rs = rs;
     int32_t n = rs->n_rules;
-    p.order = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
     p.off = base_xcalloc((size_t)n + 1, 1);
     p.rounds = base_xcalloc((size_t)n + 1, sizeof *p.rounds);
-    for (int32_t i = 0; i < n; i++)
-        p.order[i] = i;
-    prune_sort_rs = rs;
-    qsort(p.order, (size_t)n, sizeof *p.order, prune_cmp);
+    p.dropped = base_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
     p.t0 = base_now();
-    int rc = prune_loop(&p);
+    int rc = prune_passes(&p);
     if (rc == TASC_EXIT_OK)
         rc = prune_write(&p);
     if (rc == TASC_EXIT_OK)
         prune_print(&p);
-    free(p.order);
     free(p.off);
     free(p.rounds);
+    free(p.dropped);
     rules_set_free(rs);
     return rc;
 }
