@@ -529,29 +529,15 @@ int verify_candidates(const verify_axioms *ax, const verify_config *cfg_in, cons
     return rc;
 }
 
-static char *vr_strdup(const char *s) {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* A new set with cands' manifest, the verifier's counts and hashes. */
 static rules_set *vr_manifest(const verify_axioms *ax, const verify_config *cfg, const rules_set *cands,
                               const verify_stats *s) {
-    rules_set *rs = rules_set_new();
+    rules_set *rs = rules_set_manifest_copy(cands);
     if (!rs)
         return NULL;
-    rs->tool = vr_strdup(cands->tool);
-    rs->generator = vr_strdup(cands->generator);
-    memcpy(rs->op_set, cands->op_set, sizeof rs->op_set);
-    rs->max_ops = cands->max_ops;
-    int bad = (cands->tool && !rs->tool) || (cands->generator && !rs->generator);
-    for (int32_t i = 0; i < cands->n_counts; i++)
-        bad |= rules_set_count(rs, cands->counts[i].name, cands->counts[i].value) < 0;
+    free(rs->extra_json); /* replaced below, the candidates' kept inside it */
+    rs->extra_json = NULL;
+    int bad = 0;
     bad |= rules_set_count(rs, "proved", (uint64_t)s->proved) < 0;
     bad |= rules_set_count(rs, "refuted", (uint64_t)s->refuted) < 0;
     bad |= rules_set_count(rs, "unknown", (uint64_t)s->unknown) < 0;

@@ -304,12 +304,16 @@ static int prune_cmp(const void *pa, const void *pb) {
     return (a < b) - (a > b);
 }
 
-/* Whether one move of the rules not off takes rule i's side `from` to its other side. */
-static int prune_move(eqsat_prover *pv, const rules_rule *r, rules_side from, const uint8_t *off, char *err,
-                      size_t errlen) {
-    graph *a = rules_side_graph(r, from, err, errlen);
-    graph *b = a ? rules_side_graph(r, from == RULES_SIDE_SRC ? RULES_SIDE_DST : RULES_SIDE_SRC, err, errlen) : NULL;
-    int found = 0, rc = b ? eqsat_one_move(pv, a, b, off, &found, err, errlen) : -1;
+/* Whether one move of the rules not off takes side graph a to b and, where the search uses the
+ * rule that way (dirs & 2), b to a: 1, 0, or -1 with a message. */
+static int prune_moves(eqsat_prover *pv, const rules_rule *r, int dirs, const uint8_t *off, char *err, size_t errlen) {
+    graph *a = rules_side_graph(r, RULES_SIDE_SRC, err, errlen);
+    graph *b = a ? rules_side_graph(r, RULES_SIDE_DST, err, errlen) : NULL;
+    int found = 1, rc = b ? 0 : -1;
+    if (rc == 0 && (dirs & 1))
+        rc = eqsat_one_move(pv, a, b, off, &found, err, errlen);
+    if (rc == 0 && found && (dirs & 2))
+        rc = eqsat_one_move(pv, b, a, off, &found, err, errlen);
     graph_free(a);
     graph_free(b);
     return rc < 0 ? -1 : found;
@@ -321,13 +325,8 @@ static int prune_derived(const prune_args *pa, eqsat_prover *pv, const rules_set
                          cost_model *cm, const search_opts *so, int32_t *rounds, char *err, size_t errlen) {
     const rules_rule *r = &rs->rules[i];
     if (!strcmp(pa->by, "move")) {
-        int dirs = eqsat_prover_uses(pv, i), d = 1;
-        if (dirs & 1)
-            d = prune_move(pv, r, RULES_SIDE_SRC, off, err, errlen);
-        if (d == 1 && (dirs & 2))
-            d = prune_move(pv, r, RULES_SIDE_DST, off, err, errlen);
         *rounds = 1;
-        return d;
+        return prune_moves(pv, r, eqsat_prover_uses(pv, i), off, err, errlen);
     }
     int32_t a[RULES_MAX_OUTPUTS], b[RULES_MAX_OUTPUTS], n = 0;
     uint8_t joined[RULES_MAX_OUTPUTS];
