@@ -2025,6 +2025,81 @@ static void test_conv_cache(void) {
     ops_cuda_conv_cache_reset(); /* the other groups: off, as main set it */
 }
 
+/* First-use tuning in the setup run lets go of the matmul split-K workspace (mm_workspace_release),
+ * so it then holds only what the nodes after the last tuned one need. Here the product with the
+ * largest workspace (y) runs before a tuned one (z): the setup must run the nodes once more, so
+ * that the workspace has every node's size before the capture records its address. Without that
+ * run, y grew it during the capture, and the memory x had been captured with was freed: an
+ * illegal address in the first replay (resnet50's original graph on an H200 with no tuning table,
+ * session 15). x (1x512x512, split 8) and y (1x4096x512, split 16) run from a table, with a
+ * configuration reduced through the workspace; z (1x40x4096) is tuned on first use. */
+static void test_workspace_regrow(void) {
+    char dir[] = "/tmp/tasc_gpu_regrow_XXXXXX", table[4200], cache[4300], err[1024];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    setenv("TASC_CACHE_DIR", dir, 1); /* first-use tuning writes its cache here */
+    snprintf(table, sizeof table, "%s/table.txt", dir);
+    mm_problem px, py, pz;
+    mm_problem_init(&px, 1, 512, 512, 1);
+    mm_problem_init(&py, 1, 4096, 512, 1);
+    mm_problem_init(&pz, 1, 40, 4096, 1);
+    mm_choice cx = {-1, 8, 1, MM_KERNEL_FP32}, cy = {-1, 16, 1, MM_KERNEL_FP32};
+    for (int32_t i = 0; i < mm_config_count() && cx.cfg < 0; i++) {
+        if (mm_config_get(i)->cluster != 0) /* reduced by the tile's last block, through the workspace */
+            continue;
+        cx.cfg = cy.cfg = i;
+        if (mm_choice_check(&px, &cx, err, sizeof err) || mm_choice_check(&py, &cy, err, sizeof err))
+            cx.cfg = cy.cfg = -1;
+    }
+    CHECK(cx.cfg >= 0);
+    mm_table *t = mm_table_new();
+    mm_table_put_at(t, mm_device_key(), MM_PREC_FP32, &px, &cx, 1.0);
+    mm_table_put_at(t, mm_device_key(), MM_PREC_FP32, &py, &cy, 1.0);
+    CHECK_EQ_INT(mm_table_save(t, table, err, sizeof err), 0);
+    mm_table_free(t);
+    mm_table_use(table);
+    graph *g = graph_new("regrow");
+    int32_t x = graph_input(g, "x", 2, (int64_t[]){1, 512});
+    int32_t h = graph_matmul(g, x, graph_weight_he(g, "w1", 2, (int64_t[]){512, 512}), OPS_ACT_NONE);
+    h = graph_matmul(g, h, graph_weight_he(g, "w2", 2, (int64_t[]){512, 4096}), OPS_ACT_NONE);
+    graph_mark_output(g, graph_matmul(g, h, graph_weight_he(g, "w3", 2, (int64_t[]){4096, 40}), OPS_ACT_NONE));
+    CHECK(graph_ok(g));
+    float *cpu[1] = {0}, got[40];
+    CHECK_EQ_INT(exec_cpu_run(g, NULL, 0, cpu, err, sizeof err), 0);
+    mm_workspace_release();
+    rt_opts o = {0};
+    o.autotune = RT_AUTOTUNE_ON;
+    rt_ctx *ctx = cx.cfg >= 0 && cpu[0] ? rt_ctx_new(g, &o, err, sizeof err) : NULL;
+    CHECK(ctx != NULL);
+    if (ctx) {
+        mm_table_cache_path(mm_device_key(), cache, sizeof cache);
+        CHECK(access(cache, F_OK) == 0); /* z was tuned in the setup */
+        const size_t need = (size_t)16 * 4096 * sizeof(float), setup = mm_workspace_bytes();
+        CHECK(setup >= need);
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0); /* captured, then replayed */
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        CHECK_EQ_INT(rt_get_output(ctx, 0, got, err, sizeof err), 0);
+        CHECK(mm_workspace_bytes() == setup); /* nothing grew while captured */
+        rt_info info;
+        rt_get_info(ctx, &info);
+        CHECK(info.graph == 1);
+        const double e = exec_compare(got, cpu[0], 40).rel_l2;
+        CHECK(e <= 1e-4);
+        printf("workspace regrow: %zu bytes after a setup with first-use tuning (y needs %zu), rel L2 vs CPU %.3g\n",
+               setup, need, e);
+    }
+    rt_ctx_free(ctx);
+    free(cpu[0]);
+    graph_free(g);
+    mm_table_use(NULL);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    unsetenv("TASC_CACHE_DIR");
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -2034,7 +2109,7 @@ static const struct {
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"splitview", test_runtime_split_views}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},
-    {"convcache", test_conv_cache},
+    {"convcache", test_conv_cache},  {"regrow", test_workspace_regrow},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */

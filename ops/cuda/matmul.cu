@@ -327,6 +327,8 @@ void mm_workspace_release(void) {
     mm_dbuf_release(&mm_counters);
 }
 
+size_t mm_workspace_bytes(void) { return mm_ws.bytes; }
+
 /* ---- running --------------------------------------------------------------------------------- */
 
 static int mm_check_call(const mm_problem *p, const float *A, const float *B, const float *bias,

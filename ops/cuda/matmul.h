@@ -414,6 +414,9 @@ void mm_workspace_unhold(void);
  * needs; freed now unless held): after tuning, which grows it to the largest candidate's need.
  * Synchronizes the device. */
 void mm_workspace_release(void);
+/* The FP32 kernel's split-K partial-sum workspace now, in bytes (0: none): what its launches since
+ * the last release needed at most. For tests of the runtime's setup. */
+size_t mm_workspace_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -969,6 +969,9 @@ static int rt_setup(rt_ctx *c, char *err, size_t errlen) {
 static void rt_capture(rt_ctx *c) {
     cudaGraph_t gr = NULL;
     char why[RT_ERR_LEN] = "";
+    /* Held from before the first captured launch: a workspace that grows during the capture then
+     * keeps its old memory, which the nodes captured before it point into (mm_dbuf_drop). */
+    mm_workspace_hold();
     cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed);
     if (e != cudaSuccess) {
         snprintf(why, sizeof why, "begin capture: %s", cudaGetErrorString(e));
@@ -993,17 +996,29 @@ static void rt_capture(rt_ctx *c) {
         goto fail;
     }
     CUDA_CHECK(cudaGraphUpload(c->exec, c->stream));
-    c->graph_state = 1;
-    mm_workspace_hold(); /* the graph points into the matmul workspaces: another context must not free them */
+    c->graph_state = 1; /* the hold stays while the graph exists: another context must not free its workspaces */
     return;
 fail:
     if (gr)
         cudaGraphDestroy(gr);
     (void)cudaGetLastError();
+    mm_workspace_unhold();
     c->graph_state = -1;
     snprintf(c->graph_note, sizeof c->graph_note, "capture failed: %.140s", why);
     if (c->opts.verbose)
         fprintf(stderr, "tasc: CUDA graph %s; running node by node\n", c->graph_note);
+}
+
+/* After first-use tuning in the setup run: every tuning let go of the matmul workspaces
+ * (mm_workspace_release), so they hold only what the nodes after the last one needed. One more
+ * run of the nodes, now without tuning, grows them to what every node needs, as a setup run
+ * without tuning leaves them, before the capture records their addresses. */
+static int rt_setup_regrow(rt_ctx *c, char *err, size_t errlen) {
+    for (int32_t k = 0; k < c->n_run; k++)
+        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
+            return -1;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    return 0;
 }
 
 /* The setup run, with first-use tuning of the hand-written matmul as opts.autotune asks (rt.h);
@@ -1019,6 +1034,8 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     mm_autotune_stats st;
     mm_autotune_get_stats(&st);
     mm_autotune_set(0);
+    if (rc == 0 && st.tuned)
+        rc = rt_setup_regrow(c, err, errlen);
     ops_cuda_conv_stats_take(cs);
     char path[4096];
     if (rc == 0 && cs->measured)
