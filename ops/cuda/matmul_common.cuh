@@ -17,24 +17,22 @@ static __device__ __forceinline__ void mm_batch_offsets(const mm_args &a, const 
 }
 
 /* The activation in float (mm_act, matmul.h); gelu in the erf form 0.5 x (1 + erf(x / sqrt 2)).
- * Shared by the fused epilogue and the separate pass (matmul_check.cu). */
+ * Shared by the fused epilogue and the separate pass (matmul_check.cu). The cheap ones are selects
+ * and only the three with a transcendental branch: written as a switch over all seven, ptxas made
+ * it a jump table in constant bank 2, an indirect branch for every element of the split-K and
+ * convolution epilogues that call this per element, none and relu included (the 1x512x512 split
+ * product 4.27 -> 4.82 us a node in a CUDA graph on the H100, bench/results-s15/reg). */
 static __device__ __forceinline__ float mm_act_f(float v, int act) {
-    switch (act) {
-    case MM_ACT_RELU:
-        return fmaxf(v, 0.0f);
-    case MM_ACT_GELU:
-        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    case MM_ACT_SILU:
-        return v / (1.0f + expf(-v));
-    case MM_ACT_GELU_TANH:
-        return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
-    case MM_ACT_RELU6:
-        return fminf(fmaxf(v, 0.0f), 6.0f);
-    case MM_ACT_HARDSWISH:
-        return v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
-    default:
-        return v;
-    }
+    float r = act == MM_ACT_RELU ? fmaxf(v, 0.0f) : v;
+    r = act == MM_ACT_RELU6 ? fminf(fmaxf(v, 0.0f), 6.0f) : r;
+    r = act == MM_ACT_HARDSWISH ? v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f) : r;
+    if (act == MM_ACT_GELU)
+        r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    else if (act == MM_ACT_SILU)
+        r = v / (1.0f + expf(-v));
+    else if (act == MM_ACT_GELU_TANH)
+        r = 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    return r;
 }
 
 /* act(v + bias[col]). */
