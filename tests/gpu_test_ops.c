@@ -1599,6 +1599,37 @@ static void test_runtime_features(void) {
     graph_free(g);
 }
 
+/* The profiles: a 1024^3 product between two small elementwise nodes dominates both the times
+ * alone and the costs in the run (the whole run less the run without the node). */
+static void test_profile(void) {
+    char err[1024];
+    graph *g = graph_new("profile");
+    int32_t x = graph_input(g, "x", 2, (int64_t[]){1024, 1024});
+    int32_t h = graph_unary(g, OP_RELU, x);
+    h = graph_matmul(g, h, graph_weight_he(g, "w", 2, (int64_t[]){1024, 1024}), OPS_ACT_NONE);
+    graph_mark_output(g, graph_unary(g, OP_TANH, h));
+    CHECK(graph_ok(g));
+    rt_ctx *ctx = rt_ctx_new(g, NULL, err, sizeof err);
+    CHECK(ctx != NULL);
+    if (ctx) {
+        CHECK_EQ_INT(rt_run(ctx, err, sizeof err), 0);
+        int32_t ids[3];
+        double alone[3], in_run[3], whole = 0.0;
+        CHECK_EQ_INT(rt_profile(ctx, 10, ids, alone, err, sizeof err), 0);
+        CHECK_EQ_INT(rt_profile_in_run(ctx, 10, in_run, &whole, err, sizeof err), 0);
+        CHECK(g->nodes[ids[1]].op == OP_MATMUL);
+        CHECK(whole > 0.0 && isfinite(whole));
+        CHECK(alone[1] > alone[0] && alone[1] > alone[2]);
+        CHECK(in_run[1] > in_run[0] && in_run[1] > in_run[2]);
+        CHECK(in_run[1] > 0.5 * alone[1] && in_run[1] < 2.0 * alone[1]);
+        CHECK(in_run[1] < whole);
+        printf("profile: alone %.1f / %.1f / %.1f us, in the run %.1f / %.1f / %.1f us of %.1f us\n", alone[0],
+               alone[1], alone[2], in_run[0], in_run[1], in_run[2], whole);
+    }
+    rt_ctx_free(ctx);
+    graph_free(g);
+}
+
 /* Measured costs: positive, cached, constants free, bigger work takes longer. */
 static void test_cost_measure(void) {
     char err[512];
@@ -2109,7 +2140,7 @@ static const struct {
     {"data", test_data},         {"constants", test_constants},   {"pools", test_pools_norms},
     {"runtime", test_runtime_features}, {"splitview", test_runtime_split_views}, {"cost", test_cost_measure}, {"models", test_models},
     {"scatter", test_scatter_runtime},  {"scatter3", test_scatter_3xtf32}, {"table", test_table_defaults},
-    {"convcache", test_conv_cache},  {"regrow", test_workspace_regrow},
+    {"convcache", test_conv_cache},  {"regrow", test_workspace_regrow}, {"profile", test_profile},
 };
 
 /* With arguments, only the named device groups run (one process each keeps a crash local). */

@@ -68,7 +68,8 @@ static const cmd_opt bench_opts[] = {
             "(slow: a debugging aid)"),
     CMD_STR("--json", "FILE", offsetof(bench_args, json), "also write the results as JSON to FILE"),
     CMD_FLAG("--profile", offsetof(bench_args, profile),
-             "also time every node alone (its own CUDA graph) and print the time per op type and the slowest nodes"),
+             "also time every node alone (its own CUDA graph) and in the run (the whole run less the run without "
+             "it), and print both per op type, the slowest nodes and those that cost most more in the run"),
     CMD_FLAG("--verbose", offsetof(bench_args, verbose),
              "the runtime's per-node choices (convolution algorithms) on stderr"),
     CMD_MODEL_OPTS(offsetof(bench_args, mo)),
@@ -213,60 +214,86 @@ static void bench_json_graph(FILE *f, const char *role, const bench_graph *b, in
             (long long)b->info.weight_bytes, (long long)b->info.input_bytes, (long long)b->info.workspace_bytes);
 }
 
-/* Time every node alone; print the total per op type and the slowest nodes. */
-static int bench_profile(bench_graph *b, const char *role) {
-    enum { TOP = 15 };
-    char err[BENCH_ERR_LEN], sh[96];
-    const int32_t n = b->info.nodes_run;
-    int32_t *ids = calloc((size_t)n + 1, sizeof *ids), *order = calloc((size_t)n + 1, sizeof *order);
-    double *us = calloc((size_t)n + 1, sizeof *us);
-    if (!ids || !us || !order) {
-        free(ids);
-        free(us);
-        free(order);
-        cmd_error("bench", "out of memory");
-        return -1;
-    }
-    if (rt_profile(b->ctx, 20, ids, us, err, sizeof err) < 0) {
-        cmd_error("bench", "%s: %s", b->path, err);
-        free(ids);
-        free(us);
-        free(order);
-        return -1;
-    }
-    double per_op[OP_COUNT] = {0}, total = 0.0;
-    int32_t cnt[OP_COUNT] = {0};
-    for (int32_t k = 0; k < n; k++) {
-        ops_type op = b->g->nodes[ids[k]].op;
-        if (isfinite(us[k])) {
-            per_op[op] += us[k];
-            total += us[k];
-        }
-        cnt[op]++;
+/* The TOP nodes of n with the largest key[k] (NAN last), as indexes into ids/key: order[0..]. */
+static void bench_top(const double *key, int32_t n, int32_t top, int32_t *order) {
+    for (int32_t k = 0; k < n; k++)
         order[k] = k;
-    }
-    printf("\nprofile (%s): every node timed alone, sum %.1f us vs %.1f us per whole run\n", role, total,
-           b->med * 1000.0);
-    for (int op = 0; op < OP_COUNT; op++)
-        if (cnt[op])
-            printf("  %-14s %4d nodes %10.1f us %5.1f%%\n", ops_table[op].name, (int)cnt[op], per_op[op],
-                   total > 0 ? 100.0 * per_op[op] / total : 0.0);
-    for (int32_t i = 0; i < n; i++) /* slowest first (a few passes of selection suffice) */
-        for (int32_t j = i + 1; j < n && i < TOP; j++)
-            if (us[order[j]] > us[order[i]]) {
+    for (int32_t i = 0; i < n && i < top; i++) /* a few passes of selection suffice */
+        for (int32_t j = i + 1; j < n; j++)
+            if (isfinite(key[order[j]]) && (!isfinite(key[order[i]]) || key[order[j]] > key[order[i]])) {
                 int32_t t = order[i];
                 order[i] = order[j];
                 order[j] = t;
             }
-    for (int32_t i = 0; i < n && i < TOP; i++) {
-        const graph_node *nd = &b->g->nodes[ids[order[i]]];
-        printf("  %9.1f us  %-12s %-40s -> %s\n", us[order[i]], ops_table[nd->op].name, nd->name,
-               ops_shape_str(&b->g->tensors[nd->out[0]].shape, sh, sizeof sh));
+}
+
+static void bench_profile_line(const bench_graph *b, int32_t id, double a, double r) {
+    char sh[96];
+    const graph_node *nd = &b->g->nodes[id];
+    printf("  %9.1f us %9.1f us  %-12s %-40s -> %s\n", a, r, ops_table[nd->op].name, nd->name,
+           ops_shape_str(&b->g->tensors[nd->out[0]].shape, sh, sizeof sh));
+}
+
+/* Per op type: the nodes' times alone and in the run; then the slowest nodes alone, and the nodes
+ * that cost the most more in the run than alone. */
+static void bench_profile_print(const bench_graph *b, const char *role, const int32_t *ids, const double *alone,
+                                const double *in_run, double whole_us, int32_t *order) {
+    enum { TOP = 15 };
+    const int32_t n = b->info.nodes_run;
+    double per_op[OP_COUNT] = {0}, per_run[OP_COUNT] = {0}, total = 0.0, total_run = 0.0;
+    int32_t cnt[OP_COUNT] = {0};
+    for (int32_t k = 0; k < n; k++) {
+        ops_type op = b->g->nodes[ids[k]].op;
+        per_op[op] += isfinite(alone[k]) ? alone[k] : 0.0;
+        per_run[op] += isfinite(in_run[k]) ? in_run[k] : 0.0;
+        total += isfinite(alone[k]) ? alone[k] : 0.0;
+        total_run += isfinite(in_run[k]) ? in_run[k] : 0.0;
+        cnt[op]++;
+    }
+    printf("\nprofile (%s): every node timed alone (repeated in its own CUDA graph), sum %.1f us, and in the run\n"
+           "(the whole run, %.1f us here, less the run without the node), sum %.1f us; %.1f us per whole run timed\n",
+           role, total, whole_us, total_run, b->med * 1000.0);
+    printf("  %-14s %5s %12s %12s\n", "op", "nodes", "alone us", "in run us");
+    for (int op = 0; op < OP_COUNT; op++)
+        if (cnt[op])
+            printf("  %-14s %5d %12.1f %12.1f\n", ops_table[op].name, (int)cnt[op], per_op[op], per_run[op]);
+    printf("  slowest alone:    alone      in run\n");
+    bench_top(alone, n, TOP, order);
+    for (int32_t i = 0; i < n && i < TOP; i++)
+        bench_profile_line(b, ids[order[i]], alone[order[i]], in_run[order[i]]);
+    double *extra = malloc((size_t)n * sizeof *extra);
+    if (!extra)
+        return;
+    for (int32_t k = 0; k < n; k++)
+        extra[k] = in_run[k] - alone[k];
+    printf("  most more in the run than alone:\n");
+    bench_top(extra, n, TOP, order);
+    for (int32_t i = 0; i < n && i < TOP; i++)
+        bench_profile_line(b, ids[order[i]], alone[order[i]], in_run[order[i]]);
+    free(extra);
+}
+
+/* Time every node alone and in the run (rt_profile, rt_profile_in_run); print them. */
+static int bench_profile(bench_graph *b, const char *role) {
+    char err[BENCH_ERR_LEN];
+    const int32_t n = b->info.nodes_run;
+    int32_t *ids = calloc((size_t)n + 1, sizeof *ids), *order = calloc((size_t)n + 1, sizeof *order);
+    double *us = calloc((size_t)n + 1, sizeof *us), *in_run = calloc((size_t)n + 1, sizeof *in_run), whole = 0.0;
+    int rc = -1;
+    if (!ids || !us || !order || !in_run)
+        cmd_error("bench", "out of memory");
+    else if (rt_profile(b->ctx, 20, ids, us, err, sizeof err) < 0 ||
+             rt_profile_in_run(b->ctx, 30, in_run, &whole, err, sizeof err) < 0)
+        cmd_error("bench", "%s: %s", b->path, err);
+    else {
+        bench_profile_print(b, role, ids, us, in_run, whole, order);
+        rc = 0;
     }
     free(ids);
     free(us);
+    free(in_run);
     free(order);
-    return 0;
+    return rc;
 }
 
 static void bench_print_optimized(const search_result *res, const cost_model *cm, const char *rules_path) {

@@ -1228,6 +1228,47 @@ static int rt_cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The nodes of a run captured into one CUDA graph: node `only` repeated `repeat` times (only >= 0),
+ * or every node but `skip` once; the median of reps replays after one warm-up, in ms (ms: reps
+ * doubles of scratch). NAN where the capture fails (the node then runs by launches elsewhere). */
+static double rt_graph_median(rt_ctx *c, int32_t only, int32_t skip, int32_t repeat, int32_t reps, double *ms) {
+    cudaGraph_t gr = NULL;
+    cudaGraphExec_t ex = NULL;
+    char why[RT_ERR_LEN] = "";
+    if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NAN;
+    }
+    if (only >= 0)
+        for (int32_t r = 0; r < repeat && !why[0]; r++)
+            rt_exec_node(c, &c->run[only], why, sizeof why);
+    else
+        for (int32_t k = 0; k < c->n_run && !why[0]; k++)
+            if (k != skip)
+                rt_exec_node(c, &c->run[k], why, sizeof why);
+    cudaError_t e = cudaStreamEndCapture(c->stream, &gr);
+    if (why[0] || e != cudaSuccess || cudaGraphInstantiate(&ex, gr, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (gr)
+            cudaGraphDestroy(gr);
+        return NAN;
+    }
+    CUDA_CHECK(cudaGraphDestroy(gr));
+    CUDA_CHECK(cudaGraphLaunch(ex, c->stream)); /* warm-up */
+    for (int32_t r = 0; r < reps; r++) {
+        float t = 0.0f;
+        CUDA_CHECK(cudaEventRecord(c->ev0, c->stream));
+        CUDA_CHECK(cudaGraphLaunch(ex, c->stream));
+        CUDA_CHECK(cudaEventRecord(c->ev1, c->stream));
+        CUDA_CHECK(cudaEventSynchronize(c->ev1));
+        CUDA_CHECK(cudaEventElapsedTime(&t, c->ev0, c->ev1));
+        ms[r] = t;
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(ex));
+    qsort(ms, (size_t)reps, sizeof *ms, rt_cmp_d);
+    return ms[reps / 2];
+}
+
 int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err, size_t errlen) {
     enum { REPEAT = 10 };
     if (reps < 1)
@@ -1237,40 +1278,24 @@ int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err,
         return base_fail(err, errlen, "out of memory profiling");
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     for (int32_t k = 0; k < c->n_run; k++) {
-        rt_node *rn = &c->run[k];
-        node_id[k] = rn->id;
-        us[k] = NAN;
-        cudaGraph_t gr = NULL;
-        cudaGraphExec_t ex = NULL;
-        char why[RT_ERR_LEN] = "";
-        if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
-            (void)cudaGetLastError();
-            continue;
-        }
-        for (int r = 0; r < REPEAT && !why[0]; r++)
-            rt_exec_node(c, rn, why, sizeof why);
-        cudaError_t e = cudaStreamEndCapture(c->stream, &gr);
-        if (why[0] || e != cudaSuccess || cudaGraphInstantiate(&ex, gr, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            if (gr)
-                cudaGraphDestroy(gr);
-            continue;
-        }
-        CUDA_CHECK(cudaGraphDestroy(gr));
-        CUDA_CHECK(cudaGraphLaunch(ex, c->stream)); /* warm-up */
-        for (int32_t r = 0; r < reps; r++) {
-            float t = 0.0f;
-            CUDA_CHECK(cudaEventRecord(c->ev0, c->stream));
-            CUDA_CHECK(cudaGraphLaunch(ex, c->stream));
-            CUDA_CHECK(cudaEventRecord(c->ev1, c->stream));
-            CUDA_CHECK(cudaEventSynchronize(c->ev1));
-            CUDA_CHECK(cudaEventElapsedTime(&t, c->ev0, c->ev1));
-            ms[r] = t;
-        }
-        CUDA_CHECK(cudaGraphExecDestroy(ex));
-        qsort(ms, (size_t)reps, sizeof *ms, rt_cmp_d);
-        us[k] = ms[reps / 2] * 1000.0 / REPEAT;
+        node_id[k] = c->run[k].id;
+        us[k] = rt_graph_median(c, k, -1, REPEAT, reps, ms) * 1000.0 / REPEAT;
     }
+    free(ms);
+    return 0;
+}
+
+int rt_profile_in_run(rt_ctx *c, int32_t reps, double *us, double *whole_us, char *err, size_t errlen) {
+    if (reps < 1)
+        reps = 1;
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    if (!ms)
+        return base_fail(err, errlen, "out of memory profiling");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    const double whole = rt_graph_median(c, -1, -1, 1, reps, ms);
+    *whole_us = whole * 1000.0;
+    for (int32_t k = 0; k < c->n_run; k++)
+        us[k] = (whole - rt_graph_median(c, -1, k, 1, reps, ms)) * 1000.0;
     free(ms);
     return 0;
 }

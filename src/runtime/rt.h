@@ -131,6 +131,12 @@ void rt_get_info(const rt_ctx *c, rt_info *info);
  * Nodes read whatever their input buffers hold and may overwrite bytes of graph outputs: outputs
  * are valid again after the next rt_run. Slow: a diagnostic. */
 int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err, size_t errlen);
+/* Per-node cost inside the run: us[k] = the whole run's median minus the median of the run captured
+ * without node k (both one CUDA graph, median of reps replays; *whole_us the first). A node that
+ * costs more after its predecessors than alone (rt_profile: the same node back to back) shows it
+ * here; the sum over the nodes need not be the whole run. One graph per node: slower still than
+ * rt_profile, with its caveat about outputs. */
+int rt_profile_in_run(rt_ctx *c, int32_t reps, double *us, double *whole_us, char *err, size_t errlen);
 
 /* Inputs as the CPU executor generates them for seed (exec.h: float inputs normal(0,1) from
  * seed + i; int64 ids uniform in [0, min(100, rows of the smallest table gathered))): in[i] gets a
