@@ -1269,14 +1269,24 @@ static double rt_graph_median(rt_ctx *c, int32_t only, int32_t skip, int32_t rep
     return ms[reps / 2];
 }
 
+/* The profiles' start: reps at least 1, their scratch (NULL after a message), the stream idle. */
+static double *rt_profile_begin(rt_ctx *c, int32_t *reps, char *err, size_t errlen) {
+    if (*reps < 1)
+        *reps = 1;
+    double *ms = malloc((size_t)*reps * sizeof *ms);
+    if (!ms) {
+        base_fail(err, errlen, "out of memory profiling");
+        return NULL;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    return ms;
+}
+
 int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err, size_t errlen) {
     enum { REPEAT = 10 };
-    if (reps < 1)
-        reps = 1;
-    double *ms = malloc((size_t)reps * sizeof *ms);
+    double *ms = rt_profile_begin(c, &reps, err, errlen);
     if (!ms)
-        return base_fail(err, errlen, "out of memory profiling");
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+        return -1;
     for (int32_t k = 0; k < c->n_run; k++) {
         node_id[k] = c->run[k].id;
         us[k] = rt_graph_median(c, k, -1, REPEAT, reps, ms) * 1000.0 / REPEAT;
@@ -1286,12 +1296,9 @@ int rt_profile(rt_ctx *c, int32_t reps, int32_t *node_id, double *us, char *err,
 }
 
 int rt_profile_in_run(rt_ctx *c, int32_t reps, double *us, double *whole_us, char *err, size_t errlen) {
-    if (reps < 1)
-        reps = 1;
-    double *ms = malloc((size_t)reps * sizeof *ms);
+    double *ms = rt_profile_begin(c, &reps, err, errlen);
     if (!ms)
-        return base_fail(err, errlen, "out of memory profiling");
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+        return -1;
     const double whole = rt_graph_median(c, -1, -1, 1, reps, ms);
     *whole_us = whole * 1000.0;
     for (int32_t k = 0; k < c->n_run; k++)
