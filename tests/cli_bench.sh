@@ -20,6 +20,8 @@ expect 0 "" bench --help
 grep -q "usage: tasc bench MODEL \[OPTIMIZED" "$tmp/out" || { echo "FAIL: bench --help prints no usage"; fail=1; }
 grep -q -- "--no-fuse .*run every node the runtime fuses" "$tmp/out" ||
     { echo "FAIL: bench --help does not describe --no-fuse"; fail=1; }
+grep -q -- "--block N .*timed runs of one graph before the other's turn" "$tmp/out" ||
+    { echo "FAIL: bench --help does not describe --block"; fail=1; }
 "$TASC" model squeezenet --out "$tmp/m.json" || { echo "FAIL: tasc model squeezenet"; exit 1; }
 
 "$TASC" bench "$tmp/m.json" --reps 1 --warmup 0 --no-cpu >"$tmp/out" 2>"$tmp/err"
@@ -42,6 +44,7 @@ if ! grep -q "built without CUDA" "$tmp/err"; then
     expect 2 "too many models" bench a.json b.json c.json
     expect 2 "bad value for --reps" bench --reps 0 "$tmp/m.json"
     expect 2 "bad value for --tol" bench --tol x "$tmp/m.json"
+    expect 2 "bad value for --block" bench --block 0 "$tmp/m.json"
     expect 2 "bad value for --check-nodes" bench --check-nodes 0 "$tmp/m.json"
     expect 2 "unknown option '--bogus'" bench --bogus "$tmp/m.json"
     expect 2 "missing value\|needs a value\|--json" bench "$tmp/m.json" --json

@@ -25,7 +25,7 @@ typedef struct {
     const char *rules, *cost, *json, *precision;
     double time_limit, tol, check;
     int optimize, no_graph, no_fold, no_cpu, verbose, profile, no_autotune, no_scatter, no_fuse;
-    int64_t reps, warmup, seed;
+    int64_t reps, warmup, seed, block;
     cmd_model_opts mo;
 } bench_args;
 
@@ -41,6 +41,9 @@ static const cmd_opt bench_opts[] = {
     CMD_I64("--reps", "N", offsetof(bench_args, reps), 1, 1000000,
             "timed runs per graph, median reported (default %D, at least 100 for reported numbers)"),
     CMD_I64("--warmup", "N", offsetof(bench_args, warmup), 0, 1000000, "untimed runs per graph first (default %D)"),
+    CMD_I64("--block", "N", offsetof(bench_args, block), 1, 1000000,
+            "timed runs of one graph before the other's turn (default %D; 1: alternate run by run, where each run "
+            "follows the other graph and pays for the switch)"),
     CMD_I64("--seed", "S", offsetof(bench_args, seed), 0, INT64_MAX,
             "inputs as `tasc run --seed S` generates them (default %D)"),
     CMD_F64("--tol", "T", offsetof(bench_args, tol), 0.0, HUGE_VAL,
@@ -84,11 +87,12 @@ static void bench_defaults(bench_args *a) {
     a->tol = 1e-3;
     a->reps = 200;
     a->warmup = 20;
+    a->block = 1;
 }
 
 static void bench_usage(const bench_args *defaults) {
     printf("usage: tasc bench MODEL [OPTIMIZED | --optimize [--rules FILE] [--time-limit S] [--cost C]]\n"
-           "                  [--reps N] [--warmup N] [--seed S] [--tol T] [--precision fp32|3xtf32]\n"
+           "                  [--reps N] [--warmup N] [--block N] [--seed S] [--tol T] [--precision fp32|3xtf32]\n"
            "                  [--no-graph] [--no-fold] [--no-cpu] [--no-autotune] [--no-scatter] [--no-fuse]\n"
            "                  [--check-nodes T]\n"
            "                  [--json FILE] [--profile] [--verbose] [ONNX options]\n"
@@ -476,12 +480,13 @@ static int bench_time(bench_run *r) {
             cmd_error("bench", "%s: %s", r->b[k].path, err);
             return -1;
         }
-    for (int64_t i = 0; i < a->reps; i++)
+    for (int64_t i0 = 0; i0 < a->reps; i0 += a->block) /* turns of `block` runs per graph */
         for (int k = 0; k < r->n; k++)
-            if (rt_time(r->b[k].ctx, 0, 1, &r->b[k].ms[i], err, sizeof err) < 0) {
-                cmd_error("bench", "%s: %s", r->b[k].path, err);
-                return -1;
-            }
+            for (int64_t i = i0; i < i0 + a->block && i < a->reps; i++)
+                if (rt_time(r->b[k].ctx, 0, 1, &r->b[k].ms[i], err, sizeof err) < 0) {
+                    cmd_error("bench", "%s: %s", r->b[k].path, err);
+                    return -1;
+                }
     for (int k = 0; k < r->n; k++)
         if (bench_collect(r, &r->b[k]) < 0)
             return -1;
@@ -535,9 +540,12 @@ static void bench_report(const bench_run *r) {
     printf("tasc bench: %s (%s), %s, seed %lld\n", rt_device_name(), rt_versions(),
            strcmp(a->precision, "3xtf32") ? "FP32 (TF32 off)" : "3xTF32 matmuls (FP32-accurate; TF32 off elsewhere)",
            (long long)a->seed);
-    printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs\n",
+    printf("runs: %s; median of %lld timed runs per graph after %lld warm-up runs, alternating between graphs",
            a->no_graph ? "node-by-node launches (--no-graph)" : "one CUDA graph replay each", (long long)a->reps,
            (long long)a->warmup);
+    if (a->block > 1)
+        printf(" in turns of %lld runs", (long long)a->block);
+    printf("\n");
     bench_table(r);
     for (int k = 0; k < r->n; k++)
         if (!r->b[k].info.graph && !a->no_graph)
@@ -582,8 +590,10 @@ static void bench_json(const bench_run *r, FILE *f) {
     const int two = r->n == 2;
     fprintf(f, "{\n  \"device\": ");
     bench_json_str(f, rt_device_name());
-    fprintf(f, ",\n  \"precision\": \"%s\", \"reps\": %lld, \"warmup\": %lld, \"seed\": %lld, \"cuda_graph_requested\": %s,\n",
-            a->precision, (long long)a->reps, (long long)a->warmup, (long long)a->seed, a->no_graph ? "false" : "true");
+    fprintf(f, ",\n  \"precision\": \"%s\", \"reps\": %lld, \"warmup\": %lld, \"block\": %lld, \"seed\": %lld, "
+            "\"cuda_graph_requested\": %s,\n",
+            a->precision, (long long)a->reps, (long long)a->warmup, (long long)a->block, (long long)a->seed,
+            a->no_graph ? "false" : "true");
     fprintf(f, "  \"graphs\": [\n");
     for (int k = 0; k < r->n; k++) {
         bench_json_graph(f, k ? "optimized" : "original", &r->b[k], (int32_t)a->reps);
