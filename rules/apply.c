@@ -626,12 +626,12 @@ graph *rules_pair_graph(const rules_rule *r, int32_t *a, int32_t *b, int32_t *n,
 
 graph *rules_side_graph(const rules_rule *r, rules_side side, char *err, size_t errlen) {
     int32_t vars[RULES_MAX_VARS], outs[RULES_MAX_OPS][OPS_MAX_OUTPUTS];
-    const rules_graph *sg = side == RULES_SIDE_SRC ? &r->src : &r->dst;
+    const int src = side == RULES_SIDE_SRC;
     graph *g = ra_vars_graph(r, vars);
     if (graph_ok(g))
-        ra_pair_side(g, sg, side == RULES_SIDE_SRC ? "src" : "dst", vars, outs);
+        ra_pair_side(g, src ? &r->src : &r->dst, src ? "src" : "dst", vars, outs);
     for (int32_t i = 0; i < r->n_outputs && graph_ok(g); i++)
         graph_mark_output(g, ra_pair_tensor(vars, (const int32_t(*)[OPS_MAX_OUTPUTS])outs,
-                                            side == RULES_SIDE_SRC ? r->outputs[i].src : r->outputs[i].dst));
+                                            src ? r->outputs[i].src : r->outputs[i].dst));
     return ra_graph_done(g, r, err, errlen);
 }

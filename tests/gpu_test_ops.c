@@ -2049,9 +2049,7 @@ static void test_conv_cache(void) {
     CHECK_EQ_INT(cs.conv_measured, 1);
     CHECK(access(file, F_OK) != 0);
     graph_free(g);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_EQ_INT(test_rm_dir(dir), 0);
     unsetenv("TASC_CACHE_DIR");
     ops_cuda_conv_cache_reset(); /* the other groups: off, as main set it */
 }
@@ -2125,9 +2123,7 @@ static void test_workspace_regrow(void) {
     free(cpu[0]);
     graph_free(g);
     mm_table_use(NULL);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_EQ_INT(test_rm_dir(dir), 0);
     unsetenv("TASC_CACHE_DIR");
 }
 

@@ -84,4 +84,14 @@ static inline void test_write_file(const char *path, const char *text) {
     fclose(f);
 }
 
+/* Removes the folder dir and everything in it (a test's scratch); 0, or -1 after a line on stderr. */
+static inline int test_rm_dir(const char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) == 0)
+        return 0;
+    fprintf(stderr, "could not remove %s\n", dir);
+    return -1;
+}
+
 #endif

@@ -636,9 +636,6 @@ int main(void) {
     test_check_nan();
     test_messages();
     test_fuzz_findings();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    test_rm_dir(tmpdir);
     return TEST_REPORT();
 }

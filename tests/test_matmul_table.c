@@ -399,9 +399,6 @@ int main(void) {
     test_concurrent();
     test_paths();
     test_refusal();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    test_rm_dir(dir);
     return TEST_REPORT();
 }

@@ -10,13 +10,7 @@
 # tool), and the two commands' summary tables; then verifier/ship_prune.sh makes the default 4-op
 # set, rules/verified-4.json: the full one less the rules one move of another derives.
 # Run from anywhere; TASC is the tasc binary (a Release build: the 4-op generation takes minutes).
-set -euo pipefail
-if [ $# -ne 1 ]; then
-    echo "usage: verifier/ship.sh TASC" >&2
-    exit 2
-fi
-tasc=$(realpath "$1")
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/ship_args.sh" "$@" # strict mode, $tasc, the repository root
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 man=rules/MANIFEST.tmp

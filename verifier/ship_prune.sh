@@ -10,13 +10,7 @@
 # optimizer finds the same graphs with either set; bench/rules/results.md). Then rules/MANIFEST:
 # the full set's section is named for its file, and the default's section (its sha256, the
 # command, its manifest, the prune summary) replaces any earlier one at the end. Run from anywhere.
-set -euo pipefail
-if [ $# -ne 1 ]; then
-    echo "usage: verifier/ship_prune.sh TASC" >&2
-    exit 2
-fi
-tasc=$(realpath "$1")
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/ship_args.sh" "$@" # strict mode, $tasc, the repository root
 full=rules/verified-4-full.json
 out=rules/verified-4.json
 [ -f "$full.xz" ] || { echo "ship_prune.sh: $full.xz is missing (verifier/ship.sh makes it)" >&2; exit 1; }

@@ -934,6 +934,15 @@ static void rt_drop_folded_inputs(rt_ctx *c) {
     free(keep);
 }
 
+/* Every node of a run launched on the context's stream, in order, then waited for; 0, or -1. */
+static int rt_exec_run(rt_ctx *c, char *err, size_t errlen) {
+    for (int32_t k = 0; k < c->n_run; k++)
+        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
+            return -1;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    return 0;
+}
+
 static int rt_setup(rt_ctx *c, char *err, size_t errlen) {
     c->phase = RT_PHASE_SETUP;
     for (int32_t k = 0; k < c->n_fold; k++)
@@ -943,10 +952,8 @@ static int rt_setup(rt_ctx *c, char *err, size_t errlen) {
     rt_drop_folded_inputs(c);
     if (rt_presplit_setup(c, err, errlen) < 0) /* folded values exist now; the setup run uses the parts */
         return -1;
-    for (int32_t k = 0; k < c->n_run; k++)
-        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
-            return -1;
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    if (rt_exec_run(c, err, errlen) < 0)
+        return -1;
     if (c->ws_size > c->ws_need) { /* searches used more than any chosen algorithm needs */
         CUDA_CHECK(cudaFree(c->ws));
         c->ws = NULL;
@@ -1009,18 +1016,6 @@ fail:
         fprintf(stderr, "tasc: CUDA graph %s; running node by node\n", c->graph_note);
 }
 
-/* After first-use tuning in the setup run: every tuning let go of the matmul workspaces
- * (mm_workspace_release), so they hold only what the nodes after the last one needed. One more
- * run of the nodes, now without tuning, grows them to what every node needs, as a setup run
- * without tuning leaves them, before the capture records their addresses. */
-static int rt_setup_regrow(rt_ctx *c, char *err, size_t errlen) {
-    for (int32_t k = 0; k < c->n_run; k++)
-        if (rt_exec_node(c, &c->run[k], err, errlen) < 0)
-            return -1;
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
-    return 0;
-}
-
 /* The setup run, with first-use tuning of the hand-written matmul as opts.autotune asks (rt.h);
  * tuning happens here and only here, since a tuning run cannot be captured into a CUDA graph. */
 static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
@@ -1034,8 +1029,12 @@ static int rt_setup_tuned(rt_ctx *c, char *err, size_t errlen) {
     mm_autotune_stats st;
     mm_autotune_get_stats(&st);
     mm_autotune_set(0);
+    /* Every tuning let go of the matmul workspaces (mm_workspace_release), so they hold only what
+     * the nodes after the last tuned one needed. One more run, without tuning, grows them to what
+     * every node needs, as a setup without tuning leaves them, before the capture records their
+     * addresses. */
     if (rc == 0 && st.tuned)
-        rc = rt_setup_regrow(c, err, errlen);
+        rc = rt_exec_run(c, err, errlen);
     ops_cuda_conv_stats_take(cs);
     char path[4096];
     if (rc == 0 && cs->measured)
